@@ -1,0 +1,33 @@
+// Package encode writes AMQP 1.0 values (AMQP 1.0 part 1 §1.6): one
+// Append function per type, explicit-width variants so that every format
+// code can be produced, compounds with back-patched size and count, and
+// Writer, an amqpsax.Handler that encodes the events it receives.
+//
+// # Widths
+//
+// AppendUint, AppendUlong, AppendInt and AppendLong choose the smallest
+// encoding (uint0, smalluint, uint …); AppendBool writes true and false
+// codes; AppendBinary, AppendString and AppendSymbol use the 8-bit size
+// form while the payload fits. These are the choices Qpid Proton makes, and
+// the tests check them against bytes Proton wrote (testdata/proton).
+// AppendUint32, AppendSmallUint, AppendUint0, AppendBool56,
+// AppendString32 and the like write one given encoding.
+//
+// # Compounds
+//
+// BeginList, BeginMap and BeginArray write a 32-bit header with room for
+// size and count; EndList, EndMap and EndArray patch it once the contents
+// are written and, when they fit, rewrite it in the 8-bit form (moving at
+// most 255 bytes). The caller never computes a size.
+//
+// # Allocation
+//
+// No Append function allocates when the buffer has capacity, and a warm
+// Writer (after Reset) encodes without allocating; both are tests.
+//
+// # Validation
+//
+// The encoder writes what it is given: strings are not checked for UTF-8,
+// symbols for ASCII, chars for valid code points. Decoders check them when
+// asked to.
+package encode
