@@ -102,3 +102,31 @@ func (NopHandler) OnDescribedStart() error       { return nil }
 func (NopHandler) OnDescribedEnd() error         { return nil }
 
 var _ Handler = NopHandler{}
+
+// BatchHandler is an optional interface a Handler may implement to receive
+// the elements of arrays of fixed-width numbers in batches, one call per
+// batch instead of one per element. When the Handler given to a push
+// decoder implements it, an array whose element type is one of those
+// below arrives as OnArrayStart, zero or more calls of the matching method
+// with consecutive runs of elements (in order, every element exactly
+// once), then OnArrayEnd. Arrays of described values and of other types
+// arrive element by element as usual.
+//
+// The slices belong to the decoder and are valid only during the call.
+// SkipValue returned by a batch method skips the rest of the array, and
+// OnArrayEnd is not called; any other error stops decoding as usual.
+type BatchHandler interface {
+	OnBoolArray(v []bool) error
+	OnUbyteArray(v []uint8) error
+	OnUshortArray(v []uint16) error
+	OnUintArray(v []uint32) error
+	OnUlongArray(v []uint64) error
+	OnByteArray(v []int8) error
+	OnShortArray(v []int16) error
+	OnIntArray(v []int32) error
+	OnLongArray(v []int64) error
+	OnFloatArray(v []float32) error
+	OnDoubleArray(v []float64) error
+	OnCharArray(v []rune) error
+	OnTimestampArray(ms []int64) error
+}

@@ -28,7 +28,10 @@ rewrites these files in its own directory:
   conn-server.bin         server->client byte stream of that connection
   conn-client-frames.jsonl  protocol headers and frames of conn-client.bin
                           (offset/size/doff/type/channel)
+  conn-server-frames.jsonl  the same for conn-server.bin
   conn-client-trunc.bin   prefix of conn-client.bin cut inside a frame
+  proton-quirks.jsonl     inputs deliberately kept out of values.jsonl (Proton
+                          rejects or misreads them), with Proton's result
 
 See README.md for the exact trace format and the Proton quirks found.
 """
@@ -470,6 +473,8 @@ class Encoder:
     def pick(self, codes):
         if self.policy == 'proton' or len(codes) == 1:
             return codes[0]
+        if self.policy == 'compact':
+            return min(codes, key=lambda c: COMPACT_RANK.get(c, 3))
         if self.rng.random() < self.bias:
             return self.rng.choice(codes[1:])
         return codes[0]
@@ -480,9 +485,14 @@ class Encoder:
         codes = legal_codes(t)
         if self.policy == 'proton':
             codes = [c for c in codes if c not in (0xc0, 0xc1, 0xe0)]
-        code = force if force is not None else self.pick(codes)
-        if code not in codes and force is None:
-            raise ValueError('bad code')
+        if force is not None:
+            return self.payload(t, force, top=True)
+        code = self.pick(codes)
+        if code in WIDE:
+            try:
+                return self.payload(t, code, top=True)
+            except OverflowError:
+                code = WIDE[code]  # an inner compound too big for the 8-bit form
         return self.payload(t, code, top=True)
 
     def compound_body(self, t):
@@ -548,6 +558,10 @@ class Encoder:
 
 
 PROTON_MIMIC = Encoder('proton')
+WIDE = {0xc0: 0xd0, 0xc1: 0xd1, 0xe0: 0xf0}
+# 'compact' policy: zero-width forms first, then 1-byte payloads, then 8-bit sizes
+COMPACT_RANK = {0x40: 0, 0x41: 0, 0x42: 0, 0x43: 0, 0x44: 0, 0x45: 0, 0x52: 1, 0x53: 1,
+                0x54: 1, 0x55: 1, 0x56: 1, 0xa0: 2, 0xa1: 2, 0xa3: 2, 0xc0: 2, 0xc1: 2, 0xe0: 2}
 
 
 # ---------------------------------------------------------------------------
@@ -903,10 +917,6 @@ class Corpus:
 # values.jsonl
 # ---------------------------------------------------------------------------
 
-def hx(v, w):
-    return ('-' if v < 0 else '') + '%0*x' % (w, abs(v))
-
-
 def gen_values(rng):
     c = Corpus()
     g = Gen(rng)
@@ -914,7 +924,6 @@ def gen_values(rng):
 
     # --- one-valued codes: null/true/false/uint0/ulong0/list0 and the two 0x56 values
     c.proton('null', ('null',))
-    c.hand('null-hand', ('null',), 0x40, enc)
     c.proton('true', ('boolean', True))
     c.proton('false', ('boolean', False))
     c.hand('bool-0x56-true', ('boolean', True), 0x56, enc)
@@ -922,7 +931,7 @@ def gen_values(rng):
     c.proton('uint0', ('uint', 0))
     c.proton('ulong0', ('ulong', 0))
     c.proton('list0', ('list', []))
-    for code, t in ((0x41, ('boolean', True)), (0x42, ('boolean', False)), (0x43, ('uint', 0)),
+    for code, t in ((0x40, ('null',)), (0x41, ('boolean', True)), (0x42, ('boolean', False)), (0x43, ('uint', 0)),
                     (0x44, ('ulong', 0)), (0x45, ('list', []))):
         # same bytes as the proton entry, but recorded as produced by the hand path
         c._add('%s-hand-%#04x' % (t[0], code), 'hand', enc.encode(t, force=code), t, code)
@@ -1128,7 +1137,7 @@ def gen_compounds(c, g, enc, rng):
     ]
     for k in PRIM_KINDS:
         systematic.append(('described-ulong-%s' % k, ('described', ul(r.randint(0, 0x80)), g.prim(k))))
-        systematic.append(('described-symbol-%s' % k, ('described', g.descriptor() if False else sym('com.example:' + k), g.prim(k))))
+        systematic.append(('described-symbol-%s' % k, ('described', sym('com.example:' + k), g.prim(k))))
         systematic.append(('described-by-%s' % k, ('described', g.prim(k, maxlen=6), g.prim('string', maxlen=6))))
 
     # size boundaries: list/map/array whose size field (and whole encoding) straddles 255/256
@@ -1151,18 +1160,23 @@ def gen_compounds(c, g, enc, rng):
         systematic.append(('list32-total%d' % total, ('list', [('binary', g.binary(n=L))])))
 
     # proton encodes every systematic tree; the hand path re-encodes each one in
-    # 8-bit forms / random inner widths.
+    # 8-bit forms / random inner widths, and once with the most compact form of
+    # every node (zero-width array element constructors 0x40-0x45, 0x52..0x56, 8-bit
+    # sizes everywhere).
+    compact = Encoder('compact')
     for name, t in systematic:
         c.proton(name, t)
     for name, t in systematic:
         k = t[0]
         if k == 'described':
             c.hand(name + '-hand', t, None, enc)
+            c.hand(name + '-compact', t, None, compact)
             continue
         small = {'list': 0xc0, 'map': 0xc1, 'array': 0xe0}[k]
         big = {'list': 0xd0, 'map': 0xd1, 'array': 0xf0}[k]
         c.hand(name + '-hand8', t, small, enc)
         c.hand(name + '-hand32', t, big, enc)
+        c.hand(name + '-compact', t, small, compact)
     # empty 8-bit and 32-bit compounds, and empty arrays in 8-bit form
     for code, t in ((0xc0, ('list', [])), (0xd0, ('list', [])), (0xc1, ('map', [])), (0xd1, ('map', []))):
         c.hand('%s-empty-%#04x' % (t[0], code), t, code, enc)
@@ -1408,7 +1422,7 @@ class Pair:
 
 
 def drive_main():
-    from proton import Endpoint, Delivery, Condition, Message, symbol, ulong
+    from proton import Delivery, Condition, Message, symbol, ulong
     p = Pair()
     p.tick()
     p.c.open()
@@ -1611,18 +1625,63 @@ def gen_engine():
             for it in items:
                 if it['kind'] != 'frame' or it['performative'] is None:
                     continue
-                if conn == 'plain-probe' and direction == 'server' and pair.rewritten \
-                        and it['offset'] == pair.rewritten[0]:
-                    # the real (ANONYMOUS-only) frame; the client saw the rewritten one
-                    pass
                 perfs.append({'name': it['performative'], 'channel': it['channel'],
                               'type': it['type'], 'hex': it['_perf'].hex(),
                               'payload_hex': it['_payload'].hex(), 'trace': it['_trace'],
                               'conn': conn, 'dir': direction, 'offset': it['offset']})
-    frames = []
-    for it in streams[('main', 'client')]:
-        frames.append({k: v for k, v in it.items() if not k.startswith('_')})
-    return main, probe, perfs, frames
+    frames = {}
+    for d in ('client', 'server'):
+        frames[d] = [{k: v for k, v in it.items() if not k.startswith('_')}
+                     for it in streams[('main', d)]]
+    return main, probe, perfs, frames['client'], frames['server']
+
+
+# ---------------------------------------------------------------------------
+# proton-quirks.jsonl: inputs kept OUT of values.jsonl, with what Proton does.
+# ---------------------------------------------------------------------------
+
+def gen_quirks():
+    def nested(inner_desc):
+        return ('described', inner_desc, ('null',))
+    cases = [
+        ('nested-descriptor-proton-encoded',
+         proton_encode(nested(('described', ('ulong', 1), ('int', 1)))).hex(),
+         'a described value as descriptor: Proton 0.37 ENCODES it but its decoder rejects it'),
+        ('descriptor-list8', '00c0010040', 'list8 as descriptor: rejected'),
+        ('descriptor-list32', '00d0000000040000000040', 'list32 as descriptor: rejected'),
+        ('descriptor-map32', '00d100000004000000004054', 'map32 as descriptor: rejected'),
+        ('descriptor-array8', '00e00200404054', 'array8 as descriptor: rejected'),
+        ('descriptor-list0', '004540', 'list0 as descriptor: ACCEPTED (only 8/32-bit compounds are '
+                                       'refused), unlike the other compound descriptors'),
+        ('described-described-then-sibling',
+         proton_encode(('list', [('described', ('ulong', 1), ('described', ('ulong', 2), ('int', 1))),
+                                 ('int', 2)])).hex(),
+         'a described value whose VALUE is described, followed by a sibling: Proton 0.37 mis-nests '
+         'the following siblings into the outer described node (tree walk fails)'),
+        ('float-signalling-nan', '727f800001', 'binary32 sNaN: Proton quiets it (trace shows 7fc00001)'),
+        ('float-signalling-nan-neg', '72ffbfffff', 'binary32 sNaN: Proton quiets it'),
+        ('double-signalling-nan', '827ff0000000000001', 'binary64 sNaN: kept as is by Proton, left out '
+                                                        'of values.jsonl anyway (quiet NaN only)'),
+        ('boolean-0x56-02', '5602', '0x56 with a byte other than 0/1: Proton reads it as true'),
+        ('boolean-0x56-ff', '56ff', '0x56 with a byte other than 0/1: Proton reads it as true'),
+        ('char-surrogate', '730000d800', 'char U+D800 (not a Unicode scalar value): Proton accepts it'),
+        ('char-above-unicode', '7300110000', 'char 0x110000: Proton accepts it'),
+        ('string-invalid-utf8', 'a103ff00fe', 'invalid UTF-8 in a str8: Proton does not validate'),
+        ('list8-size-too-big', 'c0050154010000', 'list8 whose size (5) exceeds its one element: Proton '
+                                                 'decodes count elements and ignores the rest of size'),
+        ('list8-size-too-small', 'c001015401', 'list8 whose size (1) is smaller than its element: '
+                                              'Proton reads past the declared size'),
+    ]
+    out = []
+    for name, h, note in cases:
+        row = {'name': name, 'hex': h, 'note': note}
+        try:
+            n, tr = proton_decode_one(bytes.fromhex(h))
+            row.update(result='decoded', consumed=n, trace=tr)
+        except Exception as e:  # noqa: BLE001
+            row.update(result='error', error='%s: %s' % (type(e).__name__, e))
+        out.append(row)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -1639,14 +1698,16 @@ def main():
     write_jsonl(os.path.join(OUT, 'values.jsonl'), corpus.entries)
     msgs = gen_messages(random.Random(SEED + 1))
     write_jsonl(os.path.join(OUT, 'messages.jsonl'), msgs)
-    main_pair, probe, perfs, frames = gen_engine()
+    main_pair, probe, perfs, frames, server_frames = gen_engine()
     write_jsonl(os.path.join(OUT, 'performatives.jsonl'), perfs)
     with open(os.path.join(OUT, 'conn-client.bin'), 'wb') as f:
         f.write(bytes(main_pair.c_out))
     with open(os.path.join(OUT, 'conn-server.bin'), 'wb') as f:
         f.write(bytes(main_pair.s_out))
     write_jsonl(os.path.join(OUT, 'conn-client-frames.jsonl'), frames)
-    # truncated stream: cut in the middle of the first transfer frame
+    write_jsonl(os.path.join(OUT, 'conn-server-frames.jsonl'), server_frames)
+    write_jsonl(os.path.join(OUT, 'proton-quirks.jsonl'), gen_quirks())
+    # truncated stream: cut in the middle of the first attach frame
     cut = None
     for fr in frames:
         if fr['kind'] == 'frame' and fr['performative'] == 'attach':
