@@ -66,6 +66,13 @@ func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax
 				switch c {
 				case amqpsax.CodeBool:
 					if p[i] > 1 {
+						// Deliver the elements before the bad one, as the
+						// element-by-element path would have.
+						if i > 0 {
+							if err := bh.OnBoolArray(v[:i]); err != nil {
+								return err
+							}
+						}
 						return fault(wire.BadBool, base+i, c, true)
 					}
 					v[i] = p[i] == 1

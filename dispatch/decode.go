@@ -54,11 +54,15 @@ type frame struct {
 // Decode decodes one value (with everything it contains) from the start
 // of data, calling h for each value. It returns the number of bytes the
 // value occupies. On bad input it returns an *amqpsax.Error with the
-// offset of the fault and n is where decoding stopped; an error h returns
+// offset of the fault, and n is that offset; an error h returns
 // is returned unchanged; when h returns amqpsax.SkipAll, Decode stops and
 // returns nil with n the offset it reached.
 func (d *Decoder) Decode(data []byte, h amqpsax.Handler) (n int, err error) {
-	return d.run(data, h, 1)
+	n, err = d.run(data, h, 1)
+	if e, ok := err.(*amqpsax.Error); ok {
+		n = e.Offset
+	}
+	return n, err
 }
 
 // DecodeAll decodes values one after another until data ends, as Decode

@@ -243,8 +243,8 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 // code can fit in the bytes after the constructor, and exactly fill them
 // when the code is fixed-width.
 //
-// A descriptor in an array constructor must be a primitive (fixed or
-// variable width): descriptors are replayed once per element, and a
+// A descriptor in an array constructor must be a primitive of fixed or
+// variable width other than list0 (a compound kind): descriptors are replayed once per element, and a
 // compound one would make the work grow with count × descriptor size. No
 // known peer sends another kind. The element code after a descriptor must
 // not itself be a descriptor constructor.
@@ -264,6 +264,9 @@ func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLe
 		dc := amqpsax.Code(b[1])
 		switch Table[dc].Cat {
 		case Fixed, Variable:
+			if dc == amqpsax.CodeList0 {
+				return 0, int(BadArrayCode), 1, 0
+			}
 		case Invalid:
 			return 0, int(BadCode), 1, 0
 		default:

@@ -115,7 +115,7 @@ func TestArrayCtor(t *testing.T) {
 		{"described sym", []byte{0x00, 0xa3, 1, 'x', 0x40}, 5, amqpsax.CodeNull, 5, 1, 3},
 		{"nested described", []byte{0x00, 0x53, 0x70, 0x00, 0x53, 1}, 1, 0, int(BadArrayCode), 3, 0},
 		{"compound descriptor", []byte{0x00, 0xc0, 1, 0, 0x40}, 1, 0, int(BadArrayCode), 1, 0},
-		{"list0 descriptor", []byte{0x00, 0x45, 0x40}, 1, amqpsax.CodeNull, 3, 1, 1},
+		{"list0 descriptor", []byte{0x00, 0x45, 0x40}, 1, 0, int(BadArrayCode), 1, 0},
 		{"invalid elem", []byte{0x3f}, 0, 0, int(BadCode), 0, 0},
 		{"str8", []byte{0xa1, 1, 'a', 0, 1, 2}, 6, 0, int(CountTooLarge), 0, 0},
 	}
