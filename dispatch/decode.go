@@ -127,16 +127,18 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				// An element of an array of described values: a described
 				// value whose descriptor is the array's and whose value is
 				// this element's body.
+				// Its body's length fields are checked first, as a cursor
+				// landing on the element does.
+				hdr, size, _ := wire.Body(c, lim[pos:])
+				if hdr < 0 {
+					return pos, fault(wire.Status(hdr), pos, c, true)
+				}
 				if len(stack) > maxDepth {
 					return pos, fault(wire.TooDeep, pos, amqpsax.CodeDescribed, true)
 				}
 				switch err := h.OnDescribedStart(); err {
 				case nil:
 				case amqpsax.SkipValue:
-					hdr, size, _ := wire.Body(c, lim[pos:])
-					if hdr < 0 { // the array's size was checked, so this is its body at fault
-						return pos, fault(wire.Status(hdr), pos, c, true)
-					}
 					pos += hdr + size
 					continue
 				case amqpsax.SkipAll:
