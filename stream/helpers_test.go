@@ -57,10 +57,10 @@ func TestLookup(t *testing.T) {
 func TestDescriptor(t *testing.T) {
 	var c Cursor
 	for _, tc := range []struct {
-		hex  string
-		d    amqpsax.Descriptor
-		sym  string
-		ok   bool
+		hex string
+		d   amqpsax.Descriptor
+		sym string
+		ok  bool
 	}{
 		{"005373" + "45", amqpsax.DescriptorProperties, "", true},
 		{"00800000000000000073" + "45", amqpsax.DescriptorProperties, "", true},
