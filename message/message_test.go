@@ -1,0 +1,377 @@
+package message
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/dispatch"
+	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/internal/corpus"
+	"github.com/amqpsax/amqpsax/internal/trace"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func traceOf(t *testing.T, b []byte) string {
+	t.Helper()
+	var rec trace.Recorder
+	var d dispatch.Decoder
+	require.NoError(t, d.DecodeAll(b, &rec))
+	return rec.String()
+}
+
+// sectionsTrace joins the traces of the sections Scan found, in order.
+func sectionsTrace(t *testing.T, s Sections) string {
+	var parts []string
+	for _, sec := range [][]byte{s.Header, s.DeliveryAnnotations, s.MessageAnnotations, s.Properties, s.ApplicationProperties, s.Body, s.Footer} {
+		if sec != nil {
+			parts = append(parts, traceOf(t, sec))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// TestScanProtonCorpus: on every message of the corpus, the sections Scan
+// finds decode to exactly the tree a full decode of the message gives.
+func TestScanProtonCorpus(t *testing.T) {
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		s, err := Scan(e.Data)
+		require.NoError(t, err, e.Name)
+		assert.Equal(t, e.Trace, sectionsTrace(t, s), e.Name)
+		if s.Properties != nil {
+			_, err := ParseProperties(s.Properties)
+			assert.NoError(t, err, e.Name)
+		}
+		_, err = ParseHeader(s.Header)
+		assert.NoError(t, err, e.Name)
+	}
+}
+
+// mkSection builds a section with a ulong or symbolic descriptor.
+func mkSection(d amqpsax.Descriptor, symbolic bool, value func([]byte) []byte) []byte {
+	b := encode.AppendDescribed(nil)
+	if symbolic {
+		b = encode.AppendSymbol(b, d.Name())
+	} else {
+		b = encode.AppendUlong64(b, uint64(d)) // the 8-byte ulong form
+	}
+	return value(b)
+}
+
+func strMap(kv ...string) func([]byte) []byte {
+	return func(b []byte) []byte {
+		s := len(b)
+		b = encode.BeginMap(b)
+		for i := 0; i < len(kv); i += 2 {
+			b = encode.AppendSymbol(b, kv[i])
+			b = encode.AppendString(b, kv[i+1])
+		}
+		return encode.EndMap(b, s, len(kv)/2)
+	}
+}
+
+func list(vals ...func([]byte) []byte) func([]byte) []byte {
+	return func(b []byte) []byte {
+		s := len(b)
+		b = encode.BeginList(b)
+		for _, v := range vals {
+			b = v(b)
+		}
+		return encode.EndList(b, s, len(vals))
+	}
+}
+
+func strv(v string) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendString(b, v) } }
+func bin(v string) func([]byte) []byte {
+	return func(b []byte) []byte { return encode.AppendBinary(b, []byte(v)) }
+}
+func null(b []byte) []byte { return encode.AppendNull(b) }
+
+func join(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func TestScanSymbolicAndSeveralData(t *testing.T) {
+	for _, symbolic := range []bool{false, true} {
+		hdr := mkSection(amqpsax.DescriptorHeader, symbolic, list(func(b []byte) []byte { return encode.AppendBool(b, true) }))
+		ma := mkSection(amqpsax.DescriptorMessageAnnotations, symbolic, strMap("x-opt-a", "1"))
+		props := mkSection(amqpsax.DescriptorProperties, symbolic, list(strv("id"), null, strv("queue")))
+		ap := mkSection(amqpsax.DescriptorApplicationProperties, symbolic, strMap("region", "eu"))
+		d1 := mkSection(amqpsax.DescriptorData, symbolic, bin("hello "))
+		d2 := mkSection(amqpsax.DescriptorData, symbolic, bin("world"))
+		footer := mkSection(amqpsax.DescriptorFooter, symbolic, strMap("sig", "x"))
+		msg := join(hdr, ma, props, ap, d1, d2, footer)
+		s, err := Scan(msg)
+		require.NoError(t, err)
+		assert.Equal(t, hdr, s.Header)
+		assert.Equal(t, ma, s.MessageAnnotations)
+		assert.Nil(t, s.DeliveryAnnotations)
+		assert.Equal(t, props, s.Properties)
+		assert.Equal(t, ap, s.ApplicationProperties)
+		assert.Equal(t, join(d1, d2), s.Body)
+		assert.Equal(t, BodyData, s.BodyKind)
+		assert.Equal(t, footer, s.Footer)
+		assert.Equal(t, join(props, ap, d1, d2), s.Bare)
+		assert.Equal(t, traceOf(t, msg), sectionsTrace(t, s))
+		p, err := ParseProperties(s.Properties)
+		require.NoError(t, err)
+		assert.Equal(t, "queue", string(p.To))
+		v, err := Lookup(s.ApplicationProperties, "region")
+		require.NoError(t, err)
+		assert.Equal(t, "string:6575", traceOf(t, v))
+	}
+}
+
+func TestScanFooterFirst(t *testing.T) {
+	props := mkSection(amqpsax.DescriptorProperties, false, list(strv("id")))
+	footer := mkSection(amqpsax.DescriptorFooter, false, strMap("sig", "x"))
+	body := mkSection(amqpsax.DescriptorAMQPValue, false, strv("v"))
+	msg := join(props, footer, body)
+	s, err := Scan(msg)
+	require.NoError(t, err)
+	assert.True(t, s.FooterFirst)
+	assert.Equal(t, footer, s.Footer)
+	assert.Equal(t, body, s.Body)
+	assert.Equal(t, msg, s.Bare) // runs to the end of the body, footer inside
+	out, err := Append(nil, s, &Changes{MessageAnnotations: Edit{Set: []Entry{{"k", encode.AppendNull(nil)}}}})
+	require.NoError(t, err)
+	assert.True(t, bytes.HasSuffix(out, msg))
+	// Nothing may follow the body then.
+	_, err = Scan(join(msg, footer))
+	assertCause(t, err, ErrDuplicateSection, len(msg))
+	_, err = Scan(join(msg, props))
+	assertCause(t, err, ErrSectionOrder, len(msg))
+}
+
+func assertCause(t *testing.T, err, cause error, off int) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, cause)
+	var e *amqpsax.Error
+	require.True(t, errors.As(err, &e), "%T", err)
+	assert.Equal(t, off, e.Offset, err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "message: "), err.Error())
+}
+
+func TestScanMalformed(t *testing.T) {
+	hdr := mkSection(amqpsax.DescriptorHeader, false, list())
+	props := mkSection(amqpsax.DescriptorProperties, false, list(strv("id")))
+	ap := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap())
+	value := mkSection(amqpsax.DescriptorAMQPValue, false, strv("v"))
+	data := mkSection(amqpsax.DescriptorData, false, bin("v"))
+	seq := mkSection(amqpsax.DescriptorAMQPSequence, false, list())
+	footer := mkSection(amqpsax.DescriptorFooter, false, strMap())
+	tests := []struct {
+		name  string
+		msg   []byte
+		cause error
+		off   int
+	}{
+		{"out of order", join(props, hdr), ErrSectionOrder, len(props)},
+		{"duplicate properties", join(props, props), ErrDuplicateSection, len(props)},
+		{"two amqp-values", join(value, value), ErrDuplicateSection, len(value)},
+		{"data then value", join(data, value), ErrMixedBody, len(data)},
+		{"data then sequence", join(data, seq), ErrMixedBody, len(data)},
+		{"body after footer after body", join(data, footer, data), ErrSectionOrder, len(data) + len(footer)},
+		{"non-section value", join(hdr, encode.AppendString(nil, "x")), ErrNotSection, len(hdr)},
+		{"unknown descriptor", join(mkSection(0x1234, false, list())), ErrNotSection, 0},
+		{"open performative", join(mkSection(amqpsax.DescriptorOpen, false, list())), ErrNotSection, 0},
+		{"header is a map", mkSection(amqpsax.DescriptorHeader, false, strMap()), ErrSectionType, 0},
+		{"data is a string", mkSection(amqpsax.DescriptorData, false, strv("x")), ErrSectionType, 0},
+		{"app props after body", join(value, ap), ErrSectionOrder, len(value)},
+		{"invalid code", []byte{0x3f}, amqpsax.ErrInvalidCode, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Scan(tc.msg)
+			assertCause(t, err, tc.cause, tc.off)
+		})
+	}
+}
+
+// TestScanTruncation cuts every corpus message at many points: always an
+// error with an offset, never a panic.
+func TestScanTruncation(t *testing.T) {
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		if len(e.Data) > 4096 {
+			continue // the big bodies add nothing but time
+		}
+		// Cut points that are section boundaries give a shorter valid
+		// message; every other cut must fail.
+		bounds := map[int]bool{0: true}
+		s, err := Scan(e.Data)
+		require.NoError(t, err)
+		for _, sec := range [][]byte{s.Header, s.DeliveryAnnotations, s.MessageAnnotations, s.Properties, s.ApplicationProperties, s.Footer} {
+			if sec != nil {
+				bounds[cap(e.Data)-cap(sec)+len(sec)] = true
+			}
+		}
+		for cut := 1; cut < len(e.Data); cut++ {
+			_, err := Scan(e.Data[:cut:cut])
+			if bounds[cut] {
+				continue
+			}
+			if err == nil {
+				// a boundary between body sections
+				continue
+			}
+			assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "%s cut at %d", e.Name, cut)
+		}
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	h, err := ParseHeader(nil)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultHeader, h)
+	want := Header{Durable: true, Priority: 9, TTL: 60000, HasTTL: true, FirstAcquirer: true, DeliveryCount: 3}
+	got, err := ParseHeader(AppendHeader(nil, want))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	for _, h := range []Header{DefaultHeader, {Priority: 4, Durable: true}, {Priority: 0}, {Priority: 4, DeliveryCount: 1 << 20}} {
+		got, err := ParseHeader(AppendHeader(nil, h))
+		require.NoError(t, err)
+		assert.Equal(t, h, got)
+	}
+	assert.Equal(t, "00537045", hexOf(AppendHeader(nil, DefaultHeader)))
+	_, err = ParseHeader(mkSection(amqpsax.DescriptorHeader, false, list(strv("x"))))
+	assertCause(t, err, ErrSectionType, 13) // 00, 8-byte ulong, list8 header
+}
+
+func hexOf(b []byte) string {
+	const h = "0123456789abcdef"
+	var sb strings.Builder
+	for _, c := range b {
+		sb.WriteByte(h[c>>4])
+		sb.WriteByte(h[c&15])
+	}
+	return sb.String()
+}
+
+func TestParseProperties(t *testing.T) {
+	id := uuid.MustParse("00112233-4455-6677-8899-aabbccddeeff")
+	ts := func(v int64) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendTimestamp(b, v) } }
+	sym := func(v string) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendSymbol(b, v) } }
+	sec := mkSection(amqpsax.DescriptorProperties, false, list(
+		func(b []byte) []byte { return encode.AppendUlong(b, 42) },
+		bin("user"), strv("to"), strv("subject"), sym("reply"), // a symbol where a string belongs: accepted
+		func(b []byte) []byte { return encode.AppendUUID(b, id) },
+		sym("text/plain"), sym("gzip"), ts(1000), ts(2000), strv("group"),
+		func(b []byte) []byte { return encode.AppendUint(b, 7) }, strv("rgroup")))
+	p, err := ParseProperties(sec)
+	require.NoError(t, err)
+	assert.Equal(t, ID{Kind: amqpsax.KindUlong, Ulong: 42}, p.MessageID)
+	assert.Equal(t, ID{Kind: amqpsax.KindUUID, UUID: id}, p.CorrelationID)
+	assert.Equal(t, "user", string(p.UserID))
+	assert.Equal(t, "to", string(p.To))
+	assert.Equal(t, "subject", string(p.Subject))
+	assert.Equal(t, "reply", string(p.ReplyTo))
+	assert.Equal(t, "text/plain", string(p.ContentType))
+	assert.Equal(t, "gzip", string(p.ContentEncoding))
+	assert.True(t, p.HasAbsoluteExpiryTime && p.HasCreationTime && p.HasGroupSequence)
+	assert.Equal(t, []int64{1000, 2000}, []int64{p.AbsoluteExpiryTime, p.CreationTime})
+	assert.Equal(t, "group", string(p.GroupID))
+	assert.Equal(t, uint32(7), p.GroupSequence)
+	assert.Equal(t, "rgroup", string(p.ReplyToGroupID))
+	for _, idv := range []func([]byte) []byte{bin("b"), strv("s")} {
+		p, err := ParseProperties(mkSection(amqpsax.DescriptorProperties, false, list(idv)))
+		require.NoError(t, err)
+		assert.NotEqual(t, amqpsax.KindNull, p.MessageID.Kind)
+		assert.Len(t, p.MessageID.Bytes, 1)
+	}
+	_, err = ParseProperties(mkSection(amqpsax.DescriptorProperties, false, list(null, strv("not binary"))))
+	assert.ErrorIs(t, err, ErrSectionType)
+}
+
+// TestSplice: adding an annotation and incrementing delivery-count leaves
+// the bare message and footer byte-identical, and the result decodes to
+// the original plus the change.
+func TestSplice(t *testing.T) {
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		s, err := Scan(e.Data)
+		require.NoError(t, err, e.Name)
+		h, err := ParseHeader(s.Header)
+		require.NoError(t, err)
+		h.DeliveryCount++
+		ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{"x-opt-routed-by", encode.AppendString(nil, "amqpsax")}}}}
+		out, err := Append(nil, s, &ch)
+		require.NoError(t, err, e.Name)
+		s2, err := Scan(out)
+		require.NoError(t, err, e.Name)
+		assert.Equal(t, s.Bare, s2.Bare, e.Name)
+		assert.Equal(t, s.Footer, s2.Footer, e.Name)
+		assert.Equal(t, s.DeliveryAnnotations, s2.DeliveryAnnotations, e.Name)
+		h2, err := ParseHeader(s2.Header)
+		require.NoError(t, err)
+		assert.Equal(t, h, h2)
+		v, err := Lookup(s2.MessageAnnotations, "x-opt-routed-by")
+		require.NoError(t, err)
+		assert.Equal(t, "string:616d7170736178", traceOf(t, v), e.Name)
+		// The other annotations are unchanged, in order.
+		if s.MessageAnnotations != nil {
+			entries := func(tr string) string { // the trace between "map:N" and "/map"
+				tr = tr[strings.Index(tr, "map:"):]
+				return tr[strings.Index(tr, " "):strings.LastIndex(tr, " /map")]
+			}
+			before, after := entries(traceOf(t, s.MessageAnnotations)), entries(traceOf(t, s2.MessageAnnotations))
+			assert.Equal(t, before+" symbol:782d6f70742d726f757465642d6279 string:616d7170736178", after, e.Name)
+		}
+	}
+}
+
+func TestSpliceEdits(t *testing.T) {
+	ma := mkSection(amqpsax.DescriptorMessageAnnotations, false, strMap("a", "1", "b", "2", "c", "3"))
+	body := mkSection(amqpsax.DescriptorAMQPValue, false, strv("v"))
+	s, err := Scan(join(ma, body))
+	require.NoError(t, err)
+	out, err := Append(nil, s, &Changes{MessageAnnotations: Edit{
+		Set:    []Entry{{"b", encode.AppendInt(nil, 20)}, {"d", encode.AppendNull(nil)}, {"c", encode.AppendNull(nil)}},
+		Remove: []string{"a", "c"},
+	}})
+	require.NoError(t, err)
+	s2, err := Scan(out)
+	require.NoError(t, err)
+	// a removed; b replaced in place; c removed then set again (added at the end); d added
+	assert.Equal(t, "described ulong:114 map:3 symbol:62 int:20 symbol:64 null symbol:63 null /map /described", traceOf(t, s2.MessageAnnotations))
+	assert.Equal(t, body, s2.Body)
+	// Removing every entry drops the section.
+	out, err = Append(nil, s, &Changes{MessageAnnotations: Edit{Remove: []string{"a", "b", "c"}}})
+	require.NoError(t, err)
+	assert.Equal(t, body, out)
+	// Delivery annotations created where there were none, in their place.
+	out, err = Append(nil, s, &Changes{DeliveryAnnotations: Edit{Set: []Entry{{"x", encode.AppendNull(nil)}}}})
+	require.NoError(t, err)
+	s3, err := Scan(out)
+	require.NoError(t, err)
+	assert.NotNil(t, s3.DeliveryAnnotations)
+	assert.Equal(t, ma, s3.MessageAnnotations)
+	// No changes: the same bytes.
+	out, err = Append(nil, s, nil)
+	require.NoError(t, err)
+	assert.Equal(t, join(ma, body), out)
+}
+
+// TestAllocs: Scan, the accessors and the splice allocate nothing.
+func TestAllocs(t *testing.T) {
+	var msgs [][]byte
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		msgs = append(msgs, e.Data)
+	}
+	buf := make([]byte, 0, 1<<20)
+	set := []Entry{{"x-opt-routed-by", encode.AppendString(nil, "amqpsax")}}
+	allocs := testing.AllocsPerRun(5, func() {
+		for _, m := range msgs {
+			s, _ := Scan(m)
+			h, _ := ParseHeader(s.Header)
+			_, _ = ParseProperties(s.Properties)
+			_, _ = Lookup(s.ApplicationProperties, "k")
+			h.DeliveryCount++
+			ch := Changes{Header: &h, MessageAnnotations: Edit{Set: set}}
+			buf, _ = Append(buf[:0], s, &ch)
+		}
+	})
+	assert.Zero(t, allocs)
+}
