@@ -86,7 +86,9 @@ func list(vals ...func([]byte) []byte) func([]byte) []byte {
 	}
 }
 
-func strv(v string) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendString(b, v) } }
+func strv(v string) func([]byte) []byte {
+	return func(b []byte) []byte { return encode.AppendString(b, v) }
+}
 func bin(v string) func([]byte) []byte {
 	return func(b []byte) []byte { return encode.AppendBinary(b, []byte(v)) }
 }
@@ -253,7 +255,9 @@ func hexOf(b []byte) string {
 
 func TestParseProperties(t *testing.T) {
 	id := uuid.MustParse("00112233-4455-6677-8899-aabbccddeeff")
-	ts := func(v int64) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendTimestamp(b, v) } }
+	ts := func(v int64) func([]byte) []byte {
+		return func(b []byte) []byte { return encode.AppendTimestamp(b, v) }
+	}
 	sym := func(v string) func([]byte) []byte { return func(b []byte) []byte { return encode.AppendSymbol(b, v) } }
 	sec := mkSection(amqpsax.DescriptorProperties, false, list(
 		func(b []byte) []byte { return encode.AppendUlong(b, 42) },
