@@ -17,6 +17,15 @@ type Header struct {
 	DeliveryCount uint32
 }
 
+// AddDelivery counts one more delivery attempt, as a broker does before
+// redelivering a message: DeliveryCount + 1, saturating at the largest
+// uint rather than wrapping to 0 (which would read as never delivered).
+func (h *Header) AddDelivery() {
+	if h.DeliveryCount != ^uint32(0) {
+		h.DeliveryCount++
+	}
+}
+
 // DefaultHeader is a header of all defaults.
 var DefaultHeader = Header{Priority: 4}
 

@@ -47,7 +47,7 @@ func routeAndStamp(msg, buf []byte, set []Entry) ([]byte, error) {
 	if _, err := Lookup(s.ApplicationProperties, "region"); err != nil {
 		return buf, err
 	}
-	h.DeliveryCount++
+	h.AddDelivery()
 	return Append(buf[:0], s, &Changes{Header: &h, MessageAnnotations: Edit{Set: set}})
 }
 

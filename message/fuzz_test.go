@@ -43,7 +43,7 @@ func FuzzScan(f *testing.F) {
 			checkErr(t, err, len(s.Header))
 			return
 		}
-		h.DeliveryCount++
+		h.AddDelivery()
 		out, err := Append(nil, s, &Changes{Header: &h,
 			DeliveryAnnotations: Edit{Remove: remove},
 			MessageAnnotations:  Edit{Set: set, Remove: remove}})

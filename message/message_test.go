@@ -299,7 +299,7 @@ func TestSplice(t *testing.T) {
 		require.NoError(t, err, e.Name)
 		h, err := ParseHeader(s.Header)
 		require.NoError(t, err)
-		h.DeliveryCount++
+		h.AddDelivery()
 		ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{"x-opt-routed-by", encode.AppendString(nil, "amqpsax")}}}}
 		out, err := Append(nil, s, &ch)
 		require.NoError(t, err, e.Name)
@@ -372,7 +372,7 @@ func TestAllocs(t *testing.T) {
 			h, _ := ParseHeader(s.Header)
 			_, _ = ParseProperties(s.Properties)
 			_, _ = Lookup(s.ApplicationProperties, "k")
-			h.DeliveryCount++
+			h.AddDelivery()
 			ch := Changes{Header: &h, MessageAnnotations: Edit{Set: set}}
 			buf, _ = Append(buf[:0], s, &ch)
 		}
