@@ -1,0 +1,38 @@
+// Package dispatch is a push (SAX-style) decoder for the AMQP 1.0 type
+// system (AMQP 1.0 part 1 §1.6): it walks encoded values and calls an
+// amqpsax.Handler once per value, in wire order, without building objects
+// and without allocating.
+//
+// # Contract
+//
+// Every encoding width of a type reaches the same Handler method; a map's
+// keys and values arrive alternately; an array's elements arrive as
+// ordinary values (in an array of described values, each element as a
+// described value: start, descriptor, value, end). SkipValue returned from
+// a …Start method skips that compound in O(1) without reading its
+// contents; SkipAll stops with no error; any other Handler error is
+// returned unchanged. A Handler that also implements amqpsax.BatchHandler
+// receives arrays of fixed-width numbers in batches of up to 256.
+//
+// # Lifetimes
+//
+// Byte slices passed to OnBinary, OnString and OnSymbol are views into the
+// input, valid only during the call; batches are the decoder's buffers,
+// valid only during the call.
+//
+// # Errors
+//
+// Bad input is an *amqpsax.Error with the byte offset of the fault (for
+// truncation, the offset of the value that runs past the end) and the
+// cause. A value's length fields are checked before its events; a
+// compound's contents are checked against its size when they end; every
+// value must lie within its container.
+//
+// # Limits
+//
+// The loop keeps open compounds on its own stack, not the Go stack, so
+// deep input cannot overflow it; MaxDepth (DefaultMaxDepth when 0) bounds
+// nesting. Validate turns on UTF-8 checks of strings and ASCII checks of
+// symbols. A Decoder is reusable and allocates nothing once warm: the
+// tests check it with testing.AllocsPerRun over the whole Proton corpus.
+package dispatch

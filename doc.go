@@ -1,0 +1,44 @@
+// Package amqpsax is the shared vocabulary of a decoder for the AMQP 1.0
+// type system (OASIS AMQP 1.0 part 1, "Types"): format codes (Code), AMQP
+// types (Kind), the descriptors the spec defines (Descriptor), the
+// Handler that push decoders call, and the one error type every decoder
+// returns for bad input (Error). It holds no decoding loop.
+//
+// The work is done by its packages:
+//
+//   - dispatch: a push (SAX-style) decoder calling a Handler per value.
+//   - stream: a pull cursor that reads on demand and skips whole
+//     compounds in O(1).
+//   - encode: Append functions for every type and width, and Writer, a
+//     Handler that encodes.
+//   - message: sections of whole messages found in O(1) each, typed
+//     accessors, and a splice re-encoder that never touches the bare
+//     message.
+//
+// # Code, Kind, Descriptor
+//
+// A Code is the constructor byte on the wire: CodeSmallUint, CodeStr8,
+// CodeList32. A Kind is the AMQP type those encode: KindUint, KindString,
+// KindList. A Descriptor is the number of a described type: 0x70 is the
+// message header, not a uint. The three never mix.
+//
+// # Errors
+//
+// Decoders report bad input as *Error: the byte offset of the fault, the
+// format code of the value at fault, and a cause for errors.Is —
+// io.ErrUnexpectedEOF for truncation, ErrInvalidCode, ErrMalformed (and
+// its refinements ErrCountTooLarge, ErrSizeMismatch, ErrOddMapCount,
+// ErrInvalidBool, ErrInvalidArrayCode), ErrTooDeep, ErrInvalidUTF8,
+// ErrInvalidSymbol. Errors a Handler returns pass through unchanged.
+//
+// # Limits on what input can claim
+//
+// No decoder allocates or loops in proportion to a size or count that the
+// input merely claims. Sizes are checked against the bytes present before
+// use; a compound's count must fit in its size (each element takes at
+// least a byte); an array whose elements take no bytes (null, true, false,
+// uint0, ulong0, list0) may hold at most 255 + 32 × its size elements;
+// the descriptor of an array's elements must be a primitive other than
+// list0, since it is replayed for every element. Nesting is bounded by
+// each decoder's MaxDepth.
+package amqpsax
