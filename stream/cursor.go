@@ -143,6 +143,34 @@ func (c *Cursor) Next() bool {
 // read reads the header of the next value of the level into c.cur.
 func (c *Cursor) read() bool {
 	lv := &c.lv
+	// Fast path: a fixed-width or 8-bit variable-width value that carries
+	// its own constructor (everything but array elements and descriptors
+	// of described arrays), read without clearing the whole value or
+	// calling wire.Body.
+	if lv.kind != lvArray && lv.kind != lvDescElem {
+		pos := lv.pos
+		if pos < lv.end {
+			code := amqpsax.Code(c.data[pos])
+			e := wire.Table[code]
+			rest := lv.end - pos - 1
+			v := &c.cur
+			switch {
+			case e.Cat == wire.Fixed && rest >= int(e.W) && code != amqpsax.CodeBool:
+				*v = value{code: code, kind: e.Kind, start: pos, body: pos + 1, size: int(e.W), end: pos + 1 + int(e.W), desc: -1}
+				return true
+			case e.Cat == wire.Variable && e.W == 1 && rest >= 1 && int(c.data[pos+1]) < rest && !c.Validate:
+				n := int(c.data[pos+1])
+				*v = value{code: code, kind: e.Kind, start: pos, body: pos + 1, hdr: 1, size: n, end: pos + 2 + n, desc: -1}
+				return true
+			}
+		}
+	}
+	return c.readSlow()
+}
+
+// readSlow reads any value, checking everything: the general case of read.
+func (c *Cursor) readSlow() bool {
+	lv := &c.lv
 	lim := c.data[:lv.end]
 	v := &c.cur
 	*v = value{start: lv.pos, desc: -1}
