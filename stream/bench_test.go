@@ -172,3 +172,61 @@ func TestBenchmarkBodies(t *testing.T) {
 		}
 	}
 }
+
+// arrayInputs: arrays as bodies carry them — 10,000 strings of 5–40
+// bytes, 10,000 longs.
+func arrayInputs() map[string][]byte {
+	s := encode.BeginArray(nil, amqpsax.CodeStr8)
+	for i := range 10000 {
+		s = encode.AppendBytesElem(s, amqpsax.CodeStr8, []byte("string-value-0123456789abcdefghijklmnopqrstuvwxyz"[:5+i%36]))
+	}
+	s = encode.EndArray(s, 0, 10000)
+	l := encode.BeginArray(nil, amqpsax.CodeLong)
+	for i := range 10000 {
+		l = encode.AppendIntElem(l, amqpsax.CodeLong, int64(i)*7919)
+	}
+	l = encode.EndArray(l, 0, 10000)
+	return map[string][]byte{"strings-10k": s, "longs-10k": l}
+}
+
+func BenchmarkCursorArrays(b *testing.B) {
+	for name, in := range arrayInputs() {
+		b.Run("op=walk/array="+name, func(b *testing.B) {
+			var c Cursor
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Reset(in)
+				walkAll(&c)
+			}
+		})
+	}
+	in := arrayInputs()["longs-10k"]
+	b.Run("op=append-ints/array=longs-10k", func(b *testing.B) {
+		var c Cursor
+		dst := make([]int64, 0, 10000)
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for b.Loop() {
+			c.Reset(in)
+			c.Next()
+			dst = c.AppendInts(dst[:0])
+		}
+	})
+}
+
+func TestArrayBenchmarkBodies(t *testing.T) {
+	var c Cursor
+	for name, in := range arrayInputs() {
+		c.Reset(in)
+		walkAll(&c)
+		if c.Err() != nil {
+			t.Fatal(name, c.Err())
+		}
+	}
+	c.Reset(arrayInputs()["longs-10k"])
+	c.Next()
+	if got := c.AppendInts(nil); len(got) != 10000 || got[9999] != 9999*7919 {
+		t.Fatalf("AppendInts: %d values", len(got))
+	}
+}

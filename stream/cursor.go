@@ -68,6 +68,13 @@ type value struct {
 	desc  int          // offset of the descriptor's code in an array of described values, else -1
 }
 
+// set makes v a primitive value, field by field (cheaper than clearing
+// the whole struct on the fast path of read).
+func (v *value) set(code amqpsax.Code, kind amqpsax.Kind, start, body, hdr, size int, elem bool) {
+	v.code, v.kind, v.start, v.body, v.hdr, v.size = code, kind, start, body, hdr, size
+	v.count, v.end, v.elem, v.inCtor, v.desc = 0, body+hdr+size, elem, false, -1
+}
+
 type saved struct {
 	lv  level
 	cur value
@@ -143,27 +150,30 @@ func (c *Cursor) Next() bool {
 // read reads the header of the next value of the level into c.cur.
 func (c *Cursor) read() bool {
 	lv := &c.lv
-	// Fast path: a fixed-width or 8-bit variable-width value that carries
-	// its own constructor (everything but array elements and descriptors
-	// of described arrays), read without clearing the whole value or
-	// calling wire.Body.
-	if lv.kind != lvArray && lv.kind != lvDescElem {
-		pos := lv.pos
-		if pos < lv.end {
-			code := amqpsax.Code(c.data[pos])
-			e := wire.Table[code]
-			rest := lv.end - pos - 1
-			v := &c.cur
-			switch {
-			case e.Cat == wire.Fixed && rest >= int(e.W) && code != amqpsax.CodeBool:
-				*v = value{code: code, kind: e.Kind, start: pos, body: pos + 1, size: int(e.W), end: pos + 1 + int(e.W), desc: -1}
-				return true
-			case e.Cat == wire.Variable && e.W == 1 && rest >= 1 && int(c.data[pos+1]) < rest && !c.Validate:
-				n := int(c.data[pos+1])
-				*v = value{code: code, kind: e.Kind, start: pos, body: pos + 1, hdr: 1, size: n, end: pos + 2 + n, desc: -1}
-				return true
-			}
-		}
+	// Fast path: a fixed-width or 8-bit variable-width value, with its
+	// own constructor or as an element of an array of such values, read
+	// without clearing the whole value or calling wire.Body. Everything
+	// else, and everything near a limit, goes to readSlow.
+	var code amqpsax.Code
+	pos, body, elem := lv.pos, lv.pos, false
+	switch {
+	case lv.kind == lvArray && lv.desc < 0:
+		code, elem = lv.elem, true
+	case lv.kind != lvArray && lv.kind != lvDescElem && pos < lv.end:
+		code, body = amqpsax.Code(c.data[pos]), pos+1
+	default:
+		return c.readSlow()
+	}
+	e := wire.Table[code]
+	rest := lv.end - body
+	v := &c.cur
+	switch {
+	case e.Cat == wire.Fixed && rest >= int(e.W) && code != amqpsax.CodeBool:
+		v.set(code, e.Kind, pos, body, 0, int(e.W), elem)
+		return true
+	case e.Cat == wire.Variable && e.W == 1 && rest >= 1 && int(c.data[body]) < rest && !c.Validate:
+		v.set(code, e.Kind, pos, body, 1, int(c.data[body]), elem)
+		return true
 	}
 	return c.readSlow()
 }

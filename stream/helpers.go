@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/binary"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
@@ -123,9 +125,24 @@ func (c *Cursor) AppendInts(dst []int64) []int64 {
 	if !ok {
 		return dst
 	}
-	w := int(wire.Table[code].W)
-	for i := range n {
-		dst = append(dst, wire.Int(code, p[i*w:]))
+	// One loop per width, so the loop body has no switch.
+	switch wire.Table[code].W {
+	case 1:
+		for _, x := range p[:n] {
+			dst = append(dst, int64(int8(x)))
+		}
+	case 2:
+		for i := range n {
+			dst = append(dst, int64(int16(binary.BigEndian.Uint16(p[2*i:]))))
+		}
+	case 4:
+		for i := range n {
+			dst = append(dst, int64(int32(binary.BigEndian.Uint32(p[4*i:]))))
+		}
+	default:
+		for i := range n {
+			dst = append(dst, int64(binary.BigEndian.Uint64(p[8*i:])))
+		}
 	}
 	return dst
 }
@@ -137,9 +154,27 @@ func (c *Cursor) AppendUints(dst []uint64) []uint64 {
 	if !ok {
 		return dst
 	}
-	w := int(wire.Table[code].W)
-	for i := range n {
-		dst = append(dst, wire.Uint(code, p[i*w:]))
+	switch wire.Table[code].W {
+	case 0:
+		for range n {
+			dst = append(dst, 0)
+		}
+	case 1:
+		for _, x := range p[:n] {
+			dst = append(dst, uint64(x))
+		}
+	case 2:
+		for i := range n {
+			dst = append(dst, uint64(binary.BigEndian.Uint16(p[2*i:])))
+		}
+	case 4:
+		for i := range n {
+			dst = append(dst, uint64(binary.BigEndian.Uint32(p[4*i:])))
+		}
+	default:
+		for i := range n {
+			dst = append(dst, binary.BigEndian.Uint64(p[8*i:]))
+		}
 	}
 	return dst
 }
