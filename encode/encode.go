@@ -376,3 +376,12 @@ func AppendBytesElem(b []byte, c amqpsax.Code, v []byte) []byte {
 	}
 	return append(binary.BigEndian.AppendUint32(b, uint32(len(v))), v...)
 }
+
+// AppendStringElem appends the body of a binary, string or symbol element
+// held in a string, as AppendBytesElem does.
+func AppendStringElem(b []byte, c amqpsax.Code, v string) []byte {
+	if wire.Table[c].W == 1 {
+		return append(append(b, byte(len(v))), v...)
+	}
+	return append(binary.BigEndian.AppendUint32(b, uint32(len(v))), v...)
+}

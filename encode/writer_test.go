@@ -108,3 +108,20 @@ func TestWriterAllocs(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(50, run), tc.name)
 	}
 }
+
+// TestWriterBatches: batches write the same bytes as elements one by one.
+func TestWriterBatches(t *testing.T) {
+	var a, b Writer
+	require.NoError(t, trace.Replay("array:3:long long:1 long:-2 long:3 /array", &a))
+	require.NoError(t, b.OnArrayStart(3, amqpsax.KindLong))
+	require.NoError(t, b.OnLongArray([]int64{1, -2}))
+	require.NoError(t, b.OnLongArray([]int64{3}))
+	require.NoError(t, b.OnArrayEnd())
+	assert.Equal(t, a.Bytes(), b.Bytes())
+	assert.ErrorIs(t, b.OnIntArray([]int32{1}), ErrArrayElement) // not in an array
+	b.Reset()
+	require.NoError(t, b.OnArrayStart(1, amqpsax.KindInt))
+	assert.ErrorIs(t, b.OnLongArray([]int64{1}), ErrArrayElement) // wrong kind
+	assert.Equal(t, "03616263", hex.EncodeToString(AppendStringElem(nil, amqpsax.CodeSym8, "abc")))
+	assert.Equal(t, "00000003616263", hex.EncodeToString(AppendStringElem(nil, amqpsax.CodeStr32, "abc")))
+}
