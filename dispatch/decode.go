@@ -109,7 +109,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		if top.kind == fRoot && top.left < 0 && pos == len(data) {
+		if pos == len(data) && top.kind == fRoot && top.left < 0 {
 			return pos, nil
 		}
 		top.left--
@@ -166,7 +166,55 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 		info := wire.Table[c]
 		switch info.Cat {
 		case wire.Fixed, wire.Variable:
-			next, err := d.primitive(lim, h, c, body, start)
+			// The commonest codes, decoded here without the call to
+			// primitive and its second dispatch; the rest, and anything
+			// cut short, go to primitive.
+			var err error
+			next := -1
+			switch c {
+			case amqpsax.CodeNull:
+				next, err = body, h.OnNull()
+			case amqpsax.CodeTrue, amqpsax.CodeFalse:
+				next, err = body, h.OnBool(c == amqpsax.CodeTrue)
+			case amqpsax.CodeUint0:
+				next, err = body, h.OnUint(0)
+			case amqpsax.CodeUlong0:
+				next, err = body, h.OnUlong(0)
+			case amqpsax.CodeSmallUint:
+				if body < len(lim) {
+					next, err = body+1, h.OnUint(uint32(lim[body]))
+				}
+			case amqpsax.CodeSmallUlong:
+				if body < len(lim) {
+					next, err = body+1, h.OnUlong(uint64(lim[body]))
+				}
+			case amqpsax.CodeSmallInt:
+				if body < len(lim) {
+					next, err = body+1, h.OnInt(int32(int8(lim[body])))
+				}
+			case amqpsax.CodeSmallLong:
+				if body < len(lim) {
+					next, err = body+1, h.OnLong(int64(int8(lim[body])))
+				}
+			case amqpsax.CodeStr8, amqpsax.CodeSym8, amqpsax.CodeVbin8:
+				if body < len(lim) && !d.Validate {
+					if end := body + 1 + int(lim[body]); end <= len(lim) {
+						v := lim[body+1 : end : end]
+						switch c {
+						case amqpsax.CodeStr8:
+							err = h.OnString(v)
+						case amqpsax.CodeSym8:
+							err = h.OnSymbol(v)
+						default:
+							err = h.OnBinary(v)
+						}
+						next = end
+					}
+				}
+			}
+			if next < 0 {
+				next, err = d.primitive(lim, h, c, body, start)
+			}
 			if err != nil {
 				if err == amqpsax.SkipAll {
 					return next, nil
