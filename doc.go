@@ -31,6 +31,20 @@
 // ErrInvalidBool, ErrInvalidArrayCode), ErrTooDeep, ErrInvalidUTF8,
 // ErrInvalidSymbol. Errors a Handler returns pass through unchanged.
 //
+// # Where peers bend the spec
+//
+// Every legal encoding is accepted, including widths no common peer
+// writes (0x56 booleans, uint and ulong in their 4- and 8-byte forms for
+// small values, str32 for short strings, list8 and array8, zero-width
+// array elements) and symbolic descriptors. Illegal encodings are
+// rejected even where Qpid Proton lets them pass (its corpus in
+// testdata/proton lists them in proton-quirks.jsonl): a 0x56 boolean
+// byte other than 0 or 1 (Proton reads it as true) is ErrInvalidBool; a
+// list or map whose elements do not end where its size says (Proton
+// ignores the size) is ErrSizeMismatch; a value running past the end of
+// its container is truncation. Strings are checked for UTF-8, and chars
+// not at all, only when a decoder is asked to validate.
+//
 // # Limits on what input can claim
 //
 // No decoder allocates or loops in proportion to a size or count that the
