@@ -11,6 +11,7 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 	"github.com/tinylib/msgp/msgp"
@@ -99,6 +100,7 @@ var Impls = []Impl{
 	// Skip.
 	{Task: Skip, Name: "stream", New: skipStream},
 	{Task: Skip, Name: "dispatch", New: skipDispatch},
+	{Task: Skip, Name: "message-scan", New: skipMessage},
 	{Task: Skip, Name: "msgp", Only: isMobile, Input: msgpInput, New: skipMsgp},
 
 	// Encode.
@@ -113,6 +115,7 @@ var Impls = []Impl{
 	{Task: Route, Name: "goamqp", New: routeGoAMQP},
 	{Task: Route, Name: "stream", New: routeStream},
 	{Task: Route, Name: "dispatch", New: routeDispatch},
+	{Task: Route, Name: "message", New: routeMessage},
 }
 
 func jsonInput(w *Workload) []byte { return w.JSON }
@@ -464,6 +467,26 @@ func decodeMsgpTyped(w *Workload) Op {
 
 // --- Skip -----------------------------------------------------------------
 
+// skipMessage finds every section with message.Scan, O(1) per section.
+func skipMessage(w *Workload) Op {
+	var n int
+	return Op{
+		Run: func() error {
+			s, err := message.Scan(w.AMQP)
+			n = 0
+			for _, sec := range [][]byte{s.Header, s.DeliveryAnnotations, s.MessageAnnotations,
+				s.Properties, s.ApplicationProperties, s.Body, s.Footer} {
+				if sec != nil {
+					n++
+				}
+			}
+			return err
+		},
+		// Body counts once however many sections it has: every workload has one.
+		Check: func() error { return sameCount("sections", n, len(w.Model)) },
+	}
+}
+
 func skipStream(w *Workload) Op {
 	var c stream.Cursor
 	var n int
@@ -690,6 +713,34 @@ func routeGoAMQP(w *Workload) Op {
 			return nil
 		},
 		Check: func() error { return checkRoute(w, []byte(to), []byte(tenant)) },
+	}
+}
+
+// routeMessage does the route task with package message: Scan, then the
+// properties accessor and a lookup in the application properties.
+func routeMessage(w *Workload) Op {
+	var to, tenant []byte
+	return Op{
+		Run: func() error {
+			s, err := message.Scan(w.AMQP)
+			if err != nil {
+				return err
+			}
+			p, err := message.ParseProperties(s.Properties)
+			if err != nil {
+				return err
+			}
+			to = p.To
+			v, err := message.Lookup(s.ApplicationProperties, "tenant")
+			tenant = nil
+			if len(v) > 2 && v[0] == byte(amqpsax.CodeStr8) {
+				tenant = v[2:]
+			} else if len(v) > 5 && v[0] == byte(amqpsax.CodeStr32) {
+				tenant = v[5:]
+			}
+			return err
+		},
+		Check: func() error { return checkRoute(w, to, tenant) },
 	}
 }
 

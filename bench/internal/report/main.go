@@ -176,6 +176,7 @@ var pairs = []struct{ task, peer, ours, why string }{
 	{"Encode", "json-typed", "append-typed", "both encode []string / map[string]string"},
 	{"Route", "goamqp", "stream", "the same two fields"},
 	{"Route", "proton-message", "stream", "the same two fields"},
+	{"Route", "goamqp", "message", "the same two fields (message.Scan, ParseProperties, Lookup)"},
 }
 
 // summary writes the like-for-like ratios: one row per pair, one column
@@ -234,7 +235,8 @@ var taskDoc = map[string]string{
 		"their MB/s is of their own input (JSON or MessagePack), which is a little larger or smaller.",
 	"Skip": "Step over the message's top-level values without reading them. `stream`: `Next` at the top " +
 		"level. `dispatch`: a Handler returning `SkipValue` from `OnDescribedStart`. `msgp`: `msgp.Skip` of " +
-		"the MessagePack body (it has to walk every element: MessagePack compounds carry no size).",
+		"the MessagePack body (it has to walk every element: MessagePack compounds carry no size). " +
+		"`message-scan`: `message.Scan`, which also checks section order and types.",
 	"Encode": "Write the message. `goamqp`: `Message.MarshalBinary` of a decoded Message. `dispatch-writer`: " +
 		"decode and re-encode (dispatch into `encode.Writer`). `append`: the Append functions from the Go values " +
 		"(a tree of `any`, as go-amqp's Message holds). `append-typed`: the body alone from []string / " +
@@ -242,13 +244,14 @@ var taskDoc = map[string]string{
 		"`proton-message`: `pn_message_encode` of a decoded message.",
 	"Route": "Read `properties.to` and the application property `tenant`. `stream`: cursor, skipping " +
 		"everything else. `dispatch`: Handler returning `SkipValue` for other sections and `SkipAll` once " +
-		"both are found. `goamqp` and `proton-message` have no way to skip: they decode the whole message, then read " +
+		"both are found. `message`: `message.Scan`, `ParseProperties` and `Lookup`. `goamqp` and `proton-message` have no way to skip: they decode the whole message, then read " +
 		"the two fields.",
 }
 
 // ours reports whether impl is one of amqpsax's.
 func ours(impl string) bool {
-	return strings.HasPrefix(impl, "dispatch") || strings.HasPrefix(impl, "stream") || strings.HasPrefix(impl, "append")
+	return strings.HasPrefix(impl, "dispatch") || strings.HasPrefix(impl, "stream") ||
+		strings.HasPrefix(impl, "append") || strings.HasPrefix(impl, "message")
 }
 
 // parseName splits "Decode/workload=small/impl=goamqp-2".
