@@ -217,3 +217,53 @@ func (c *Cursor) AppendTimestamps(dst []int64) []int64 {
 	}
 	return dst
 }
+
+// AppendBytes appends the elements of the current array of binary,
+// string or symbol to dst, each a view into the data (valid as long as the
+// data is), in one call and without entering the array; with capacity in
+// dst it does not allocate. Each element's size is checked against the
+// array, and with Validate each string's UTF-8 and symbol's ASCII, with
+// the errors and offsets a walk of the array reports. A current value of
+// another kind records ErrWrongKind and returns dst unchanged.
+func (c *Cursor) AppendBytes(dst [][]byte) [][]byte {
+	v := &c.cur
+	if !c.lv.has || v.kind != amqpsax.KindArray || v.desc >= 0 || wire.Table[v.ector].Cat != wire.Variable {
+		c.wrongKind()
+		return dst
+	}
+	code, kind := v.ector, wire.Table[v.ector].Kind
+	pos, end := v.body+v.hdr+v.ctor, v.end
+	for range v.count {
+		var n, h int
+		if wire.Table[code].W == 1 {
+			if pos >= end || int(c.data[pos]) > end-pos-1 {
+				c.fail(wire.EOF, pos, code, true)
+				return dst
+			}
+			n, h = int(c.data[pos]), 1
+		} else {
+			if end-pos < 4 || uint64(binary.BigEndian.Uint32(c.data[pos:])) > uint64(end-pos-4) {
+				c.fail(wire.EOF, pos, code, true)
+				return dst
+			}
+			n, h = int(binary.BigEndian.Uint32(c.data[pos:])), 4
+		}
+		b := c.data[pos+h : pos+h+n : pos+h+n]
+		if c.Validate {
+			if kind == amqpsax.KindString && !wire.ValidUTF8(b) {
+				c.fail(wire.BadUTF8, pos, code, true)
+				return dst
+			}
+			if kind == amqpsax.KindSymbol && !wire.ValidASCII(b) {
+				c.fail(wire.BadSymbol, pos, code, true)
+				return dst
+			}
+		}
+		dst = append(dst, b)
+		pos += h + n
+	}
+	if pos != end {
+		c.fail(wire.SizeMismatch, v.start, v.code, true)
+	}
+	return dst
+}

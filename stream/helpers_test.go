@@ -188,3 +188,54 @@ func TestAllocs(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(5, skip), "skip-only walk")
 }
+
+func TestAppendBytes(t *testing.T) {
+	var c Cursor
+	for _, h := range []string{"e00702a3" + "0161" + "026263", "e00b02b1" + "0000000161" + "00000000"} {
+		c.Reset(cases.Bytes(h))
+		require.True(t, c.Next())
+		got := c.AppendBytes(nil)
+		require.NoError(t, c.Err())
+		require.Len(t, got, 2)
+		assert.Equal(t, "a", string(got[0]))
+	}
+	// Faults agree with a walk of the same array, for every case of the
+	// table that is an array of variable-width elements, cut or whole.
+	var w Cursor
+	checked := 0
+	for _, tc := range append(cases.Valid, cases.Case{Name: "bad elem", Hex: "e00402a1" + "0561"}) {
+		in := cases.Bytes(tc.Hex)
+		if in[0] != 0xe0 && in[0] != 0xf0 {
+			continue
+		}
+		c.Reset(in)
+		if !c.Next() || c.ArrayElem() < amqpsax.KindBinary || c.ArrayElem() > amqpsax.KindSymbol {
+			continue
+		}
+		got := c.AppendBytes(nil)
+		checked++
+		w.Reset(in)
+		var rec []string
+		walkErr := func() error {
+			w.Next()
+			w.Enter()
+			for w.Next() {
+				rec = append(rec, string(w.Bytes()))
+			}
+			return w.Err()
+		}()
+		assert.True(t, sameFault(c.Err(), walkErr), "%s: %v vs %v", tc.Name, c.Err(), walkErr)
+		if walkErr == nil {
+			assert.Len(t, got, len(rec), tc.Name)
+		}
+	}
+	assert.GreaterOrEqual(t, checked, 7, "arrays of binary, string and symbol in the case table")
+	dst := make([][]byte, 0, 4)
+	c.Reset(cases.Bytes("e00702a3" + "0161" + "026263"))
+	c.Next()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { dst = c.AppendBytes(dst[:0]) }))
+	c.Reset(cases.Bytes("e0040250" + "0102"))
+	c.Next()
+	assert.Nil(t, c.AppendBytes(nil))
+	assert.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
+}
