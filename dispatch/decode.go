@@ -232,7 +232,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			case amqpsax.SkipValue:
 				n, off := wire.Skip(lim[start:])
 				if n < 0 {
-					return start + off, fault(wire.Status(n), start+off, codeAt(lim, start+off), start+off < len(lim))
+					return start + off, wire.NewErrorAt("dispatch", wire.Status(n), lim, start+off)
 				}
 				pos = start + n
 				continue
@@ -314,13 +314,6 @@ func stop(err error) error {
 		return nil
 	}
 	return err
-}
-
-func codeAt(data []byte, off int) amqpsax.Code {
-	if off < len(data) {
-		return amqpsax.Code(data[off])
-	}
-	return 0
 }
 
 // close ends the compound or described value of frame f, whose contents

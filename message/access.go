@@ -2,6 +2,7 @@ package message
 
 import (
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/google/uuid"
 )
@@ -103,42 +104,25 @@ func AppendHeader(b []byte, h Header) []byte {
 	}
 	start := len(b)
 	b = append(b, byte(amqpsax.CodeList8), 0, byte(n))
-	b = appendBool(b, h.Durable)
+	b = encode.AppendBool(b, h.Durable)
 	if n > 1 {
 		b = append(b, byte(amqpsax.CodeUbyte), h.Priority)
 	}
 	if n > 2 {
 		if h.HasTTL {
-			b = appendUint(b, h.TTL)
+			b = encode.AppendUint(b, h.TTL)
 		} else {
 			b = append(b, byte(amqpsax.CodeNull))
 		}
 	}
 	if n > 3 {
-		b = appendBool(b, h.FirstAcquirer)
+		b = encode.AppendBool(b, h.FirstAcquirer)
 	}
 	if n > 4 {
-		b = appendUint(b, h.DeliveryCount)
+		b = encode.AppendUint(b, h.DeliveryCount)
 	}
 	b[start+1] = byte(len(b) - start - 2) // at most 17 bytes: always a list8
 	return b
-}
-
-func appendBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, byte(amqpsax.CodeTrue))
-	}
-	return append(b, byte(amqpsax.CodeFalse))
-}
-
-func appendUint(b []byte, v uint32) []byte {
-	switch {
-	case v == 0:
-		return append(b, byte(amqpsax.CodeUint0))
-	case v < 256:
-		return append(b, byte(amqpsax.CodeSmallUint), byte(v))
-	}
-	return append(b, byte(amqpsax.CodeUint), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }
 
 // ID is a message-id or correlation-id (part 3 §3.2.4): a ulong, a uuid,

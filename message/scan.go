@@ -111,10 +111,7 @@ func fail(cause error, off int, code amqpsax.Code) error {
 }
 
 func failStatus(st wire.Status, off int, data []byte) error {
-	if off < len(data) {
-		return wire.NewError("message", st, off, amqpsax.Code(data[off]), true)
-	}
-	return wire.NewError("message", st, off, 0, false)
+	return wire.NewErrorAt("message", st, data, off)
 }
 
 // section reads the section starting at data[pos]: its descriptor, the

@@ -103,6 +103,15 @@ func (c *Cursor) fail(st wire.Status, off int, code amqpsax.Code, hasCode bool) 
 	return false
 }
 
+// failAt records a fault at data[off], reading its code from data.
+func (c *Cursor) failAt(st wire.Status, data []byte, off int) bool {
+	if c.err == nil {
+		c.err = wire.NewErrorAt("stream", st, data, off)
+	}
+	c.lv.has = false
+	return false
+}
+
 // Next moves to the next value of the current level, skipping the current
 // one (and everything in it) if it was not entered. It returns false at
 // the end of the level or on error; Err tells which. At the end of a list,
@@ -260,17 +269,10 @@ func (c *Cursor) measure() bool {
 	n, off := wire.Skip(c.data[v.start:c.lv.end])
 	if n < 0 {
 		at := v.start + off
-		return c.fail(wire.Status(n), at, codeAt(c.data[:c.lv.end], at), at < c.lv.end)
+		return c.failAt(wire.Status(n), c.data[:c.lv.end], at)
 	}
 	v.end = v.start + n
 	return true
-}
-
-func codeAt(b []byte, off int) amqpsax.Code {
-	if off < len(b) {
-		return amqpsax.Code(b[off])
-	}
-	return 0
 }
 
 // Enter moves into the current list, map, array or described value: the
@@ -344,7 +346,7 @@ func (c *Cursor) Exit() bool {
 			n, off := wire.Skip(c.data[pos:lv.end])
 			if n < 0 {
 				at := pos + off
-				return c.fail(wire.Status(n), at, codeAt(c.data[:lv.end], at), at < lv.end)
+				return c.failAt(wire.Status(n), c.data[:lv.end], at)
 			}
 			pos += n
 		}

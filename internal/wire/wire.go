@@ -141,6 +141,15 @@ func NewError(op string, st Status, off int, c amqpsax.Code, hasCode bool) error
 	return &amqpsax.Error{Op: op, Offset: off, Code: c, HasCode: hasCode, Err: st.Err()}
 }
 
+// NewErrorAt is NewError for a fault at data[off], whose code is read
+// from data when the offset is within it (a fault past the end has none).
+func NewErrorAt(op string, st Status, data []byte, off int) error {
+	if off < len(data) {
+		return NewError(op, st, off, amqpsax.Code(data[off]), true)
+	}
+	return NewError(op, st, off, 0, false)
+}
+
 // ZeroWidthLimit bounds the element count of an array whose elements
 // occupy no bytes (null, true, false, uint0, ulong0, list0): at most this
 // base plus ZeroWidthPerByte per byte of the array's size. Any larger
