@@ -25,7 +25,34 @@ type Cursor struct {
 	err   error
 	lv    level   // the level being read
 	cur   value   // the current value of lv (valid when lv.has)
-	stack []saved // the enclosing levels, each with its current value
+	// The enclosing levels, each with its current value: the first
+	// inlineLevels in inl, so a fresh Cursor on the stack of its caller
+	// reads a message's sections and fields without allocating, the rest
+	// in deep (kept across Reset).
+	depth int
+	inl   [inlineLevels]saved
+	deep  []saved
+}
+
+// inlineLevels is how many levels a Cursor holds without allocating.
+const inlineLevels = 4
+
+// push saves the current level and value as the parent of a new level.
+func (c *Cursor) push(s saved) {
+	if c.depth < inlineLevels {
+		c.inl[c.depth] = s
+	} else {
+		c.deep = append(c.deep[:c.depth-inlineLevels], s)
+	}
+	c.depth++
+}
+
+// parent returns the innermost saved level; depth must be > 0.
+func (c *Cursor) parent() *saved {
+	if c.depth <= inlineLevels {
+		return &c.inl[c.depth-1]
+	}
+	return &c.deep[c.depth-1-inlineLevels]
 }
 
 // Level kinds.
@@ -87,7 +114,7 @@ func (c *Cursor) Reset(data []byte) {
 	c.err = nil
 	c.lv = level{kind: lvTop, end: len(data), left: -1, desc: -1}
 	c.cur = value{}
-	c.stack = c.stack[:0]
+	c.depth = 0
 }
 
 // Err returns the first error the cursor met: bad input (an
@@ -135,7 +162,7 @@ func (c *Cursor) Next() bool {
 		switch lv.kind {
 		case lvList, lvMap, lvArray:
 			if lv.pos != lv.end {
-				p := &c.stack[len(c.stack)-1].cur
+				p := &c.parent().cur
 				return c.fail(wire.SizeMismatch, p.start, p.code, true)
 			}
 		}
@@ -314,10 +341,10 @@ func (c *Cursor) Enter() bool {
 	default:
 		return c.fail(wire.WrongKind, v.start, v.code, true)
 	}
-	if len(c.stack) >= max {
+	if c.depth >= max {
 		return c.fail(wire.TooDeep, v.start, v.code, true)
 	}
-	c.stack = append(c.stack, saved{lv: c.lv, cur: *v})
+	c.push(saved{lv: c.lv, cur: *v})
 	c.lv = nl
 	return true
 }
@@ -327,7 +354,7 @@ func (c *Cursor) Enter() bool {
 // entered the current value again, moved past. It returns false at the
 // top level or after an error.
 func (c *Cursor) Exit() bool {
-	if c.err != nil || len(c.stack) == 0 {
+	if c.err != nil || c.depth == 0 {
 		return false
 	}
 	lv := &c.lv
@@ -352,8 +379,8 @@ func (c *Cursor) Exit() bool {
 		}
 		end = pos
 	}
-	s := c.stack[len(c.stack)-1]
-	c.stack = c.stack[:len(c.stack)-1]
+	s := c.parent()
+	c.depth--
 	c.lv, c.cur = s.lv, s.cur
 	c.cur.end = end
 	c.lv.has = false
@@ -362,7 +389,7 @@ func (c *Cursor) Exit() bool {
 }
 
 // Depth returns the number of levels entered and not exited.
-func (c *Cursor) Depth() int { return len(c.stack) }
+func (c *Cursor) Depth() int { return c.depth }
 
 // Kind returns the AMQP type of the current value (KindInvalid when there
 // is none). An element of an array of described values is KindDescribed.

@@ -216,3 +216,27 @@ func TestMaxDepth(t *testing.T) {
 	c.Reset(cases.Bytes("e00702005373" + "52" + "0102"))
 	assertFault(t, walk(&c, amqpsax.NopHandler{}), amqpsax.ErrTooDeep, 7, "array")
 }
+
+// A Cursor declared where it is used (as a parser of one frame or one
+// section does) walks a few levels deep without allocating.
+func TestFreshCursorAllocs(t *testing.T) {
+	msg := cases.Bytes("005373c00a03a10161a10162c00100") // described list of list
+	allocs := testing.AllocsPerRun(100, func() {
+		var c Cursor
+		c.Reset(msg)
+		for c.Next() && c.Enter() {
+			for c.Next() {
+				if c.Kind() == amqpsax.KindList {
+					c.Enter()
+					c.Next()
+					c.Exit()
+				}
+			}
+			c.Exit()
+		}
+		if c.Err() != nil {
+			t.Fatal(c.Err())
+		}
+	})
+	require.Zero(t, allocs)
+}
