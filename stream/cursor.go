@@ -21,10 +21,10 @@ type Cursor struct {
 	// and a symbol ASCII (amqpsax.ErrInvalidUTF8, amqpsax.ErrInvalidSymbol).
 	Validate bool
 
-	data  []byte
-	err   error
-	lv    level   // the level being read
-	cur   value   // the current value of lv (valid when lv.has)
+	data []byte
+	err  error
+	lv   level // the level being read
+	cur  value // the current value of lv (valid when lv.has)
 	// The enclosing levels, each with its current value: the first
 	// inlineLevels in inl, so a fresh Cursor on the stack of its caller
 	// reads a message's sections and fields without allocating, the rest
