@@ -130,3 +130,20 @@ type BatchHandler interface {
 	OnCharArray(v []rune) error
 	OnTimestampArray(ms []int64) error
 }
+
+// ArrayDescriptorHandler is an optional interface a Handler may implement
+// to receive the descriptor of an array of described values once per
+// array, before its elements — also when the array is empty, which has no
+// element to carry it. When the Handler given to a push decoder
+// implements it, such an array arrives as OnArrayStart(count,
+// KindDescribed), OnArrayDescriptor, then the elements as usual (each a
+// described value whose descriptor is replayed), then OnArrayEnd.
+//
+// desc is the descriptor as encoded, constructor included (a ulong or
+// symbol in every known peer; read it with a stream.Cursor), a view into
+// the input valid only during the call. elem is the kind of the elements'
+// values: the type that follows the descriptor in the array's constructor.
+// SkipValue skips the array, and OnArrayEnd is not called.
+type ArrayDescriptorHandler interface {
+	OnArrayDescriptor(desc []byte, elem Kind) error
+}

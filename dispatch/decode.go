@@ -113,6 +113,9 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			return pos, nil
 		}
 		top.left--
+		if wire.Counting {
+			wire.Work.Values++
+		}
 		// Every value lies within its container: its bytes end at lim.
 		lim := data[:top.end]
 
@@ -146,8 +149,10 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				default:
 					return pos, err
 				}
+				// The descriptor was validated once, when the array was
+				// opened: replaying it costs no validation.
 				dc := amqpsax.Code(data[top.desc])
-				if _, err := d.primitive(lim, h, dc, top.desc+1, top.desc); err != nil {
+				if _, err := d.primitive(lim, h, dc, top.desc+1, top.desc, false); err != nil {
 					return pos, stop(err)
 				}
 				stack = append(stack, frame{kind: fDescElem, elem: c, code: amqpsax.CodeDescribed, start: pos, end: top.end, left: 1, desc: -1})
@@ -180,6 +185,12 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				next, err = body, h.OnUint(0)
 			case amqpsax.CodeUlong0:
 				next, err = body, h.OnUlong(0)
+			case amqpsax.CodeList0:
+				// An empty list is a level of nesting like any other
+				// (a Cursor enters it), so it counts against MaxDepth.
+				if len(stack) > maxDepth {
+					return start, fault(wire.TooDeep, start, c, true)
+				}
 			case amqpsax.CodeSmallUint:
 				if body < len(lim) {
 					next, err = body+1, h.OnUint(uint32(lim[body]))
@@ -213,7 +224,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				}
 			}
 			if next < 0 {
-				next, err = d.primitive(lim, h, c, body, start)
+				next, err = d.primitive(lim, h, c, body, start, d.Validate)
 			}
 			if err != nil {
 				if err == amqpsax.SkipAll {
@@ -267,14 +278,21 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			err = h.OnMapStart(count / 2)
 		default:
 			f.kind = fArray
-			el, ctorLen, descOff, _ := wire.ArrayCtor(lim[body+hdr:f.end], count)
+			el, ctorLen, descOff, descLen := wire.ArrayCtor(lim[body+hdr:f.end], count)
 			if ctorLen < 0 {
 				off := body + hdr + descOff
 				return off, fault(wire.Status(ctorLen), off, c, true)
 			}
 			f.elem = el
+			var desc []byte
 			if descOff > 0 {
 				f.desc = body + hdr + descOff
+				desc = data[f.desc : f.desc+descLen : f.desc+descLen]
+				if d.Validate {
+					if st := wire.CheckDescriptor(desc); st != wire.OK {
+						return f.desc, fault(st, f.desc, amqpsax.Code(desc[0]), true)
+					}
+				}
 			}
 			pos = body + hdr + ctorLen // the first element body
 			kind := wire.Table[el].Kind
@@ -282,6 +300,11 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				kind = amqpsax.KindDescribed
 			}
 			err = h.OnArrayStart(count, kind)
+			if err == nil && desc != nil {
+				if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
+					err = ah.OnArrayDescriptor(desc, wire.Table[el].Kind)
+				}
+			}
 			if err == nil && bh != nil && f.desc < 0 && batchable(el) {
 				if err = d.batches(lim[pos:f.end], pos, bh, el, count); err == nil {
 					err = h.OnArrayEnd()
@@ -343,7 +366,11 @@ func (d *Decoder) close(h amqpsax.Handler, f *frame, pos int) error {
 // is c and whose body starts at data[body], calling h. start is where the
 // value starts (its constructor, or its body inside an array), for errors.
 // It returns the offset after the value.
-func (d *Decoder) primitive(data []byte, h amqpsax.Handler, c amqpsax.Code, body, start int) (int, error) {
+//
+// validate says whether strings and symbols are checked: d.Validate,
+// except for a replayed array descriptor, checked once when its array was
+// opened.
+func (d *Decoder) primitive(data []byte, h amqpsax.Handler, c amqpsax.Code, body, start int, validate bool) (int, error) {
 	p := data[body:]
 	var err error
 	switch c {
@@ -453,18 +480,18 @@ func (d *Decoder) primitive(data []byte, h amqpsax.Handler, c amqpsax.Code, body
 		return start, fault(wire.Status(hdr), start, c, true)
 	}
 	v := p[hdr : hdr+size : hdr+size]
-	switch wire.Table[c].Kind {
+	k := wire.Table[c].Kind
+	if validate {
+		if st := wire.CheckText(k, v); st != wire.OK {
+			return start, fault(st, start, c, true)
+		}
+	}
+	switch k {
 	case amqpsax.KindBinary:
 		err = h.OnBinary(v)
 	case amqpsax.KindString:
-		if d.Validate && !wire.ValidUTF8(v) {
-			return start, fault(wire.BadUTF8, start, c, true)
-		}
 		err = h.OnString(v)
 	default:
-		if d.Validate && !wire.ValidASCII(v) {
-			return start, fault(wire.BadSymbol, start, c, true)
-		}
 		err = h.OnSymbol(v)
 	}
 	return body + hdr + size, err

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,15 @@ func TestInvalid(t *testing.T) {
 	for _, tc := range cases.Invalid {
 		t.Run(tc.Name, func(t *testing.T) {
 			_, err := d.Decode(cases.Bytes(tc.Hex), amqpsax.NopHandler{})
+			assertFault(t, err, tc.Err, tc.Offset)
+		})
+	}
+	for _, tc := range cases.InvalidText {
+		t.Run(tc.Name, func(t *testing.T) {
+			_, err := d.Decode(cases.Bytes(tc.Hex), amqpsax.NopHandler{})
+			assert.NoError(t, err, "validation off")
+			v := Decoder{Validate: true}
+			_, err = v.Decode(cases.Bytes(tc.Hex), amqpsax.NopHandler{})
 			assertFault(t, err, tc.Err, tc.Offset)
 		})
 	}
@@ -233,7 +243,9 @@ func TestMaxDepth(t *testing.T) {
 	assert.NoError(t, err)
 	d.MaxDepth = 3
 	_, err = d.Decode(in, amqpsax.NopHandler{})
-	assert.NoError(t, err) // list0 is not a level: it has no contents
+	// list0 is a level like any list, as it is for a Cursor, which
+	// enters it
+	assertFault(t, err, amqpsax.ErrTooDeep, 9)
 	d.MaxDepth = 2
 	_, err = d.Decode(in, amqpsax.NopHandler{})
 	assertFault(t, err, amqpsax.ErrTooDeep, 6)
@@ -314,4 +326,39 @@ func nestLists(n int, wide bool) []byte {
 		}
 	}
 	return append(out, 0x45)
+}
+
+// descRecorder records the trace and each array descriptor it is given.
+type descRecorder struct {
+	trace.Recorder
+	descs []string
+}
+
+func (r *descRecorder) OnArrayDescriptor(desc []byte, elem amqpsax.Kind) error {
+	r.descs = append(r.descs, hex.EncodeToString(desc)+":"+elem.String())
+	return nil
+}
+
+// An ArrayDescriptorHandler sees the descriptor of every array of
+// described values once, before the elements, and also of an empty one.
+func TestArrayDescriptor(t *testing.T) {
+	for _, tt := range []struct{ in, trace, descs string }{
+		{"e005000053" + "70" + "40", "array:0:described /array", "5370:null"},
+		{"e00702005373" + "52" + "0102",
+			"array:2:described described ulong:115 uint:1 /described described ulong:115 uint:2 /described /array", "5373:uint"},
+		{"e00b03" + "00b30000000361626340",
+			"array:3:described" + strings.Repeat(" described symbol:616263 null /described", 3) + " /array", "b300000003616263:null"},
+		{"c00901" + "e006000080" + "0000", "", ""}, // bad: a short ulong descriptor
+	} {
+		var r descRecorder
+		var d Decoder
+		_, err := d.Decode(cases.Bytes(tt.in), &r)
+		if tt.trace == "" {
+			assert.Error(t, err)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.trace, r.String())
+		assert.Equal(t, tt.descs, strings.Join(r.descs, " "))
+	}
 }

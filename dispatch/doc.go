@@ -12,7 +12,10 @@
 // a …Start method skips that compound in O(1) without reading its
 // contents; SkipAll stops with no error; any other Handler error is
 // returned unchanged. A Handler that also implements amqpsax.BatchHandler
-// receives arrays of fixed-width numbers in batches of up to 256.
+// receives arrays of fixed-width numbers in batches of up to 256; one that
+// implements amqpsax.ArrayDescriptorHandler receives the descriptor of an
+// array of described values once, before its elements (also when there
+// are none).
 //
 // # Lifetimes
 //
@@ -32,7 +35,8 @@
 //
 // The loop keeps open compounds on its own stack, not the Go stack, so
 // deep input cannot overflow it; MaxDepth (DefaultMaxDepth when 0) bounds
-// nesting. Validate turns on UTF-8 checks of strings and ASCII checks of
+// nesting: lists (list0 included), maps, arrays and described values each
+// count a level, as they do for a stream.Cursor. Validate turns on UTF-8 checks of strings and ASCII checks of
 // symbols. A Decoder is reusable and allocates nothing once warm: the
 // tests check it with testing.AllocsPerRun over the whole Proton corpus.
 package dispatch

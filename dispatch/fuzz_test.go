@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 	for _, tc := range cases.Valid {
 		f.Add(cases.Bytes(tc.Hex))
 	}
-	for _, tc := range cases.Invalid {
+	for _, tc := range append(cases.Invalid, cases.InvalidText...) {
 		f.Add(cases.Bytes(tc.Hex))
 	}
 	var d Decoder

@@ -62,10 +62,17 @@ type frame struct {
 	descArr  bool         // an array of described values
 	descOff  int          // described arrays: the shared descriptor in buf
 	descLen  int
+	// described arrays with a text descriptor: the view (into the
+	// decoder's input) of the text it was written from, and its kind;
+	// see variable
+	descView []byte
+	descKind amqpsax.Kind
 
 	// a described value that is an element of a described array
-	inArray bool
-	scratch int // where this element's descriptor was written, to compare
+	inArray  bool
+	scratch  int    // where this element's descriptor was written, to compare
+	view     []byte // its text, as given (binary, string or symbol)
+	sameDesc bool   // its text was the very view of the array's: nothing written
 }
 
 // Bytes returns the encoded values written since the last Reset. It
@@ -157,6 +164,18 @@ func (w *Writer) arrayDescribedPart(f *frame, k amqpsax.Kind) (bool, error) {
 		return false, nil
 	case 2: // the value: an element body
 		desc := w.buf[f.scratch:]
+		if f.sameDesc {
+			if k != arr.elemKind {
+				return false, ErrArrayDescriptor
+			}
+			return true, nil
+		}
+		if wire.Counting {
+			wire.Work.Compared += len(desc)
+		}
+		if f.view != nil {
+			arr.descView, arr.descKind = f.view, wire.Table[amqpsax.Code(desc[0])].Kind
+		}
 		if arr.elem == 0 {
 			// First element: its descriptor stays in the constructor.
 			code, ok := ArrayCode(k)
@@ -301,6 +320,21 @@ func (w *Writer) OnUUID(v uuid.UUID) error { return w.raw(amqpsax.KindUUID, amqp
 
 // variable writes a binary, string or symbol.
 func (w *Writer) variable(k amqpsax.Kind, c8 amqpsax.Code, v []byte) error {
+	if n := len(w.stack); n >= 2 && w.stack[n-1].inArray && w.stack[n-1].n == 0 {
+		// The descriptor of an element of an array of described values.
+		// A decoder replays the array's one descriptor for each element:
+		// when the text is the very view the array's descriptor was
+		// written from (same bytes of the same input), it is known equal
+		// without writing and comparing it again, so re-encoding the
+		// array costs the descriptor's length once, not once per element.
+		f, arr := &w.stack[n-1], &w.stack[n-2]
+		if sameView(v, arr.descView) && k == arr.descKind {
+			f.n++
+			f.sameDesc = true
+			return nil
+		}
+		f.view = v
+	}
 	elem, err := w.value(k)
 	if err == nil {
 		if elem {
@@ -396,6 +430,85 @@ func (w *Writer) OnArrayStart(_ int, elem amqpsax.Kind) error {
 	return nil
 }
 
+// OnArrayDescriptor implements amqpsax.ArrayDescriptorHandler: it
+// writes the constructor of the array of described values just started,
+// with desc (one encoded primitive value other than list0) as the
+// descriptor and elem as the elements' kind, so that an empty array keeps
+// its descriptor. The descriptor is written in its smallest encoding, as
+// the elements that follow must bring it again.
+func (w *Writer) OnArrayDescriptor(desc []byte, elem amqpsax.Kind) error {
+	if len(w.stack) == 0 {
+		return ErrArrayDescriptor
+	}
+	f := &w.stack[len(w.stack)-1]
+	if f.kind != amqpsax.KindArray || !f.descArr || f.elem != 0 {
+		return ErrArrayDescriptor
+	}
+	code, ok := ArrayCode(elem)
+	if !ok || elem == amqpsax.KindDescribed {
+		return ErrArrayKind
+	}
+	start := len(w.buf)
+	w.buf = append(w.buf, byte(amqpsax.CodeDescribed))
+	d := len(w.buf)
+	var err error
+	if w.buf, err = appendPrimitive(w.buf, desc); err != nil {
+		w.buf = w.buf[:start]
+		return err
+	}
+	f.descOff, f.descLen = d, len(w.buf)-d
+	f.elem, f.elemKind = code, elem
+	if c := amqpsax.Code(desc[0]); wire.Table[c].Cat == wire.Variable {
+		h, _, _ := wire.Body(c, desc[1:])
+		f.descView, f.descKind = desc[1+h:], wire.Table[c].Kind
+	}
+	w.buf = append(w.buf, byte(code))
+	return nil
+}
+
+// sameView reports whether a and b are the same non-empty bytes of the
+// same memory.
+func sameView(a, b []byte) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
+// appendPrimitive appends the value v, one encoded primitive other than
+// list0, in the encoding the Writer gives it: the smallest width.
+func appendPrimitive(b, v []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return b, ErrArrayDescriptor
+	}
+	c := amqpsax.Code(v[0])
+	info := wire.Table[c]
+	if info.Cat != wire.Fixed && info.Cat != wire.Variable || c == amqpsax.CodeList0 {
+		return b, ErrArrayDescriptor
+	}
+	h, n, _ := wire.Body(c, v[1:])
+	if h < 0 || 1+h+n != len(v) {
+		return b, ErrArrayDescriptor
+	}
+	p := v[1+h:]
+	switch info.Kind {
+	case amqpsax.KindBool:
+		return AppendBool(b, wire.Bool(c, p)), nil
+	case amqpsax.KindUint:
+		return AppendUint(b, uint32(wire.Uint(c, p))), nil
+	case amqpsax.KindUlong:
+		return AppendUlong(b, wire.Uint(c, p)), nil
+	case amqpsax.KindInt:
+		return AppendInt(b, int32(wire.Int(c, p))), nil
+	case amqpsax.KindLong:
+		return AppendLong(b, wire.Int(c, p)), nil
+	case amqpsax.KindBinary:
+		return AppendBinary(b, p), nil
+	case amqpsax.KindString:
+		return AppendStringBytes(b, p), nil
+	case amqpsax.KindSymbol:
+		return AppendSymbolBytes(b, p), nil
+	}
+	return append(b, v...), nil // one encoding only: null, ubyte, float, uuid …
+}
+
 func (w *Writer) OnArrayEnd() error {
 	if len(w.stack) > 0 {
 		if f := &w.stack[len(w.stack)-1]; f.kind == amqpsax.KindArray && f.elem == 0 {
@@ -440,4 +553,7 @@ func (w *Writer) OnDescribedEnd() error {
 	return nil
 }
 
-var _ amqpsax.Handler = (*Writer)(nil)
+var (
+	_ amqpsax.Handler                = (*Writer)(nil)
+	_ amqpsax.ArrayDescriptorHandler = (*Writer)(nil)
+)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/dispatch"
+	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,4 +126,28 @@ func TestWriterBatches(t *testing.T) {
 	assert.ErrorIs(t, b.OnLongArray([]int64{1}), ErrArrayElement) // wrong kind
 	assert.Equal(t, "03616263", hex.EncodeToString(AppendStringElem(nil, amqpsax.CodeSym8, "abc")))
 	assert.Equal(t, "00000003616263", hex.EncodeToString(AppendStringElem(nil, amqpsax.CodeStr32, "abc")))
+}
+
+// Through OnArrayDescriptor an empty array of described values keeps its
+// descriptor and element type in a re-encoding, and the descriptor takes
+// its smallest encoding, which the elements' replayed descriptors match.
+func TestWriterArrayDescriptor(t *testing.T) {
+	for _, tt := range []struct{ in, out string }{
+		{"e005000053" + "70" + "40", "e005000053" + "70" + "40"},
+		{"e00c00" + "00800000000000000073" + "a1", "e005000053" + "73" + "b1"},
+		{"e00b03" + "00b30000000361626340", "e00803" + "00a3036162634" + "0"},
+		{"e00e02" + "0080000000000000007352" + "0102", "e00d02005373" + "70" + "00000001" + "00000002"},
+	} {
+		var w Writer
+		_, err := dispatch.Decode(cases.Bytes(tt.in), &w)
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.out, hex.EncodeToString(w.Bytes()), tt.in)
+	}
+	var w Writer
+	require.NoError(t, w.OnArrayStart(0, amqpsax.KindDescribed))
+	assert.ErrorIs(t, w.OnArrayDescriptor(cases.Bytes("c00100"), amqpsax.KindNull), ErrArrayDescriptor)
+	assert.ErrorIs(t, w.OnArrayDescriptor(cases.Bytes("5373ff"), amqpsax.KindNull), ErrArrayDescriptor)
+	assert.ErrorIs(t, w.OnArrayDescriptor(cases.Bytes("5373"), amqpsax.KindDescribed), ErrArrayKind)
+	require.NoError(t, w.OnArrayDescriptor(cases.Bytes("5373"), amqpsax.KindNull))
+	assert.ErrorIs(t, w.OnArrayDescriptor(cases.Bytes("5373"), amqpsax.KindNull), ErrArrayDescriptor, "twice")
 }

@@ -74,6 +74,9 @@ type level struct {
 	left int          // values still to read (lvTop: -1, until the data ends)
 	idx  int          // values read so far at this level
 	desc int          // lvArray of described values, lvDescElem: offset of the descriptor's code; else -1
+	// lvDescribed: end is where the described value ends (it was
+	// measured), not only a limit
+	exact bool
 }
 
 type value struct {
@@ -176,6 +179,9 @@ func (c *Cursor) Next() bool {
 		lv.left--
 	}
 	lv.idx++
+	if wire.Counting {
+		wire.Work.Values++
+	}
 	if !c.read() {
 		return false
 	}
@@ -255,6 +261,13 @@ func (c *Cursor) readSlow() bool {
 	switch info.Cat {
 	case wire.Described:
 		v.count, v.end = 2, -1
+		if lv.kind == lvDescribed && lv.exact && lv.left == 0 {
+			// The value of a described value whose end is known ends
+			// there too: no walk to measure it (so Raw at every level of
+			// a chain of described values costs O(1) a level, not the
+			// rest of the chain).
+			v.end = lv.end
+		}
 		return true
 	case wire.Invalid:
 		return c.fail(wire.BadCode, v.start, v.code, true)
@@ -267,22 +280,25 @@ func (c *Cursor) readSlow() bool {
 	v.end = v.body + hdr + size
 	switch info.Cat {
 	case wire.Array:
-		el, ctorLen, descOff, _ := wire.ArrayCtor(lim[v.body+hdr:v.end], count)
+		el, ctorLen, descOff, descLen := wire.ArrayCtor(lim[v.body+hdr:v.end], count)
 		if ctorLen < 0 {
 			return c.fail(wire.Status(ctorLen), v.body+hdr+descOff, v.code, true)
 		}
 		v.ector, v.ctor = el, ctorLen
 		if descOff > 0 {
 			v.desc = v.body + hdr + descOff
+			// Checked once here, where the array is read, and never
+			// when the descriptor is replayed for an element.
+			if c.Validate {
+				if st := wire.CheckDescriptor(lim[v.desc : v.desc+descLen]); st != wire.OK {
+					return c.fail(st, v.desc, amqpsax.Code(lim[v.desc]), true)
+				}
+			}
 		}
 	case wire.Variable:
-		if c.Validate {
-			p := lim[v.body+hdr : v.end]
-			if v.kind == amqpsax.KindString && !wire.ValidUTF8(p) {
-				return c.fail(wire.BadUTF8, v.start, v.code, true)
-			}
-			if v.kind == amqpsax.KindSymbol && !wire.ValidASCII(p) {
-				return c.fail(wire.BadSymbol, v.start, v.code, true)
+		if c.Validate && !v.inCtor {
+			if st := wire.CheckText(v.kind, lim[v.body+hdr:v.end]); st != wire.OK {
+				return c.fail(st, v.start, v.code, true)
 			}
 		}
 	}
@@ -337,6 +353,9 @@ func (c *Cursor) Enter() bool {
 			nl.kind, nl.end, nl.elem, nl.desc, nl.pos = lvDescElem, v.end, v.ector, v.desc, v.start
 		} else {
 			nl.kind, nl.end, nl.pos = lvDescribed, c.lv.end, v.body
+			if v.end >= 0 { // measured: the descriptor and value end there
+				nl.end, nl.exact = v.end, true
+			}
 		}
 	default:
 		return c.fail(wire.WrongKind, v.start, v.code, true)

@@ -47,6 +47,14 @@ func TestInvalid(t *testing.T) {
 		err := walk(&c, amqpsax.NopHandler{})
 		assertFault(t, err, tc.Err, tc.Offset, tc.Name)
 	}
+	for _, tc := range cases.InvalidText {
+		c.Validate = false
+		c.Reset(cases.Bytes(tc.Hex))
+		assert.NoError(t, walk(&c, amqpsax.NopHandler{}), tc.Name)
+		c.Validate = true
+		c.Reset(cases.Bytes(tc.Hex))
+		assertFault(t, walk(&c, amqpsax.NopHandler{}), tc.Err, tc.Offset, tc.Name)
+	}
 }
 
 func TestTruncation(t *testing.T) {

@@ -61,7 +61,9 @@
 //
 // Elem moves to element i of a list; Lookup finds a map value by string
 // or symbol key, skipping the other values; Descriptor reads a described
-// value's descriptor without entering it; AppendInts, AppendUints,
+// value's descriptor without entering it (and on an array of described
+// values, the descriptor its elements share, which an empty array has
+// too); AppendInts, AppendUints,
 // AppendDoubles, AppendFloats and AppendTimestamps read a whole array of
 // fixed-width numbers into a caller's slice in one call.
 package stream

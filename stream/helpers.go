@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
@@ -64,10 +65,12 @@ func (c *Cursor) Lookup(key string) bool {
 // its value and sym is nil. When it is a symbol, sym is its bytes (a view
 // into the data) and d is the numeric descriptor the spec gives that
 // symbolic name ("amqp:properties:list" → 0x73), or 0 for a name the spec
-// does not define. ok is false when the current value is not described or
-// its descriptor is of another type.
+// does not define. On an array of described values it returns the
+// descriptor the elements share, read from the array's constructor, so it
+// is there for an empty array too. ok is false when the current value is
+// neither or its descriptor is of another type.
 func (c *Cursor) Descriptor() (d amqpsax.Descriptor, sym []byte, ok bool) {
-	if !c.lv.has || c.cur.kind != amqpsax.KindDescribed {
+	if !c.lv.has || (c.cur.kind != amqpsax.KindDescribed && (c.cur.kind != amqpsax.KindArray || c.cur.desc < 0)) {
 		return 0, nil, false
 	}
 	at := c.cur.body // the descriptor's constructor
@@ -125,6 +128,7 @@ func (c *Cursor) AppendInts(dst []int64) []int64 {
 	if !ok {
 		return dst
 	}
+	dst = slices.Grow(dst, n)
 	// One loop per width, so the loop body has no switch.
 	switch wire.Table[code].W {
 	case 1:
@@ -154,6 +158,10 @@ func (c *Cursor) AppendUints(dst []uint64) []uint64 {
 	if !ok {
 		return dst
 	}
+	// Grown once: an array of uint0 holds up to 32 elements per byte
+	// (wire.ZeroWidthPerByte), so dst may grow by 256 bytes per input byte,
+	// and no more.
+	dst = slices.Grow(dst, n)
 	switch wire.Table[code].W {
 	case 0:
 		for range n {
@@ -186,6 +194,7 @@ func (c *Cursor) AppendDoubles(dst []float64) []float64 {
 	if !ok {
 		return dst
 	}
+	dst = slices.Grow(dst, n)
 	for i := range n {
 		dst = append(dst, wire.Double(p[8*i:]))
 	}
@@ -199,6 +208,7 @@ func (c *Cursor) AppendFloats(dst []float32) []float32 {
 	if !ok {
 		return dst
 	}
+	dst = slices.Grow(dst, n)
 	for i := range n {
 		dst = append(dst, wire.Float(p[4*i:]))
 	}
@@ -212,6 +222,7 @@ func (c *Cursor) AppendTimestamps(dst []int64) []int64 {
 	if !ok {
 		return dst
 	}
+	dst = slices.Grow(dst, n)
 	for i := range n {
 		dst = append(dst, wire.Timestamp(p[8*i:]))
 	}
@@ -232,6 +243,7 @@ func (c *Cursor) AppendBytes(dst [][]byte) [][]byte {
 		return dst
 	}
 	code, kind := v.ector, wire.Table[v.ector].Kind
+	dst = slices.Grow(dst, v.count)
 	pos, end := v.body+v.hdr+v.ctor, v.end
 	for range v.count {
 		var n, h int

@@ -239,3 +239,30 @@ func TestAppendBytes(t *testing.T) {
 	assert.Nil(t, c.AppendBytes(nil))
 	assert.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
 }
+
+// Descriptor on an array of described values gives the descriptor its
+// elements share, also when there are none.
+func TestArrayDescriptor(t *testing.T) {
+	for _, tt := range []struct {
+		in  string
+		d   amqpsax.Descriptor
+		sym string
+	}{
+		{"e005000053" + "70" + "40", 0x70, ""},
+		{"e00702005373" + "52" + "0102", 0x73, ""},
+		{"e0190000a3" + "14616d71703a70726f706572746965733a6c697374" + "45", 0x73, "amqp:properties:list"},
+	} {
+		var c Cursor
+		c.Reset(cases.Bytes(tt.in))
+		require.True(t, c.Next())
+		d, sym, ok := c.Descriptor()
+		require.True(t, ok, tt.in)
+		assert.Equal(t, tt.d, d)
+		assert.Equal(t, tt.sym, string(sym))
+	}
+	var c Cursor
+	c.Reset(cases.Bytes("e0020071"))
+	require.True(t, c.Next())
+	_, _, ok := c.Descriptor()
+	assert.False(t, ok, "an array of int has no descriptor")
+}

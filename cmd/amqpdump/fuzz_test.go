@@ -19,7 +19,7 @@ func FuzzDump(f *testing.F) {
 	for _, c := range cases.Valid {
 		f.Add(cases.Bytes(c.Hex))
 	}
-	for _, c := range cases.Invalid {
+	for _, c := range append(cases.Invalid, cases.InvalidText...) {
 		f.Add(cases.Bytes(c.Hex))
 	}
 	for _, e := range corpus.Load(f, "messages.jsonl") {

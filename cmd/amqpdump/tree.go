@@ -139,6 +139,11 @@ func (p *printer) body(lim []byte, start, body int, c amqpsax.Code, h head) (int
 		return p.array(lim, start, body, c, h)
 	}
 	if c == amqpsax.CodeList0 {
+		// A level of nesting, as for the decoders.
+		if err := p.enter(start, c); err != nil {
+			return start, err
+		}
+		p.depth--
 		p.line(h.at, h.indent, h.label+"list[0]"+codeSuffix("list", c, h.elem))
 		return body, nil
 	}

@@ -6,6 +6,7 @@ package cases
 
 import (
 	"encoding/hex"
+	"fmt"
 	"io"
 	"strings"
 
@@ -152,6 +153,10 @@ var Valid = []Case{
 	{"array described list", "e00801" + "005370" + "c0" + "020140",
 		"array:1:described described ulong:112 list:1 null /list /described /array"},
 	{"array described empty", "e005000053" + "70" + "40", "array:0:described /array"},
+	// The shape of the validation attack, small: a sym32 descriptor
+	// replayed for zero-width elements.
+	{"array described sym32 descriptor, null elements", "e00b03" + "00b30000000361626340",
+		"array:3:described" + rep(" described symbol:616263 null /described", 3) + " /array"},
 	{"described", "005370" + "45", "described ulong:112 list:0 /list /described"},
 	{"described symbol", "00a30178" + "40", "described symbol:78 null /described"},
 	{"described described descriptor", "00" + "00537040" + "5201", "described described ulong:112 null /described uint:1 /described"},
@@ -196,6 +201,43 @@ var Invalid = []Bad{
 	{"described without descriptor", "00", io.ErrUnexpectedEOF, 1},
 	{"invalid descriptor code", "003f", amqpsax.ErrInvalidCode, 1},
 	{"list in list past end", "c00401" + "c00501", io.ErrUnexpectedEOF, 3},
+
+	// Found by an attack on the decoders (issue "Hostile input").
+	// list0 is a level of nesting for both decoders: the 1001st here.
+	{"1000 list32 around list0", Nest(1000, "45"), amqpsax.ErrTooDeep, 9000},
+	{"999 list32 around an array of list0", Nest(999, "e0020245"), amqpsax.ErrTooDeep, 8995},
+}
+
+// InvalidText holds inputs whose only fault is the text of a string or
+// symbol: they decode without error by default and must fail as given
+// with validation on (UTF-8 of strings, ASCII of symbols).
+var InvalidText = []Bad{
+	{"str8 bad UTF-8", "a10568c3a9e282", amqpsax.ErrInvalidUTF8, 0},
+	{"sym8 non-ASCII", "a30261c3", amqpsax.ErrInvalidSymbol, 0},
+	{"sym8 in array", "e00602a3" + "0161" + "0180", amqpsax.ErrInvalidSymbol, 6},
+	// The descriptor of an array of described values is checked once,
+	// when the array is read — also when it is empty, although no
+	// element replays it (found by an attack on the decoders).
+	{"empty described array, bad symbol descriptor", "e0060000a3018040", amqpsax.ErrInvalidSymbol, 4},
+	{"empty described array, bad UTF-8 descriptor", "e0060000a101ff40", amqpsax.ErrInvalidUTF8, 4},
+	{"described array, bad descriptor, 3 elements", "e0060300a3018040", amqpsax.ErrInvalidSymbol, 4},
+}
+
+// Nest returns the hex of depth list32 values, each holding the next, and
+// the innermost holding the value inner (hex).
+func Nest(depth int, inner string) string {
+	var b strings.Builder
+	size := 4 + len(inner)/2 // count field and contents
+	heads := make([]string, depth)
+	for i := depth - 1; i >= 0; i-- {
+		heads[i] = fmt.Sprintf("d0%08x00000001", size)
+		size += 9
+	}
+	for _, h := range heads {
+		b.WriteString(h)
+	}
+	b.WriteString(inner)
+	return b.String()
 }
 
 // TruncOffset returns the offset at which decoding full (one valid

@@ -323,6 +323,9 @@ func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLe
 func Skip(b []byte) (n int, faultOff int) {
 	pending := 1 // values still to skip
 	for pending > 0 {
+		if Counting {
+			Work.Skipped++
+		}
 		if n >= len(b) {
 			return int(EOF), n
 		}
@@ -346,6 +349,37 @@ func Skip(b []byte) (n int, faultOff int) {
 		pending--
 	}
 	return n, 0
+}
+
+// CheckText checks the payload p of a value of kind k: a string must be
+// valid UTF-8 (§1.6.20), a symbol ASCII (§1.6.21). Other kinds pass. It is
+// the one place the decoders' Validate option is applied.
+func CheckText(k amqpsax.Kind, p []byte) Status {
+	if Counting && (k == amqpsax.KindString || k == amqpsax.KindSymbol) {
+		Work.Checked += len(p)
+	}
+	switch {
+	case k == amqpsax.KindString && !ValidUTF8(p):
+		return BadUTF8
+	case k == amqpsax.KindSymbol && !ValidASCII(p):
+		return BadSymbol
+	}
+	return OK
+}
+
+// CheckDescriptor checks the text of an array's descriptor d (the
+// descriptor value as encoded, constructor first, as ArrayCtor located
+// it). A decoder with validation on calls it once per array, when the
+// array is opened — never per element, where the descriptor is replayed —
+// so an array of n elements costs the descriptor's length once, not n
+// times, and an empty array's descriptor is checked too.
+func CheckDescriptor(d []byte) Status {
+	c := amqpsax.Code(d[0])
+	if Table[c].Cat != Variable {
+		return OK
+	}
+	h, n, _ := Body(c, d[1:])
+	return CheckText(Table[c].Kind, d[1+h:1+h+n])
 }
 
 // ValidUTF8 reports whether b is valid UTF-8 (strings, §1.6.20).
