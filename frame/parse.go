@@ -1,0 +1,1010 @@
+package frame
+
+import (
+	"errors"
+	"io"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/stream"
+)
+
+// Causes of the errors the Parse functions return, for errors.Is. They
+// arrive as an *amqpsax.Error (Op "frame", Offset in the body) whose Err is
+// a *FieldError wrapping one of them. A malformed encoding gives the
+// *amqpsax.Error the cursor reports (ErrMalformed, io.ErrUnexpectedEOF,
+// …), with Op "frame" and its offset in the body.
+var (
+	// ErrPerformative: the body does not hold the performative asked for
+	// (or the field does not hold the composite type the spec requires).
+	ErrPerformative = errors.New("not the expected performative")
+	// ErrFieldType: a field holds a value of another type than the spec's.
+	ErrFieldType = errors.New("field of the wrong type")
+	// ErrMissingField: a mandatory field is absent or null.
+	ErrMissingField = errors.New("mandatory field missing")
+	// ErrFieldValue: a field of a restricted type holds a value that is
+	// not one of the spec's choices (a sender settle mode of 3, say).
+	ErrFieldValue = errors.New("field value not among the spec's choices")
+)
+
+// FieldError says which field of which composite type is at fault, and
+// how. It is the Err of the *amqpsax.Error a Parse function returns.
+type FieldError struct {
+	Type  string // the composite type, as the spec names it: "transfer", "source", …
+	Field string // the field, as the spec names it; "" when the fault is the composite itself
+	Want  string // what the spec requires there
+	Found string // what the input holds
+	Err   error  // ErrPerformative, ErrFieldType, ErrMissingField or ErrFieldValue
+}
+
+// Error formats the fault as "transfer field delivery-id: uint expected,
+// found string".
+func (e *FieldError) Error() string {
+	s := e.Type
+	if e.Field != "" {
+		s += " field " + e.Field
+	}
+	switch e.Err {
+	case ErrMissingField:
+		return s + ": mandatory field missing"
+	case ErrFieldValue:
+		return s + ": " + e.Found + " is not among the spec's choices"
+	}
+	return s + ": " + e.Want + " expected, found " + e.Found
+}
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// parser reads one composite value through a stream.Cursor: the
+// described value, its list, then its fields one at a time, each checked
+// against the spec's type. Every composite is read by its own parser (a
+// Cursor declared where it is used holds four levels without allocating;
+// a composite needs three).
+type parser struct {
+	c    stream.Cursor
+	spec *compositeSpec
+	f    *Fields
+	base int    // offset of the cursor's data in the body, for errors
+	list int    // offset of the list, for errors
+	raw  []byte // the encoding of the current field, for maps, symbols and composites
+	err  error
+}
+
+func (p *parser) fail(off int, code amqpsax.Code, hasCode bool, fe *FieldError) bool {
+	if p.err == nil {
+		p.err = &amqpsax.Error{Op: "frame", Offset: p.base + off, Code: code, HasCode: hasCode, Err: fe}
+	}
+	return false
+}
+
+// cursorErr records the cursor's error, rebased: its offset in the body
+// and Op "frame".
+func (p *parser) cursorErr() bool {
+	if p.err != nil {
+		return false
+	}
+	if err := p.c.Err(); err != nil {
+		p.err = rebase(err, p.base)
+		return false
+	}
+	return true
+}
+
+// rebase returns the cursor's error err as this package reports it: with
+// Op "frame" and its offset in the body, the cursor's data starting at
+// base.
+func rebase(err error, base int) error {
+	var ae *amqpsax.Error
+	if errors.As(err, &ae) {
+		e := *ae
+		e.Op, e.Offset = "frame", base+ae.Offset
+		return &e
+	}
+	return err
+}
+
+// describedName names the descriptor found, for errors.
+func describedName(d amqpsax.Descriptor, sym []byte) string {
+	if sym != nil && d == 0 {
+		return "descriptor " + string(sym)
+	}
+	return d.String()
+}
+
+// open reads the described value at the start of data, whose offset in
+// the body is base, and returns its descriptor and the length of its
+// encoding. The cursor is left on it.
+func (p *parser) open(data []byte, base int, want string) (d amqpsax.Descriptor, end int, ok bool) {
+	p.base = base
+	p.c.Reset(data)
+	if !p.c.Next() {
+		if p.cursorErr() { // no value at all
+			p.err = &amqpsax.Error{Op: "frame", Offset: base, Err: io.ErrUnexpectedEOF}
+		}
+		return 0, 0, false
+	}
+	if p.c.Kind() != amqpsax.KindDescribed {
+		return 0, 0, p.fail(p.c.Offset(), p.c.Code(), true,
+			&FieldError{Type: want, Want: want, Found: p.c.Kind().String(), Err: ErrPerformative})
+	}
+	d, sym, ok := p.c.Descriptor()
+	if !ok {
+		return 0, 0, p.fail(p.c.Offset(), p.c.Code(), true,
+			&FieldError{Type: want, Want: want, Found: "descriptor of another type", Err: ErrPerformative})
+	}
+	raw := p.c.Raw()
+	if raw == nil {
+		return 0, 0, p.cursorErr()
+	}
+	_ = sym // an undefined symbolic descriptor is 0, which no type has
+	return d, len(raw), true
+}
+
+// wrong reports the described value the cursor is on as not the
+// composite wanted.
+func (p *parser) wrong(want string, d amqpsax.Descriptor) bool {
+	_, sym, _ := p.c.Descriptor()
+	return p.fail(p.c.Offset(), p.c.Code(), true,
+		&FieldError{Type: want, Want: want, Found: describedName(d, sym), Err: ErrPerformative})
+}
+
+// fields enters the described value the cursor is on and its list, to
+// read the fields of spec into f.
+func (p *parser) fields(spec *compositeSpec, f *Fields) bool {
+	p.spec, p.f = spec, f
+	if !p.c.Enter() || !p.c.Next() || !p.c.Next() { // the descriptor, then the value
+		return p.cursorErr()
+	}
+	if p.c.Kind() != amqpsax.KindList {
+		return p.fail(p.c.Offset(), p.c.Code(), true,
+			&FieldError{Type: spec.name, Want: "list", Found: p.c.Kind().String(), Err: ErrFieldType})
+	}
+	p.list = p.c.Offset()
+	f.n = uint8(min(p.c.Count(), len(spec.fields)))
+	f.wide = p.c.Code() == amqpsax.CodeList32
+	if !p.c.Enter() {
+		return p.cursorErr()
+	}
+	return true
+}
+
+// next moves to the next field that is present and not null, checks it
+// against the spec, marks it in f and returns its position. It returns
+// false at the end of the list (extra fields, which a later version of
+// the spec may define, are skipped) or on error. For a map, a symbol
+// field and a composite, p.raw is the field's encoding.
+func (p *parser) next() (Field, bool) {
+	for p.err == nil && p.c.Next() {
+		i := p.c.Index()
+		if i >= len(p.spec.fields) || p.c.Kind() == amqpsax.KindNull {
+			continue
+		}
+		fs := &p.spec.fields[i]
+		if !p.check(fs) {
+			return 0, false
+		}
+		p.f.set |= 1 << i
+		return Field(i), true
+	}
+	p.cursorErr()
+	return 0, false
+}
+
+// check checks the value the cursor is on against field fs. Maps and
+// arrays of symbols are walked (their keys and values, their elements),
+// so that reading them later cannot fail.
+func (p *parser) check(fs *fieldSpec) bool {
+	k := p.c.Kind()
+	switch {
+	case k == fs.kind:
+	case fs.multiple && k == amqpsax.KindArray && p.c.ArrayElem() == fs.kind:
+	default:
+		return p.fieldType(fs)
+	}
+	switch k {
+	case amqpsax.KindMap, amqpsax.KindArray, amqpsax.KindDescribed:
+		if p.raw = p.c.Raw(); p.raw == nil {
+			return p.cursorErr()
+		}
+		if k == amqpsax.KindDescribed {
+			return true
+		}
+		if !p.c.Enter() {
+			return p.cursorErr()
+		}
+		for p.c.Next() {
+		}
+		if !p.cursorErr() {
+			return false
+		}
+		p.c.Exit()
+	case amqpsax.KindSymbol:
+		if fs.multiple {
+			p.raw = p.c.Raw()
+		}
+	}
+	return true
+}
+
+func (p *parser) fieldType(fs *fieldSpec) bool {
+	found := p.c.Kind().String()
+	if p.c.Kind() == amqpsax.KindArray {
+		found = "array of " + p.c.ArrayElem().String()
+	}
+	return p.fail(p.c.Offset(), p.c.Code(), true,
+		&FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Found: found, Err: ErrFieldType})
+}
+
+// badValue reports the current field's value as not among the spec's
+// choices.
+func (p *parser) badValue(i Field, found string) bool {
+	fs := &p.spec.fields[i]
+	return p.fail(p.c.Offset(), p.c.Code(), true,
+		&FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Found: found, Err: ErrFieldValue})
+}
+
+// done checks the mandatory fields, once the list has been read.
+func (p *parser) done() error {
+	if p.err != nil {
+		return p.err
+	}
+	for i, fs := range p.spec.fields {
+		if fs.mandatory && !p.f.Has(Field(i)) {
+			p.fail(p.list, 0, false, &FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Err: ErrMissingField})
+			return p.err
+		}
+	}
+	return nil
+}
+
+// Value readers for the field the cursor is on, once next has checked
+// its kind.
+
+func (p *parser) uint32() uint32 { return uint32(p.c.Uint()) }
+func (p *parser) bytes() []byte  { return p.c.Bytes() }
+func (p *parser) bool() bool     { return p.c.Bool() }
+
+func (p *parser) sndSettle(i Field) SenderSettleMode {
+	v := p.c.Uint()
+	if v > uint64(SndMixed) {
+		p.badValue(i, "sender settle mode "+u64(v))
+	}
+	return SenderSettleMode(v)
+}
+
+func (p *parser) rcvSettle(i Field) ReceiverSettleMode {
+	v := p.c.Uint()
+	if v > uint64(RcvSecond) {
+		p.badValue(i, "receiver settle mode "+u64(v))
+	}
+	return ReceiverSettleMode(v)
+}
+
+func (p *parser) durability(i Field) TerminusDurability {
+	v := p.c.Uint()
+	if v > uint64(DurabilityUnsettledState) {
+		p.badValue(i, "terminus durability "+u64(v))
+	}
+	return TerminusDurability(v)
+}
+
+func (p *parser) expiry(i Field) ExpiryPolicy {
+	v, ok := lookupExpiry(p.c.Bytes())
+	if !ok {
+		p.badValue(i, "expiry policy "+string(p.c.Bytes()))
+	}
+	return v
+}
+
+func u64(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+// Performative returns the descriptor of the performative body holds
+// (amqpsax.DescriptorTransfer, DescriptorSASLInit, …), whether it is
+// encoded as a ulong or a symbol, without reading its fields; 0 and no
+// error for an empty body (a heartbeat). A body that does not start with
+// a described value is an error wrapping ErrPerformative; a descriptor
+// this package does not know is returned as it is (check it with a
+// switch).
+func Performative(body []byte) (amqpsax.Descriptor, error) {
+	if len(body) == 0 {
+		return 0, nil
+	}
+	var c stream.Cursor
+	c.Reset(body)
+	if !c.Next() {
+		return 0, rebase(c.Err(), 0)
+	}
+	d, _, ok := c.Descriptor()
+	if !ok {
+		found := c.Kind().String()
+		if c.Kind() == amqpsax.KindDescribed {
+			found = "descriptor of another type"
+		}
+		return 0, &amqpsax.Error{Op: "frame", Offset: 0, Code: c.Code(), HasCode: true,
+			Err: &FieldError{Type: "performative", Want: "described value", Found: found, Err: ErrPerformative}}
+	}
+	return d, nil
+}
+
+// ParseTransfer decodes the transfer performative at the start of body
+// (a frame's Body) and returns it with the payload that follows it: the
+// bytes of the delivery's message carried by this frame (a view into
+// body). It does not allocate. A body that holds another performative is
+// an error wrapping ErrPerformative; a field of the wrong type, a missing
+// mandatory field or a malformed encoding is an *amqpsax.Error with its
+// offset in body.
+func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
+	var p parser
+	d, end, ok := p.open(body, 0, specTransfer.name)
+	switch {
+	case !ok:
+		return t, nil, p.err
+	case d != amqpsax.DescriptorTransfer:
+		p.wrong(specTransfer.name, d)
+		return t, nil, p.err
+	}
+	if !p.fields(&specTransfer, &t.Fields) {
+		return t, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case TransferHandle:
+			t.Handle = p.uint32()
+		case TransferDeliveryID:
+			t.DeliveryID = p.uint32()
+		case TransferDeliveryTag:
+			t.DeliveryTag = p.bytes()
+		case TransferMessageFormat:
+			t.MessageFormat = p.uint32()
+		case TransferSettled:
+			t.Settled = p.bool()
+		case TransferMore:
+			t.More = p.bool()
+		case TransferRcvSettleMode:
+			t.RcvSettleMode = p.rcvSettle(i)
+		case TransferState:
+			t.State, p.err = parseState(p.raw, p.base+p.c.Offset())
+		case TransferResume:
+			t.Resume = p.bool()
+		case TransferAborted:
+			t.Aborted = p.bool()
+		case TransferBatchable:
+			t.Batchable = p.bool()
+		}
+	}
+	if err := p.done(); err != nil {
+		return t, nil, err
+	}
+	return t, body[end:], nil
+}
+
+// ParseOpen decodes the open performative at the start of body and
+// returns it with the bytes that follow it in body (empty in a
+// well-formed frame), as ParseTransfer does.
+func ParseOpen(body []byte) (o Open, rest []byte, err error) {
+	o.MaxFrameSize, o.ChannelMax = 1<<32-1, 1<<16-1
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorOpen, &specOpen, &o.Fields)
+	if !ok {
+		return o, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case OpenContainerID:
+			o.ContainerID = p.bytes()
+		case OpenHostname:
+			o.Hostname = p.bytes()
+		case OpenMaxFrameSize:
+			o.MaxFrameSize = p.uint32()
+		case OpenChannelMax:
+			o.ChannelMax = uint16(p.c.Uint())
+		case OpenIdleTimeOut:
+			o.IdleTimeOut = p.uint32()
+		case OpenOutgoingLocales:
+			o.OutgoingLocales = p.raw
+		case OpenIncomingLocales:
+			o.IncomingLocales = p.raw
+		case OpenOfferedCapabilities:
+			o.OfferedCapabilities = p.raw
+		case OpenDesiredCapabilities:
+			o.DesiredCapabilities = p.raw
+		case OpenProperties:
+			o.Properties = p.raw
+		}
+	}
+	if err := p.done(); err != nil {
+		return o, nil, err
+	}
+	return o, body[end:], nil
+}
+
+// perf opens the performative d at the start of body and enters its
+// fields: the common start of every Parse function but ParseTransfer
+// (written out there, the hottest path).
+func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec, f *Fields) (int, bool) {
+	d, end, ok := p.open(body, 0, spec.name)
+	switch {
+	case !ok:
+		return 0, false
+	case d != want:
+		return 0, p.wrong(spec.name, d)
+	}
+	return end, p.fields(spec, f)
+}
+
+// ParseBegin decodes the begin performative at the start of body, as
+// ParseOpen does.
+func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
+	b.HandleMax = 1<<32 - 1
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorBegin, &specBegin, &b.Fields)
+	if !ok {
+		return b, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case BeginRemoteChannel:
+			b.RemoteChannel = uint16(p.c.Uint())
+		case BeginNextOutgoingID:
+			b.NextOutgoingID = p.uint32()
+		case BeginIncomingWindow:
+			b.IncomingWindow = p.uint32()
+		case BeginOutgoingWindow:
+			b.OutgoingWindow = p.uint32()
+		case BeginHandleMax:
+			b.HandleMax = p.uint32()
+		case BeginOfferedCapabilities:
+			b.OfferedCapabilities = p.raw
+		case BeginDesiredCapabilities:
+			b.DesiredCapabilities = p.raw
+		case BeginProperties:
+			b.Properties = p.raw
+		}
+	}
+	if err := p.done(); err != nil {
+		return b, nil, err
+	}
+	return b, body[end:], nil
+}
+
+// ParseAttach decodes the attach performative at the start of body, as
+// ParseOpen does.
+func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
+	a.SndSettleMode = SndMixed
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorAttach, &specAttach, &a.Fields)
+	if !ok {
+		return a, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case AttachName:
+			a.Name = p.bytes()
+		case AttachHandle:
+			a.Handle = p.uint32()
+		case AttachRole:
+			a.Role = Role(p.bool())
+		case AttachSndSettleMode:
+			a.SndSettleMode = p.sndSettle(i)
+		case AttachRcvSettleMode:
+			a.RcvSettleMode = p.rcvSettle(i)
+		case AttachSource:
+			a.Source, p.err = parseSource(p.raw, p.base+p.c.Offset())
+		case AttachTarget:
+			a.Target, p.err = parseTarget(p.raw, p.base+p.c.Offset())
+		case AttachUnsettled:
+			a.Unsettled = p.raw
+		case AttachIncompleteUnsettled:
+			a.IncompleteUnsettled = p.bool()
+		case AttachInitialDeliveryCount:
+			a.InitialDeliveryCount = p.uint32()
+		case AttachMaxMessageSize:
+			a.MaxMessageSize = p.c.Uint()
+		case AttachOfferedCapabilities:
+			a.OfferedCapabilities = p.raw
+		case AttachDesiredCapabilities:
+			a.DesiredCapabilities = p.raw
+		case AttachProperties:
+			a.Properties = p.raw
+		}
+	}
+	if err := p.done(); err != nil {
+		return a, nil, err
+	}
+	return a, body[end:], nil
+}
+
+// ParseFlow decodes the flow performative at the start of body, as
+// ParseOpen does.
+func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorFlow, &specFlow, &f.Fields)
+	if !ok {
+		return f, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case FlowNextIncomingID:
+			f.NextIncomingID = p.uint32()
+		case FlowIncomingWindow:
+			f.IncomingWindow = p.uint32()
+		case FlowNextOutgoingID:
+			f.NextOutgoingID = p.uint32()
+		case FlowOutgoingWindow:
+			f.OutgoingWindow = p.uint32()
+		case FlowHandle:
+			f.Handle = p.uint32()
+		case FlowDeliveryCount:
+			f.DeliveryCount = p.uint32()
+		case FlowLinkCredit:
+			f.LinkCredit = p.uint32()
+		case FlowAvailable:
+			f.Available = p.uint32()
+		case FlowDrain:
+			f.Drain = p.bool()
+		case FlowEcho:
+			f.Echo = p.bool()
+		case FlowProperties:
+			f.Properties = p.raw
+		}
+	}
+	if err := p.done(); err != nil {
+		return f, nil, err
+	}
+	return f, body[end:], nil
+}
+
+// ParseDisposition decodes the disposition performative at the start of
+// body, as ParseOpen does. An absent Last is set to First.
+func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorDisposition, &specDisposition, &d.Fields)
+	if !ok {
+		return d, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case DispositionRole:
+			d.Role = Role(p.bool())
+		case DispositionFirst:
+			d.First = p.uint32()
+		case DispositionLast:
+			d.Last = p.uint32()
+		case DispositionSettled:
+			d.Settled = p.bool()
+		case DispositionState:
+			d.State, p.err = parseState(p.raw, p.base+p.c.Offset())
+		case DispositionBatchable:
+			d.Batchable = p.bool()
+		}
+	}
+	if err := p.done(); err != nil {
+		return d, nil, err
+	}
+	if !d.Has(DispositionLast) {
+		d.Last = d.First
+	}
+	return d, body[end:], nil
+}
+
+// ParseDetach decodes the detach performative at the start of body, as
+// ParseOpen does.
+func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorDetach, &specDetach, &d.Fields)
+	if !ok {
+		return d, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case DetachHandle:
+			d.Handle = p.uint32()
+		case DetachClosed:
+			d.Closed = p.bool()
+		case DetachError:
+			d.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
+		}
+	}
+	if err := p.done(); err != nil {
+		return d, nil, err
+	}
+	return d, body[end:], nil
+}
+
+// ParseEnd decodes the end performative at the start of body, as
+// ParseOpen does.
+func ParseEnd(body []byte) (e End, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorEnd, &specEnd, &e.Fields)
+	if !ok {
+		return e, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		if i == EndError {
+			e.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
+		}
+	}
+	if err := p.done(); err != nil {
+		return e, nil, err
+	}
+	return e, body[end:], nil
+}
+
+// ParseClose decodes the close performative at the start of body, as
+// ParseOpen does.
+func ParseClose(body []byte) (c Close, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorClose, &specClose, &c.Fields)
+	if !ok {
+		return c, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		if i == CloseError {
+			c.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
+		}
+	}
+	if err := p.done(); err != nil {
+		return c, nil, err
+	}
+	return c, body[end:], nil
+}
+
+// ParseSASLMechanisms decodes the sasl-mechanisms frame body at the start
+// of body, as ParseOpen does.
+func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms, &m.Fields)
+	if !ok {
+		return m, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		if i == SASLMechanismsMechanisms {
+			m.Mechanisms = p.raw
+		}
+	}
+	if err := p.done(); err != nil {
+		return m, nil, err
+	}
+	return m, body[end:], nil
+}
+
+// ParseSASLInit decodes the sasl-init frame body at the start of body,
+// as ParseOpen does.
+func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorSASLInit, &specSASLInit, &s.Fields)
+	if !ok {
+		return s, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case SASLInitMechanism:
+			s.Mechanism = p.bytes()
+		case SASLInitInitialResponse:
+			s.InitialResponse = p.bytes()
+		case SASLInitHostname:
+			s.Hostname = p.bytes()
+		}
+	}
+	if err := p.done(); err != nil {
+		return s, nil, err
+	}
+	return s, body[end:], nil
+}
+
+// ParseSASLChallenge decodes the sasl-challenge frame body at the start
+// of body, as ParseOpen does.
+func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorSASLChallenge, &specSASLChallenge, &s.Fields)
+	if !ok {
+		return s, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		if i == SASLChallengeChallenge {
+			s.Challenge = p.bytes()
+		}
+	}
+	if err := p.done(); err != nil {
+		return s, nil, err
+	}
+	return s, body[end:], nil
+}
+
+// ParseSASLResponse decodes the sasl-response frame body at the start of
+// body, as ParseOpen does.
+func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorSASLResponse, &specSASLResponse, &s.Fields)
+	if !ok {
+		return s, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		if i == SASLResponseResponse {
+			s.Response = p.bytes()
+		}
+	}
+	if err := p.done(); err != nil {
+		return s, nil, err
+	}
+	return s, body[end:], nil
+}
+
+// ParseSASLOutcome decodes the sasl-outcome frame body at the start of
+// body, as ParseOpen does.
+func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
+	var p parser
+	end, ok := p.perf(body, amqpsax.DescriptorSASLOutcome, &specSASLOutcome, &s.Fields)
+	if !ok {
+		return s, nil, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case SASLOutcomeCode:
+			v := p.c.Uint()
+			if v > uint64(SASLSysTemp) {
+				p.badValue(i, "sasl code "+u64(v))
+			}
+			s.Code = SASLCode(v)
+		case SASLOutcomeAdditionalData:
+			s.AdditionalData = p.bytes()
+		}
+	}
+	if err := p.done(); err != nil {
+		return s, nil, err
+	}
+	return s, body[end:], nil
+}
+
+// parseError decodes an error composite: raw is its encoding, at offset
+// base in the body.
+func parseError(raw []byte, base int) (e AMQPError, err error) {
+	var p parser
+	d, _, ok := p.open(raw, base, specError.name)
+	switch {
+	case !ok:
+		return e, p.err
+	case d != amqpsax.DescriptorError:
+		p.wrong(specError.name, d)
+		return e, p.err
+	}
+	if !p.fields(&specError, &e.Fields) {
+		return e, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case AMQPErrorCondition:
+			e.Condition = p.bytes()
+		case AMQPErrorDescription:
+			e.Description = p.bytes()
+		case AMQPErrorInfo:
+			e.Info = p.raw
+		}
+	}
+	return e, p.done()
+}
+
+// parseSource decodes a source composite, as parseError does.
+func parseSource(raw []byte, base int) (s Source, err error) {
+	var p parser
+	d, _, ok := p.open(raw, base, specSource.name)
+	switch {
+	case !ok:
+		return s, p.err
+	case d != amqpsax.DescriptorSource:
+		p.wrong(specSource.name, d)
+		return s, p.err
+	}
+	if !p.fields(&specSource, &s.Fields) {
+		return s, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case SourceAddress:
+			s.Address = p.bytes()
+		case SourceDurable:
+			s.Durable = p.durability(i)
+		case SourceExpiryPolicy:
+			s.ExpiryPolicy = p.expiry(i)
+		case SourceTimeout:
+			s.Timeout = p.uint32()
+		case SourceDynamic:
+			s.Dynamic = p.bool()
+		case SourceDynamicNodeProperties:
+			s.DynamicNodeProperties = p.raw
+		case SourceDistributionMode:
+			s.DistributionMode = p.bytes()
+		case SourceFilter:
+			s.Filter = p.raw
+		case SourceDefaultOutcome:
+			s.DefaultOutcome, p.err = parseState(p.raw, p.base+p.c.Offset())
+		case SourceOutcomes:
+			s.Outcomes = p.raw
+		case SourceCapabilities:
+			s.Capabilities = p.raw
+		}
+	}
+	return s, p.done()
+}
+
+// parseTarget decodes a target or coordinator composite, as parseError
+// does.
+func parseTarget(raw []byte, base int) (t Target, err error) {
+	var p parser
+	d, _, ok := p.open(raw, base, specTarget.name)
+	switch {
+	case !ok:
+		return t, p.err
+	case d == amqpsax.DescriptorCoordinator:
+		t.Coordinator = true
+		if !p.fields(&specCoordinator, &t.Fields) {
+			return t, p.err
+		}
+		for {
+			i, ok := p.next()
+			if !ok {
+				break
+			}
+			if i == CoordinatorCapabilities {
+				t.Capabilities = p.raw
+			}
+		}
+		return t, p.done()
+	case d != amqpsax.DescriptorTarget:
+		p.wrong(specTarget.name, d)
+		return t, p.err
+	}
+	if !p.fields(&specTarget, &t.Fields) {
+		return t, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch i {
+		case TargetAddress:
+			t.Address = p.bytes()
+		case TargetDurable:
+			t.Durable = p.durability(i)
+		case TargetExpiryPolicy:
+			t.ExpiryPolicy = p.expiry(i)
+		case TargetTimeout:
+			t.Timeout = p.uint32()
+		case TargetDynamic:
+			t.Dynamic = p.bool()
+		case TargetDynamicNodeProperties:
+			t.DynamicNodeProperties = p.raw
+		case TargetCapabilities:
+			t.Capabilities = p.raw
+		}
+	}
+	return t, p.done()
+}
+
+// parseState decodes a delivery state: one of the five of part 3, or any
+// other described value as StateOther.
+func parseState(raw []byte, base int) (s DeliveryState, err error) {
+	var p parser
+	d, _, ok := p.open(raw, base, "delivery-state")
+	if !ok {
+		return s, p.err
+	}
+	s.Descriptor, s.Raw = d, raw
+	var spec *compositeSpec
+	switch d {
+	case amqpsax.DescriptorReceived:
+		s.Type, spec = StateReceived, &specReceived
+	case amqpsax.DescriptorAccepted:
+		s.Type, spec = StateAccepted, &specAccepted
+	case amqpsax.DescriptorRejected:
+		s.Type, spec = StateRejected, &specRejected
+	case amqpsax.DescriptorReleased:
+		s.Type, spec = StateReleased, &specReleased
+	case amqpsax.DescriptorModified:
+		s.Type, spec = StateModified, &specModified
+	default:
+		s.Type = StateOther
+		return s, nil
+	}
+	if !p.fields(spec, &s.Fields) {
+		return s, p.err
+	}
+	for {
+		i, ok := p.next()
+		if !ok {
+			break
+		}
+		switch {
+		case s.Type == StateReceived && i == ReceivedSectionNumber:
+			s.SectionNumber = p.uint32()
+		case s.Type == StateReceived && i == ReceivedSectionOffset:
+			s.SectionOffset = p.c.Uint()
+		case s.Type == StateRejected && i == RejectedError:
+			s.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
+		case s.Type == StateModified && i == ModifiedDeliveryFailed:
+			s.DeliveryFailed = p.bool()
+		case s.Type == StateModified && i == ModifiedUndeliverableHere:
+			s.UndeliverableHere = p.bool()
+		case s.Type == StateModified && i == ModifiedMessageAnnotations:
+			s.MessageAnnotations = p.raw
+		}
+	}
+	return s, p.done()
+}
