@@ -1,0 +1,59 @@
+// Command record runs one client program through a recording proxy in
+// front of an AMQP broker and writes each connection's two byte streams.
+//
+//	record -broker 127.0.0.1:5672 -out DIR -name NAME -- PROGRAM ARGS...
+//
+// PROGRAM is started with AMQP_ADDR set to the proxy's host:port (the
+// clients of interop/ connect there). When it exits the proxy waits for
+// its connections to end and writes DIR/NAME-N-client.bin (client to
+// broker) and DIR/NAME-N-server.bin (broker to client) for every
+// connection N, from 1 in accept order. The exit status is the program's.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/amqpsax/amqpsax/interop"
+)
+
+func main() {
+	broker := flag.String("broker", "127.0.0.1:5672", "the broker's host:port")
+	out := flag.String("out", ".", "directory for the recorded streams")
+	name := flag.String("name", "conn", "file name prefix")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: record -broker HOST:PORT -out DIR -name NAME -- PROGRAM ARGS...")
+		os.Exit(2)
+	}
+	tap, err := interop.NewTap(*broker)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+	cmd.Env = append(os.Environ(), "AMQP_ADDR="+tap.Addr())
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	runErr := cmd.Run()
+	if err := tap.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+	}
+	paths, err := interop.WriteConns(*out, *name, tap.Conns())
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		fmt.Fprintf(os.Stderr, "record: %s (%d bytes)\n", p, st.Size())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+	if runErr != nil {
+		fmt.Fprintf(os.Stderr, "record: %s: %v\n", flag.Arg(0), runErr)
+		if ee, ok := runErr.(*exec.ExitError); ok {
+			os.Exit(ee.ExitCode())
+		}
+		os.Exit(1)
+	}
+}
