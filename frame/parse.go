@@ -63,7 +63,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 type parser struct {
 	c    stream.Cursor
 	spec *compositeSpec
-	f    *Fields
+	fs   Fields // what was read: copied into the composite's Fields by done
 	base int    // offset of the cursor's data in the body, for errors
 	list int    // offset of the list, for errors
 	raw  []byte // the encoding of the current field, for maps, symbols and composites
@@ -129,6 +129,9 @@ func (p *parser) open(data []byte, base int, want string) (d amqpsax.Descriptor,
 	}
 	d, sym, ok := p.c.Descriptor()
 	if !ok {
+		if p.c.Raw() == nil { // cut or malformed
+			return 0, 0, p.cursorErr()
+		}
 		return 0, 0, p.fail(p.c.Offset(), p.c.Code(), true,
 			&FieldError{Type: want, Want: want, Found: "descriptor of another type", Err: ErrPerformative})
 	}
@@ -149,9 +152,9 @@ func (p *parser) wrong(want string, d amqpsax.Descriptor) bool {
 }
 
 // fields enters the described value the cursor is on and its list, to
-// read the fields of spec into f.
-func (p *parser) fields(spec *compositeSpec, f *Fields) bool {
-	p.spec, p.f = spec, f
+// read the fields of spec.
+func (p *parser) fields(spec *compositeSpec) bool {
+	p.spec = spec
 	if !p.c.Enter() || !p.c.Next() || !p.c.Next() { // the descriptor, then the value
 		return p.cursorErr()
 	}
@@ -160,8 +163,8 @@ func (p *parser) fields(spec *compositeSpec, f *Fields) bool {
 			&FieldError{Type: spec.name, Want: "list", Found: p.c.Kind().String(), Err: ErrFieldType})
 	}
 	p.list = p.c.Offset()
-	f.n = uint8(min(p.c.Count(), len(spec.fields)))
-	f.wide = p.c.Code() == amqpsax.CodeList32
+	p.fs.n = uint8(min(p.c.Count(), len(spec.fields)))
+	p.fs.wide = p.c.Code() == amqpsax.CodeList32
 	if !p.c.Enter() {
 		return p.cursorErr()
 	}
@@ -183,7 +186,7 @@ func (p *parser) next() (Field, bool) {
 		if !p.check(fs) {
 			return 0, false
 		}
-		p.f.set |= 1 << i
+		p.fs.set |= 1 << i
 		return Field(i), true
 	}
 	p.cursorErr()
@@ -243,13 +246,17 @@ func (p *parser) badValue(i Field, found string) bool {
 		&FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Found: found, Err: ErrFieldValue})
 }
 
-// done checks the mandatory fields, once the list has been read.
-func (p *parser) done() error {
+// done checks the mandatory fields, once the list has been read, and
+// stores in f what was read. (The parser keeps its own Fields until then:
+// a pointer to the caller's kept in the parser would move the caller's
+// value to the heap.)
+func (p *parser) done(f *Fields) error {
+	*f = p.fs
 	if p.err != nil {
 		return p.err
 	}
 	for i, fs := range p.spec.fields {
-		if fs.mandatory && !p.f.Has(Field(i)) {
+		if fs.mandatory && !p.fs.Has(Field(i)) {
 			p.fail(p.list, 0, false, &FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Err: ErrMissingField})
 			return p.err
 		}
@@ -328,6 +335,9 @@ func Performative(body []byte) (amqpsax.Descriptor, error) {
 	}
 	d, _, ok := c.Descriptor()
 	if !ok {
+		if c.Kind() == amqpsax.KindDescribed && c.Raw() == nil { // cut or malformed
+			return 0, rebase(c.Err(), 0)
+		}
 		found := c.Kind().String()
 		if c.Kind() == amqpsax.KindDescribed {
 			found = "descriptor of another type"
@@ -355,7 +365,7 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 		p.wrong(specTransfer.name, d)
 		return t, nil, p.err
 	}
-	if !p.fields(&specTransfer, &t.Fields) {
+	if !p.fields(&specTransfer) {
 		return t, nil, p.err
 	}
 	for {
@@ -388,7 +398,7 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 			t.Batchable = p.bool()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&t.Fields); err != nil {
 		return t, nil, err
 	}
 	return t, body[end:], nil
@@ -400,7 +410,7 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 	o.MaxFrameSize, o.ChannelMax = 1<<32-1, 1<<16-1
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorOpen, &specOpen, &o.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorOpen, &specOpen)
 	if !ok {
 		return o, nil, p.err
 	}
@@ -432,7 +442,7 @@ func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 			o.Properties = p.raw
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&o.Fields); err != nil {
 		return o, nil, err
 	}
 	return o, body[end:], nil
@@ -441,7 +451,7 @@ func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 // perf opens the performative d at the start of body and enters its
 // fields: the common start of every Parse function but ParseTransfer
 // (written out there, the hottest path).
-func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec, f *Fields) (int, bool) {
+func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec) (int, bool) {
 	d, end, ok := p.open(body, 0, spec.name)
 	switch {
 	case !ok:
@@ -449,7 +459,7 @@ func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec,
 	case d != want:
 		return 0, p.wrong(spec.name, d)
 	}
-	return end, p.fields(spec, f)
+	return end, p.fields(spec)
 }
 
 // ParseBegin decodes the begin performative at the start of body, as
@@ -457,7 +467,7 @@ func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec,
 func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 	b.HandleMax = 1<<32 - 1
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorBegin, &specBegin, &b.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorBegin, &specBegin)
 	if !ok {
 		return b, nil, p.err
 	}
@@ -485,7 +495,7 @@ func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 			b.Properties = p.raw
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&b.Fields); err != nil {
 		return b, nil, err
 	}
 	return b, body[end:], nil
@@ -496,7 +506,7 @@ func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 	a.SndSettleMode = SndMixed
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorAttach, &specAttach, &a.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorAttach, &specAttach)
 	if !ok {
 		return a, nil, p.err
 	}
@@ -536,7 +546,7 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 			a.Properties = p.raw
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&a.Fields); err != nil {
 		return a, nil, err
 	}
 	return a, body[end:], nil
@@ -546,7 +556,7 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 // ParseOpen does.
 func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorFlow, &specFlow, &f.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorFlow, &specFlow)
 	if !ok {
 		return f, nil, p.err
 	}
@@ -580,7 +590,7 @@ func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 			f.Properties = p.raw
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&f.Fields); err != nil {
 		return f, nil, err
 	}
 	return f, body[end:], nil
@@ -590,7 +600,7 @@ func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 // body, as ParseOpen does. An absent Last is set to First.
 func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorDisposition, &specDisposition, &d.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorDisposition, &specDisposition)
 	if !ok {
 		return d, nil, p.err
 	}
@@ -614,7 +624,7 @@ func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 			d.Batchable = p.bool()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&d.Fields); err != nil {
 		return d, nil, err
 	}
 	if !d.Has(DispositionLast) {
@@ -627,7 +637,7 @@ func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 // ParseOpen does.
 func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorDetach, &specDetach, &d.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorDetach, &specDetach)
 	if !ok {
 		return d, nil, p.err
 	}
@@ -645,7 +655,7 @@ func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 			d.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&d.Fields); err != nil {
 		return d, nil, err
 	}
 	return d, body[end:], nil
@@ -655,7 +665,7 @@ func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 // ParseOpen does.
 func ParseEnd(body []byte) (e End, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorEnd, &specEnd, &e.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorEnd, &specEnd)
 	if !ok {
 		return e, nil, p.err
 	}
@@ -668,7 +678,7 @@ func ParseEnd(body []byte) (e End, rest []byte, err error) {
 			e.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&e.Fields); err != nil {
 		return e, nil, err
 	}
 	return e, body[end:], nil
@@ -678,7 +688,7 @@ func ParseEnd(body []byte) (e End, rest []byte, err error) {
 // ParseOpen does.
 func ParseClose(body []byte) (c Close, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorClose, &specClose, &c.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorClose, &specClose)
 	if !ok {
 		return c, nil, p.err
 	}
@@ -691,7 +701,7 @@ func ParseClose(body []byte) (c Close, rest []byte, err error) {
 			c.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&c.Fields); err != nil {
 		return c, nil, err
 	}
 	return c, body[end:], nil
@@ -701,7 +711,7 @@ func ParseClose(body []byte) (c Close, rest []byte, err error) {
 // of body, as ParseOpen does.
 func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms, &m.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms)
 	if !ok {
 		return m, nil, p.err
 	}
@@ -714,7 +724,7 @@ func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error)
 			m.Mechanisms = p.raw
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&m.Fields); err != nil {
 		return m, nil, err
 	}
 	return m, body[end:], nil
@@ -724,7 +734,7 @@ func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error)
 // as ParseOpen does.
 func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLInit, &specSASLInit, &s.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorSASLInit, &specSASLInit)
 	if !ok {
 		return s, nil, p.err
 	}
@@ -742,7 +752,7 @@ func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 			s.Hostname = p.bytes()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&s.Fields); err != nil {
 		return s, nil, err
 	}
 	return s, body[end:], nil
@@ -752,7 +762,7 @@ func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 // of body, as ParseOpen does.
 func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLChallenge, &specSASLChallenge, &s.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorSASLChallenge, &specSASLChallenge)
 	if !ok {
 		return s, nil, p.err
 	}
@@ -765,7 +775,7 @@ func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 			s.Challenge = p.bytes()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&s.Fields); err != nil {
 		return s, nil, err
 	}
 	return s, body[end:], nil
@@ -775,7 +785,7 @@ func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 // body, as ParseOpen does.
 func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLResponse, &specSASLResponse, &s.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorSASLResponse, &specSASLResponse)
 	if !ok {
 		return s, nil, p.err
 	}
@@ -788,7 +798,7 @@ func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 			s.Response = p.bytes()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&s.Fields); err != nil {
 		return s, nil, err
 	}
 	return s, body[end:], nil
@@ -798,7 +808,7 @@ func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 // body, as ParseOpen does.
 func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLOutcome, &specSASLOutcome, &s.Fields)
+	end, ok := p.perf(body, amqpsax.DescriptorSASLOutcome, &specSASLOutcome)
 	if !ok {
 		return s, nil, p.err
 	}
@@ -818,7 +828,7 @@ func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
 			s.AdditionalData = p.bytes()
 		}
 	}
-	if err := p.done(); err != nil {
+	if err := p.done(&s.Fields); err != nil {
 		return s, nil, err
 	}
 	return s, body[end:], nil
@@ -836,7 +846,7 @@ func parseError(raw []byte, base int) (e AMQPError, err error) {
 		p.wrong(specError.name, d)
 		return e, p.err
 	}
-	if !p.fields(&specError, &e.Fields) {
+	if !p.fields(&specError) {
 		return e, p.err
 	}
 	for {
@@ -853,7 +863,7 @@ func parseError(raw []byte, base int) (e AMQPError, err error) {
 			e.Info = p.raw
 		}
 	}
-	return e, p.done()
+	return e, p.done(&e.Fields)
 }
 
 // parseSource decodes a source composite, as parseError does.
@@ -867,7 +877,7 @@ func parseSource(raw []byte, base int) (s Source, err error) {
 		p.wrong(specSource.name, d)
 		return s, p.err
 	}
-	if !p.fields(&specSource, &s.Fields) {
+	if !p.fields(&specSource) {
 		return s, p.err
 	}
 	for {
@@ -900,7 +910,7 @@ func parseSource(raw []byte, base int) (s Source, err error) {
 			s.Capabilities = p.raw
 		}
 	}
-	return s, p.done()
+	return s, p.done(&s.Fields)
 }
 
 // parseTarget decodes a target or coordinator composite, as parseError
@@ -913,7 +923,7 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 		return t, p.err
 	case d == amqpsax.DescriptorCoordinator:
 		t.Coordinator = true
-		if !p.fields(&specCoordinator, &t.Fields) {
+		if !p.fields(&specCoordinator) {
 			return t, p.err
 		}
 		for {
@@ -925,12 +935,12 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 				t.Capabilities = p.raw
 			}
 		}
-		return t, p.done()
+		return t, p.done(&t.Fields)
 	case d != amqpsax.DescriptorTarget:
 		p.wrong(specTarget.name, d)
 		return t, p.err
 	}
-	if !p.fields(&specTarget, &t.Fields) {
+	if !p.fields(&specTarget) {
 		return t, p.err
 	}
 	for {
@@ -955,7 +965,7 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 			t.Capabilities = p.raw
 		}
 	}
-	return t, p.done()
+	return t, p.done(&t.Fields)
 }
 
 // parseState decodes a delivery state: one of the five of part 3, or any
@@ -983,7 +993,7 @@ func parseState(raw []byte, base int) (s DeliveryState, err error) {
 		s.Type = StateOther
 		return s, nil
 	}
-	if !p.fields(spec, &s.Fields) {
+	if !p.fields(spec) {
 		return s, p.err
 	}
 	for {
@@ -1006,5 +1016,5 @@ func parseState(raw []byte, base int) (s DeliveryState, err error) {
 			s.MessageAnnotations = p.raw
 		}
 	}
-	return s, p.done()
+	return s, p.done(&s.Fields)
 }

@@ -1,0 +1,478 @@
+package frame
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/encode"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestParseCuts cuts every performative of the corpus at every byte:
+// each prefix is an error wrapping io.ErrUnexpectedEOF, with an offset
+// inside the prefix, from the Parse function of its performative.
+func TestParseCuts(t *testing.T) {
+	for _, e := range loadPerformatives(t) {
+		d, err := Performative(e.perf)
+		require.NoError(t, err)
+		for n := range len(e.perf) {
+			_, _, _, err := parseAny(e.perf[:n])
+			if n == 0 {
+				// No performative to dispatch on: parse it as the
+				// one it was.
+				err = parseAs(d, e.perf[:n])
+			}
+			require.Error(t, err, "%s cut at %d", e.Name, n)
+			assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "%s cut at %d", e.Name, n)
+			var ae *amqpsax.Error
+			require.ErrorAs(t, err, &ae, "%s cut at %d", e.Name, n)
+			assert.Equal(t, "frame", ae.Op)
+			assert.LessOrEqual(t, ae.Offset, n, "%s cut at %d", e.Name, n)
+		}
+	}
+}
+
+// parseAs parses body with the Parse function of descriptor d.
+func parseAs(d amqpsax.Descriptor, body []byte) error {
+	var err error
+	switch d {
+	case amqpsax.DescriptorOpen:
+		_, _, err = ParseOpen(body)
+	case amqpsax.DescriptorBegin:
+		_, _, err = ParseBegin(body)
+	case amqpsax.DescriptorAttach:
+		_, _, err = ParseAttach(body)
+	case amqpsax.DescriptorFlow:
+		_, _, err = ParseFlow(body)
+	case amqpsax.DescriptorTransfer:
+		_, _, err = ParseTransfer(body)
+	case amqpsax.DescriptorDisposition:
+		_, _, err = ParseDisposition(body)
+	case amqpsax.DescriptorDetach:
+		_, _, err = ParseDetach(body)
+	case amqpsax.DescriptorEnd:
+		_, _, err = ParseEnd(body)
+	case amqpsax.DescriptorClose:
+		_, _, err = ParseClose(body)
+	case amqpsax.DescriptorSASLMechanisms:
+		_, _, err = ParseSASLMechanisms(body)
+	case amqpsax.DescriptorSASLInit:
+		_, _, err = ParseSASLInit(body)
+	case amqpsax.DescriptorSASLChallenge:
+		_, _, err = ParseSASLChallenge(body)
+	case amqpsax.DescriptorSASLResponse:
+		_, _, err = ParseSASLResponse(body)
+	case amqpsax.DescriptorSASLOutcome:
+		_, _, err = ParseSASLOutcome(body)
+	default:
+		err = errors.New("unknown")
+	}
+	return err
+}
+
+var allPerformatives = []amqpsax.Descriptor{
+	amqpsax.DescriptorOpen, amqpsax.DescriptorBegin, amqpsax.DescriptorAttach, amqpsax.DescriptorFlow,
+	amqpsax.DescriptorTransfer, amqpsax.DescriptorDisposition, amqpsax.DescriptorDetach,
+	amqpsax.DescriptorEnd, amqpsax.DescriptorClose, amqpsax.DescriptorSASLMechanisms,
+	amqpsax.DescriptorSASLInit, amqpsax.DescriptorSASLChallenge, amqpsax.DescriptorSASLResponse,
+	amqpsax.DescriptorSASLOutcome,
+}
+
+// TestParseWrongPerformative gives every Parse function the body of
+// every other performative of the corpus: ErrPerformative at offset 0.
+func TestParseWrongPerformative(t *testing.T) {
+	for _, e := range loadPerformatives(t) {
+		d, _ := Performative(e.perf)
+		for _, want := range allPerformatives {
+			if want == d {
+				continue
+			}
+			err := parseAs(want, e.perf)
+			require.ErrorIs(t, err, ErrPerformative, "%s as %s", e.Name, want)
+			var ae *amqpsax.Error
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, 0, ae.Offset)
+		}
+	}
+	// Not a described value at all, and a descriptor of another type.
+	for _, body := range [][]byte{{0x52, 0x14}, {0x00, 0xa1, 0x01, 'x', 0x45}} {
+		_, _, err := ParseTransfer(body)
+		assert.ErrorIs(t, err, ErrPerformative)
+		_, err = Performative(body)
+		assert.ErrorIs(t, err, ErrPerformative)
+	}
+	// A described value that is not a list.
+	_, _, err := ParseTransfer([]byte{0x00, 0x53, 0x14, 0x52, 0x01})
+	assert.ErrorIs(t, err, ErrFieldType)
+	d, err := Performative(nil)
+	assert.NoError(t, err)
+	assert.Zero(t, d)
+	_, _, err = ParseTransfer(nil)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	_, err = Performative([]byte{0x00, 0x53})
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+}
+
+// TestParseChoices: restricted fields with a value outside the spec's
+// choices are ErrFieldValue at that value.
+func TestParseChoices(t *testing.T) {
+	u := func(v uint8) []byte { return encode.AppendUbyte(nil, v) }
+	str := encode.AppendString(nil, "l")
+	h := encode.AppendUint(nil, 0)
+	role := encode.AppendBool(nil, false)
+	for _, c := range []struct {
+		name string
+		body []byte
+		at   int // the field's index in the list
+	}{
+		{"snd-settle-mode", composite(amqpsax.DescriptorAttach, str, h, role, u(3)), 3},
+		{"rcv-settle-mode", composite(amqpsax.DescriptorAttach, str, h, role, nil, u(2)), 4},
+		{"rcv-settle-mode", composite(amqpsax.DescriptorTransfer, h, nil, nil, nil, nil, nil, u(2)), 6},
+		{"durable", composite(amqpsax.DescriptorAttach, str, h, role, nil, nil,
+			composite(amqpsax.DescriptorSource, nil, encode.AppendUint(nil, 3))), 5},
+		{"expiry-policy", composite(amqpsax.DescriptorAttach, str, h, role, nil, nil, nil,
+			composite(amqpsax.DescriptorTarget, nil, nil, encode.AppendSymbol(nil, "whenever"))), 6},
+		{"code", composite(amqpsax.DescriptorSASLOutcome, u(5)), 0},
+	} {
+		err := parseAs(mustPerformative(t, c.body), c.body)
+		require.ErrorIs(t, err, ErrFieldValue, c.name)
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, c.name, fe.Field)
+		assert.Contains(t, err.Error(), "not among the spec's choices")
+	}
+}
+
+func mustPerformative(t *testing.T, body []byte) amqpsax.Descriptor {
+	d, err := Performative(body)
+	require.NoError(t, err)
+	return d
+}
+
+// TestParseForms reads the forms a peer other than Proton may write: a
+// symbolic descriptor, list32, uint fields in their four-byte form, more
+// fields than the spec defines (skipped), a coordinator as the target, a
+// transactional state (kept raw).
+func TestParseForms(t *testing.T) {
+	b := encode.AppendDescribed(nil)
+	b = encode.AppendSymbol(b, "amqp:transfer:list")
+	start := len(b)
+	b = encode.BeginList(b)
+	b = encode.AppendUint32(b, 5)
+	b = encode.AppendUint32(b, 0)
+	b = encode.AppendBinary(b, []byte("t"))
+	b = encode.AppendNull(b)
+	b = encode.AppendBool(b, true)
+	for range 7 {
+		b = encode.AppendNull(b)
+	}
+	b = encode.AppendString(b, "a field of a later version")
+	b = encode.EndList32(b, start, 13)
+	body := append(b, "payload"...)
+
+	d, err := Performative(body)
+	require.NoError(t, err)
+	assert.Equal(t, amqpsax.DescriptorTransfer, d)
+	tr, payload, err := ParseTransfer(body)
+	require.NoError(t, err)
+	assert.Equal(t, "payload", string(payload))
+	assert.Equal(t, uint32(5), tr.Handle)
+	assert.True(t, tr.Has(TransferDeliveryID))
+	assert.Zero(t, tr.DeliveryID)
+	assert.False(t, tr.Has(TransferMessageFormat))
+	assert.True(t, tr.Settled)
+	assert.Equal(t, 11, tr.Elements())
+	assert.True(t, tr.Wide())
+	assert.Equal(t, "t", string(tr.DeliveryTag))
+
+	coord := composite(amqpsax.DescriptorCoordinator, AppendSymbols(nil, "amqp:local-transactions"))
+	att := composite(amqpsax.DescriptorAttach, encode.AppendString(nil, "txn"), encode.AppendUint(nil, 0),
+		encode.AppendBool(nil, false), nil, nil, nil, coord)
+	a, _, err := ParseAttach(att)
+	require.NoError(t, err)
+	assert.True(t, a.Target.Coordinator)
+	assert.True(t, a.Target.Capabilities.Contains("amqp:local-transactions"))
+	assert.True(t, a.Target.Has(CoordinatorCapabilities))
+	assert.False(t, a.Has(AttachSource))
+	assert.Equal(t, att, AppendAttach(nil, a))
+
+	txn := composite(amqpsax.DescriptorTransactionalState, encode.AppendBinary(nil, []byte{1, 2}),
+		composite(amqpsax.DescriptorAccepted))
+	disp := composite(amqpsax.DescriptorDisposition, encode.AppendBool(nil, true), encode.AppendUint(nil, 9),
+		nil, encode.AppendBool(nil, true), txn)
+	ds, _, err := ParseDisposition(disp)
+	require.NoError(t, err)
+	assert.Equal(t, StateOther, ds.State.Type)
+	assert.Equal(t, amqpsax.DescriptorTransactionalState, ds.State.Descriptor)
+	assert.Equal(t, txn, ds.State.Raw)
+	assert.Equal(t, uint32(9), ds.Last)
+	assert.Equal(t, disp, AppendDisposition(nil, ds))
+}
+
+// TestParseMalformed: a malformed value inside a performative is the
+// cursor's error, with Op "frame" and its offset in the body (here in a
+// nested composite, two levels down).
+func TestParseMalformed(t *testing.T) {
+	bad := []byte{0xa1, 0x05, 'x'} // a str8 claiming 5 bytes, in a list that holds 3
+	errList := composite(amqpsax.DescriptorError, encode.AppendSymbol(nil, "amqp:x"), nil)
+	errList = append(errList[:len(errList)-1], bad...)
+	errList[4] += 2 // the error's list8 size
+	body := composite(amqpsax.DescriptorDetach, encode.AppendUint(nil, 1), nil, errList)
+	_, _, err := ParseDetach(body)
+	require.Error(t, err)
+	var ae *amqpsax.Error
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "frame", ae.Op)
+	assert.Equal(t, len(body)-len(bad), ae.Offset, "%v", err)
+
+	// An array of symbols with an element past its end.
+	arr := AppendSymbols(nil, "abc")
+	arr[len(arr)-4] = 9
+	body = composite(amqpsax.DescriptorSASLMechanisms, arr)
+	_, _, err = ParseSASLMechanisms(body)
+	require.Error(t, err)
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, len(body)-4, ae.Offset, "%v", err)
+}
+
+func TestSymbols(t *testing.T) {
+	var none Symbols
+	assert.Zero(t, none.Len())
+	assert.False(t, none.Contains("x"))
+	assert.Empty(t, none.Append(nil))
+
+	one := Symbols(encode.AppendSymbol(nil, "PLAIN"))
+	assert.Equal(t, 1, one.Len())
+	assert.True(t, one.Contains("PLAIN"))
+	assert.Equal(t, [][]byte{[]byte("PLAIN")}, one.Append(nil))
+
+	many := Symbols(AppendSymbols(nil, "a", "bb", "ccc"))
+	assert.Equal(t, byte(amqpsax.CodeArray8), many[0])
+	assert.Equal(t, 3, many.Len())
+	var got []string
+	for s := range many.All() {
+		got = append(got, string(s))
+		if len(got) == 2 {
+			break
+		}
+	}
+	assert.Equal(t, []string{"a", "bb"}, got)
+	assert.True(t, many.Contains("ccc"))
+	assert.False(t, many.Contains("dd"))
+
+	long := string(make([]byte, 300))
+	wide := Symbols(AppendSymbols(nil, "a", long))
+	assert.Equal(t, byte(amqpsax.CodeArray32), wide[0])
+	assert.Equal(t, [][]byte{[]byte("a"), []byte(long)}, wide.Append(nil))
+
+	var buf [4][]byte
+	allocs := testing.AllocsPerRun(100, func() {
+		n := 0
+		for range many.All() {
+			n++
+		}
+		if n != 3 || !many.Contains("bb") || len(many.Append(buf[:0])) != 3 {
+			panic("symbols")
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+func TestMap(t *testing.T) {
+	var none Map
+	assert.Zero(t, none.Len())
+	_, ok := none.Lookup("k")
+	assert.False(t, ok)
+
+	b := encode.BeginMap(nil)
+	b = encode.AppendSymbol(b, "a")
+	b = encode.AppendUint(b, 1)
+	b = encode.AppendString(b, "b")
+	b = encode.AppendString(b, "two")
+	b = encode.AppendUlong(b, 3)
+	b = encode.AppendBool(b, true)
+	m := Map(encode.EndMap(b, 0, 3))
+	assert.Equal(t, 3, m.Len())
+	v, ok := m.Lookup("b")
+	assert.True(t, ok)
+	assert.Equal(t, encode.AppendString(nil, "two"), v)
+	_, ok = m.Lookup("c")
+	assert.False(t, ok)
+	var keys, vals [][]byte
+	for k, v := range m.All() {
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	assert.Equal(t, [][]byte{encode.AppendSymbol(nil, "a"), encode.AppendString(nil, "b"), encode.AppendUlong(nil, 3)}, keys)
+	assert.Equal(t, [][]byte{encode.AppendUint(nil, 1), encode.AppendString(nil, "two"), encode.AppendBool(nil, true)}, vals)
+
+	allocs := testing.AllocsPerRun(100, func() {
+		n := 0
+		for range m.All() {
+			n++
+		}
+		if _, ok := m.Lookup("b"); !ok || n != 3 || m.Len() != 3 {
+			panic("map")
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestParseAllocs: every Parse function decodes every performative of the
+// corpus without allocating.
+func TestParseAllocs(t *testing.T) {
+	for _, e := range loadPerformatives(t) {
+		d, _ := Performative(e.perf)
+		allocs := testing.AllocsPerRun(50, func() {
+			if err := parseAs(d, e.perf); err != nil {
+				panic(err)
+			}
+		})
+		assert.Zero(t, allocs, e.Name)
+	}
+}
+
+// TestAppendAllocs: with room in the buffer, every Append function writes
+// without allocating.
+func TestAppendAllocs(t *testing.T) {
+	buf := make([]byte, 0, 1024)
+	for _, e := range loadPerformatives(t) {
+		v, _, _, err := parseAny(e.perf)
+		require.NoError(t, err)
+		allocs := testing.AllocsPerRun(50, func() {
+			start := len(buf)
+			b := BeginFrame(buf, TypeAMQP, 0)
+			switch x := v.(type) {
+			case *Open:
+				b = AppendOpen(b, *x)
+			case *Begin:
+				b = AppendBegin(b, *x)
+			case *Attach:
+				b = AppendAttach(b, *x)
+			case *Flow:
+				b = AppendFlow(b, *x)
+			case *Transfer:
+				b = AppendTransfer(b, *x)
+			case *Disposition:
+				b = AppendDisposition(b, *x)
+			case *Detach:
+				b = AppendDetach(b, *x)
+			case *End:
+				b = AppendEnd(b, *x)
+			case *Close:
+				b = AppendClose(b, *x)
+			case *SASLMechanisms:
+				b = AppendSASLMechanisms(b, *x)
+			case *SASLInit:
+				b = AppendSASLInit(b, *x)
+			case *SASLOutcome:
+				b = AppendSASLOutcome(b, *x)
+			}
+			EndFrame(b, start)
+		})
+		assert.Zero(t, allocs, e.Name)
+	}
+}
+
+func TestEnumsAndErrors(t *testing.T) {
+	assert.Equal(t, "receiver", RoleReceiver.String())
+	assert.Equal(t, "ExpiryPolicy(9)", ExpiryPolicy(9).String())
+	assert.Equal(t, "Condition(200)", Condition(200).String())
+	assert.Equal(t, "", Condition(200).Symbol())
+	assert.Equal(t, "rejected", StateRejected.String())
+	assert.Equal(t, "StateType(9)", StateType(9).String())
+	e := AMQPError{Condition: []byte("amqp:link:stolen")}
+	assert.Equal(t, CondStolen, e.Cond())
+	assert.Equal(t, "", FieldName(amqpsax.DescriptorHeader, 0))
+	assert.Equal(t, "", FieldName(amqpsax.DescriptorTransfer, 11))
+	assert.Equal(t, -1, NumFields(amqpsax.DescriptorHeader))
+
+	var f Fields
+	f.Set(TransferMore)
+	assert.True(t, f.Has(TransferMore))
+	f.Clear(TransferMore)
+	assert.False(t, f.Has(TransferMore))
+	f.Set(40)
+	assert.False(t, f.Has(40))
+	f.SetElements(3)
+	f.SetWide(true)
+	assert.Equal(t, 3, f.Elements())
+	assert.True(t, f.Wide())
+}
+
+// TestAppendBuilt: performatives built in code are written in the
+// smallest form, leaving out what is zero or the default; Set writes a
+// zero that matters.
+func TestAppendBuilt(t *testing.T) {
+	tr := Transfer{Handle: 1, DeliveryTag: []byte("t")}
+	tr.Set(TransferDeliveryID)
+	b := AppendTransfer(nil, tr)
+	assert.Equal(t, []byte{0x00, 0x53, 0x14, 0xc0, 0x07, 0x03, 0x52, 0x01, 0x43, 0xa0, 0x01, 't'}, b)
+
+	o := Open{ContainerID: []byte("c"), MaxFrameSize: 1 << 32 - 1, ChannelMax: 0}
+	assert.Equal(t, []byte{0x00, 0x53, 0x10, 0xc0, 0x04, 0x01, 0xa1, 0x01, 'c'}, AppendOpen(nil, o))
+
+	a := Attach{Name: []byte("l"), Role: RoleReceiver, SndSettleMode: SndMixed,
+		Source: Source{Address: []byte("q")}, Target: Target{ExpiryPolicy: ExpiryNever}}
+	got, _, err := ParseAttach(AppendAttach(nil, a))
+	require.NoError(t, err)
+	assert.False(t, got.Has(AttachSndSettleMode), "the default is left out")
+	assert.Equal(t, "q", string(got.Source.Address))
+	assert.Equal(t, ExpiryNever, got.Target.ExpiryPolicy)
+	assert.True(t, got.Has(AttachSource) && got.Has(AttachTarget))
+	a.SndSettleMode = SndUnsettled
+	a.Set(AttachSndSettleMode)
+	got, _, err = ParseAttach(AppendAttach(nil, a))
+	require.NoError(t, err)
+	assert.Equal(t, SndUnsettled, got.SndSettleMode)
+
+	d := Disposition{Role: RoleReceiver, First: 4, Last: 4, Settled: true,
+		State: DeliveryState{Type: StateRejected, Error: AMQPError{Condition: []byte("amqp:not-found")}}}
+	gotD, _, err := ParseDisposition(AppendDisposition(nil, d))
+	require.NoError(t, err)
+	assert.False(t, gotD.Has(DispositionLast))
+	assert.Equal(t, CondNotFound, gotD.State.Error.Cond())
+	assert.True(t, gotD.State.Has(RejectedError))
+
+	c := Close{Error: AMQPError{Condition: []byte("amqp:connection:forced"), Description: []byte("bye")}}
+	gotC, _, err := ParseClose(AppendClose(nil, c))
+	require.NoError(t, err)
+	assert.Equal(t, CondConnectionForced, gotC.Error.Cond())
+	assert.Equal(t, "bye", string(gotC.Error.Description))
+	assert.Equal(t, []byte{0x00, 0x53, 0x18, 0x45}, AppendClose(nil, Close{}))
+
+	m := SASLMechanisms{Mechanisms: Symbols(AppendSymbols(nil, "ANONYMOUS"))}
+	assert.Equal(t, "005340c00f01e00c01a309414e4f4e594d4f5553", hexOf(AppendSASLMechanisms(nil, m)))
+	ch := SASLChallenge{Challenge: []byte{1}}
+	gotCh, _, err := ParseSASLChallenge(AppendSASLChallenge(nil, ch))
+	require.NoError(t, err)
+	assert.Equal(t, []byte{1}, gotCh.Challenge)
+	rs := SASLResponse{Response: []byte{}}
+	gotR, _, err := ParseSASLResponse(AppendSASLResponse(nil, rs))
+	require.NoError(t, err)
+	assert.Equal(t, []byte{}, gotR.Response)
+	_, _, err = ParseSASLResponse(composite(amqpsax.DescriptorSASLResponse))
+	assert.ErrorIs(t, err, ErrMissingField)
+
+	ds := DeliveryState{Type: StateReceived, SectionNumber: 1, SectionOffset: 300}
+	gotS, err := parseState(appendState(nil, &ds), 0)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(300), gotS.SectionOffset)
+	ds = DeliveryState{Type: StateModified, UndeliverableHere: true}
+	gotS, err = parseState(appendState(nil, &ds), 0)
+	require.NoError(t, err)
+	assert.True(t, gotS.UndeliverableHere)
+	assert.False(t, gotS.Has(ModifiedDeliveryFailed))
+	assert.Equal(t, []byte{0x40}, appendState(nil, &DeliveryState{Type: StateOther}))
+}
+
+func hexOf(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}

@@ -1,0 +1,335 @@
+package frame
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// item is what a test remembers of one frame or protocol header.
+type item struct {
+	off  int64
+	size uint32
+	hdr  bool
+	typ  uint8
+	ch   uint16
+	body string
+}
+
+func readAll(t *testing.T, r *Reader) ([]item, error) {
+	t.Helper()
+	var out []item
+	for {
+		f, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, item{f.Offset, f.Size, f.IsHeader, f.Type, f.Channel, string(f.Body)})
+		if len(out) > 10000 {
+			t.Fatal("no end")
+		}
+	}
+}
+
+func streams(t *testing.T) map[string][]byte {
+	return map[string][]byte{
+		"client": readStream(t, "conn-client.bin"),
+		"server": readStream(t, "conn-server.bin"),
+	}
+}
+
+// TestReaderCuts cuts each stream at every byte: the items that end
+// before the cut are read as from the whole stream, then the Reader
+// reports io.EOF when the cut falls between two items, else a
+// *ReadError wrapping io.ErrUnexpectedEOF at the offset of the item cut.
+// The stream is read whole, one byte per Read, and with data and EOF
+// together.
+func TestReaderCuts(t *testing.T) {
+	for name, data := range streams(t) {
+		all, err := readAll(t, NewReader(bytes.NewReader(data)))
+		require.Equal(t, io.EOF, err)
+		for n := 0; n <= len(data); n++ {
+			var want []item
+			var cut *item
+			for i := range all {
+				if all[i].off+int64(all[i].size) <= int64(n) {
+					want = append(want, all[i])
+				} else if all[i].off < int64(n) {
+					cut = &all[i]
+					break
+				}
+			}
+			for _, wrap := range []func(io.Reader) io.Reader{
+				func(r io.Reader) io.Reader { return r },
+				iotest.OneByteReader,
+				iotest.DataErrReader,
+			} {
+				got, err := readAll(t, NewReader(wrap(bytes.NewReader(data[:n]))))
+				assert.Equal(t, want, got, "%s cut at %d", name, n)
+				if cut == nil {
+					assert.Equal(t, io.EOF, err, "%s cut at %d", name, n)
+					continue
+				}
+				require.ErrorIs(t, err, io.ErrUnexpectedEOF, "%s cut at %d", name, n)
+				var re *ReadError
+				require.ErrorAs(t, err, &re)
+				assert.Equal(t, cut.off, re.Offset, "%s cut at %d", name, n)
+			}
+		}
+	}
+}
+
+// frameHeader returns an 8-byte frame header.
+func frameHeader(size uint32, doff, typ uint8, ch uint16) []byte {
+	h := binary.BigEndian.AppendUint32(nil, size)
+	return append(h, doff, typ, byte(ch>>8), byte(ch))
+}
+
+// TestReaderCorrupt corrupts the size and data offset of every frame of
+// both streams: each is an error with the frame's offset, found from its
+// header, and it stays.
+func TestReaderCorrupt(t *testing.T) {
+	for name, data := range streams(t) {
+		all, _ := readAll(t, NewReader(bytes.NewReader(data)))
+		largest := uint32(0)
+		for _, it := range all {
+			largest = max(largest, it.size)
+		}
+		for _, it := range all {
+			if it.hdr {
+				continue
+			}
+			for _, c := range []struct {
+				size uint32
+				doff uint8
+				max  uint32
+				want error
+			}{
+				{0, 2, 0, ErrFrameSize},
+				{7, 2, 0, ErrFrameSize},
+				{DefaultMaxFrameSize + 1, 2, 0, ErrFrameTooLarge},
+				{1<<32 - 1, 2, 0, ErrFrameTooLarge},
+				{largest + 1, 2, largest, ErrFrameTooLarge},
+				{it.size, 0, 0, ErrDataOffset},
+				{it.size, 1, 0, ErrDataOffset},
+				{it.size, uint8(it.size/4 + 1), 0, ErrDataOffset},
+				{it.size, 255, 0, ErrDataOffset},
+			} {
+				bad := bytes.Clone(data)
+				binary.BigEndian.PutUint32(bad[it.off:], c.size)
+				bad[it.off+4] = c.doff
+				r := NewReader(bytes.NewReader(bad))
+				r.MaxFrameSize = c.max
+				_, err := readAll(t, r)
+				require.ErrorIs(t, err, c.want, "%s frame at %d: %+v", name, it.off, c)
+				var re *ReadError
+				require.ErrorAs(t, err, &re)
+				assert.Equal(t, it.off, re.Offset)
+				assert.True(t, re.HasSize)
+				assert.Equal(t, c.size, re.Size)
+				assert.Equal(t, it.off, r.Offset(), "nothing of the bad frame consumed")
+				_, err2 := r.Next()
+				assert.Same(t, err, err2, "sticky")
+			}
+		}
+	}
+}
+
+// TestReaderHugeClaims feeds frames claiming up to 4 GiB. Over the
+// maximum, the error comes from the header alone, with nothing allocated
+// for the frame; under it (the maximum raised to 4 GiB) and cut short,
+// the buffer grows only with the bytes that arrive.
+func TestReaderHugeClaims(t *testing.T) {
+	for _, size := range []uint32{1 << 20, 1 << 24, 1 << 31, 1<<32 - 1} {
+		in := append(frameHeader(size, 2, 0, 0), make([]byte, 1000)...)
+		r := NewReader(bytes.NewReader(in))
+		r.MaxFrameSize = size - 1
+		allocated := allocatedBy(func() {
+			_, err := r.Next()
+			require.ErrorIs(t, err, ErrFrameTooLarge)
+		})
+		assert.Less(t, allocated, uint64(minBuffer+1024), "size %d", size)
+
+		for _, sent := range []int{0, 1000, 100000} {
+			in := append(frameHeader(size, 2, 0, 0), make([]byte, sent)...)
+			r := NewReader(bytes.NewReader(in))
+			r.MaxFrameSize = 1<<32 - 1
+			var err error
+			allocated := allocatedBy(func() { _, err = r.Next() })
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+			var re *ReadError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, int64(0), re.Offset)
+			assert.Less(t, allocated, uint64(4*(sent+8)+2*minBuffer+1024), "size %d, %d bytes sent", size, sent)
+		}
+	}
+}
+
+// allocatedBy returns the bytes f allocates on the heap.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestReaderGrowthLinear: memory follows the bytes that arrive, not the
+// size claimed: sending twice as much of a frame claiming 4 GiB at most
+// doubles what the Reader allocates.
+func TestReaderGrowthLinear(t *testing.T) {
+	alloc := func(sent int) uint64 {
+		in := append(frameHeader(1<<32-1, 2, 0, 0), make([]byte, sent)...)
+		r := NewReader(iotest.HalfReader(bytes.NewReader(in)))
+		r.MaxFrameSize = 1<<32 - 1
+		return allocatedBy(func() {
+			_, err := r.Next()
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		})
+	}
+	a1, a2 := alloc(1<<20), alloc(2<<20)
+	t.Logf("allocated: %d bytes for 1 MiB sent, %d for 2 MiB", a1, a2)
+	assert.LessOrEqual(t, a2, 2*a1+minBuffer, "1 MiB: %d bytes, 2 MiB: %d bytes", a1, a2)
+	// Doubling from minBuffer: the buffers add up to less than twice the
+	// last, which is less than twice what arrived.
+	assert.LessOrEqual(t, a1, uint64(4<<20+2*minBuffer), "1 MiB sent")
+}
+
+func TestReaderHeadersAndFrames(t *testing.T) {
+	var in []byte
+	in = AppendHeader(in, HeaderSASL)
+	start := len(in)
+	in = BeginFrame(in, TypeSASL, 0)
+	in = AppendSASLInit(in, SASLInit{Mechanism: []byte("ANONYMOUS")})
+	in = EndFrame(in, start)
+	in = AppendHeader(in, HeaderAMQP)
+	start = len(in)
+	in = EndFrame(BeginFrame(in, TypeAMQP, 7), start) // a heartbeat
+	// A frame with an extended header of one word.
+	ext := AppendFrame(nil, Frame{Type: TypeAMQP, Channel: 3, Ext: []byte{1, 2, 3}, Body: []byte{0x40}})
+	in = append(in, ext...)
+	in = AppendHeader(in, HeaderTLS)
+	in = append(in, 0x16, 0x03, 0x01, 0, 0, 0, 0, 0) // a TLS record
+
+	r := NewReader(bytes.NewReader(in))
+	f, err := r.Next()
+	require.NoError(t, err)
+	assert.True(t, f.IsHeader)
+	assert.Equal(t, HeaderSASL, f.Header)
+	assert.Equal(t, "AMQP sasl 1.0.0", f.Header.String())
+	assert.False(t, f.IsHeartbeat())
+
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, TypeSASL, f.Type)
+	assert.Equal(t, int64(8), f.Offset)
+	assert.False(t, f.IsHeartbeat())
+	m, _, err := ParseSASLInit(f.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "ANONYMOUS", string(m.Mechanism))
+
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, HeaderAMQP, f.Header)
+
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.True(t, f.IsHeartbeat())
+	assert.Equal(t, uint16(7), f.Channel)
+	assert.Equal(t, uint32(8), f.Size)
+
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, uint8(3), f.DataOffset())
+	assert.Equal(t, []byte{1, 2, 3, 0}, f.Ext)
+	assert.Equal(t, []byte{0x40}, f.Body)
+	assert.Equal(t, uint16(3), f.Channel)
+	assert.Equal(t, ext, AppendFrame(nil, f)[:len(ext)])
+
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, ProtocolTLS, f.Header.ID)
+	off := r.Offset()
+	_, err = r.Next()
+	require.ErrorIs(t, err, ErrEncrypted)
+	var re *ReadError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, off, re.Offset)
+
+	r.Reset(bytes.NewReader(in[:8]))
+	f, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), f.Offset)
+	_, err = r.Next()
+	assert.Equal(t, io.EOF, err)
+}
+
+// flaky returns errTimeout once every few reads, as a connection with a
+// read deadline does.
+type flaky struct {
+	r io.Reader
+	n int
+}
+
+var errTimeout = errors.New("i/o timeout")
+
+func (f *flaky) Read(p []byte) (int, error) {
+	f.n++
+	if f.n%3 == 0 {
+		return 0, errTimeout
+	}
+	if len(p) > 5 {
+		p = p[:5]
+	}
+	return f.r.Read(p)
+}
+
+// TestReaderResume: an error of the underlying reader is returned as it
+// is, and the next call goes on where the stream stopped.
+func TestReaderResume(t *testing.T) {
+	data := readStream(t, "conn-client.bin")
+	want, _ := readAll(t, NewReader(bytes.NewReader(data)))
+	r := NewReader(&flaky{r: bytes.NewReader(data)})
+	var got []item
+	timeouts := 0
+	for {
+		f, err := r.Next()
+		if err == errTimeout {
+			timeouts++
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, item{f.Offset, f.Size, f.IsHeader, f.Type, f.Channel, string(f.Body)})
+	}
+	assert.Equal(t, want, got)
+	assert.Greater(t, timeouts, 100)
+}
+
+// zeroReader returns no bytes and no error, for ever.
+type zeroReader struct{}
+
+func (zeroReader) Read([]byte) (int, error) { return 0, nil }
+
+func TestReaderNoProgress(t *testing.T) {
+	_, err := NewReader(zeroReader{}).Next()
+	assert.Equal(t, io.ErrNoProgress, err)
+}
+
+func TestReadErrorText(t *testing.T) {
+	e := &ReadError{Offset: 12, Size: 5, HasSize: true, Err: ErrFrameSize}
+	assert.Equal(t, "frame: frame size below the frame header's (size 5) at offset 12", e.Error())
+	e = &ReadError{Offset: 40, Err: io.ErrUnexpectedEOF}
+	assert.Equal(t, "frame: stream ends inside a frame at offset 40", e.Error())
+	assert.Equal(t, "ProtocolID(9)", ProtocolID(9).String())
+}
