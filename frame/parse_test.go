@@ -411,7 +411,7 @@ func TestAppendBuilt(t *testing.T) {
 	b := AppendTransfer(nil, tr)
 	assert.Equal(t, []byte{0x00, 0x53, 0x14, 0xc0, 0x07, 0x03, 0x52, 0x01, 0x43, 0xa0, 0x01, 't'}, b)
 
-	o := Open{ContainerID: []byte("c"), MaxFrameSize: 1 << 32 - 1, ChannelMax: 0}
+	o := Open{ContainerID: []byte("c"), MaxFrameSize: 1<<32 - 1, ChannelMax: 0}
 	assert.Equal(t, []byte{0x00, 0x53, 0x10, 0xc0, 0x04, 0x01, 0xa1, 0x01, 'c'}, AppendOpen(nil, o))
 
 	a := Attach{Name: []byte("l"), Role: RoleReceiver, SndSettleMode: SndMixed,
