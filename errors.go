@@ -7,8 +7,11 @@ import (
 )
 
 // Sentinel causes of an *Error, for errors.Is. Truncated input is
-// io.ErrUnexpectedEOF. The causes that describe inconsistent encodings wrap
-// ErrMalformed, so errors.Is(err, ErrMalformed) catches all of them.
+// io.ErrUnexpectedEOF, and only truncated input: the input ends before a
+// value that claims to go on, so more bytes (the next transfer frame) may
+// complete it. The causes that describe inconsistent encodings wrap
+// ErrMalformed, so errors.Is(err, ErrMalformed) catches all of them; no
+// more input can mend those.
 var (
 	// ErrInvalidCode: a byte where a constructor belongs is not a format
 	// code the spec defines.
@@ -27,6 +30,14 @@ var (
 	// ErrInvalidArrayCode: an array's element constructor is not usable
 	// there (a described constructor nested in a described constructor).
 	ErrInvalidArrayCode = wrapMalformed("invalid array element constructor")
+	// ErrOverrun: a value runs past the end of the list, map, array or
+	// section that holds it, while the input goes on. (Where the input
+	// itself ends first, the error is io.ErrUnexpectedEOF instead: more
+	// bytes may complete it. Here none can.)
+	ErrOverrun = wrapMalformed("value overruns its container")
+	// ErrTrailing: bytes follow a value where exactly one was expected
+	// (stream.ParseValue, message.Append's annotation values).
+	ErrTrailing = wrapMalformed("bytes after the value")
 	// ErrTooDeep: compounds and described values nest deeper than the
 	// decoder's configured limit.
 	ErrTooDeep = errors.New("nesting too deep")
@@ -83,3 +94,19 @@ func (e *Error) Error() string {
 // Unwrap returns the cause, so errors.Is(err, io.ErrUnexpectedEOF) and
 // errors.Is(err, ErrMalformed) work.
 func (e *Error) Unwrap() error { return e.Err }
+
+// KindError is the cause of the error a getter records when it is called
+// on a value of another kind (a stream.Cursor getter; a null value is not
+// of another kind: getters return the zero value for it). It unwraps to
+// ErrWrongKind.
+type KindError struct {
+	Want string // what the getter reads: "string", "ubyte, ushort, uint or ulong" …
+	Have Kind   // what the value is
+}
+
+func (e *KindError) Error() string {
+	return "value of another kind: want " + e.Want + ", have " + e.Have.String()
+}
+
+// Unwrap returns ErrWrongKind.
+func (e *KindError) Unwrap() error { return ErrWrongKind }

@@ -99,8 +99,8 @@ var codeNames = [256]string{
 }
 
 // codeKinds maps every defined code to its type; undefined codes map to
-// KindInvalid. internal/wire holds the full table the decoders use; this
-// copy serves Code.Kind without an import cycle and is checked against it.
+// KindInvalid. It is the one table of the kind of each code: internal/wire
+// builds the decoders' code table from it.
 var codeKinds = [256]Kind{
 	CodeDescribed:  KindDescribed,
 	CodeNull:       KindNull,
@@ -240,3 +240,8 @@ type Decimal64 [8]byte
 
 // Decimal128 is an IEEE 754 decimal128 value as its sixteen encoded bytes.
 type Decimal128 [16]byte
+
+// DefaultMaxDepth is the nesting limit of a decoder whose MaxDepth option
+// is 0: how many lists, maps, arrays and described values may be open at
+// once.
+const DefaultMaxDepth = 1000

@@ -1,8 +1,6 @@
 package dispatch
 
 import (
-	"encoding/binary"
-
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
@@ -52,8 +50,8 @@ func batchable(c amqpsax.Code) bool {
 
 // batches delivers the count element bodies in p, all of fixed-width code
 // c (p holds exactly count of them, as wire.ArrayCtor checked), to bh in
-// runs of at most batchSize. base is the offset of p in the input, for
-// errors.
+// runs of at most batchSize, each decoded by wire.FillElems. base is the
+// offset of p in the input, for errors.
 func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax.Code, count int) error {
 	w := int(wire.Table[c].W)
 	for count > 0 {
@@ -73,7 +71,7 @@ func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax
 								return err
 							}
 						}
-						return fault(wire.BadBool, base+i, c, true)
+						return fault(wire.BadBool, base+i, c)
 					}
 					v[i] = p[i] == 1
 				default:
@@ -82,103 +80,32 @@ func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax
 			}
 			err = bh.OnBoolArray(v)
 		case amqpsax.KindUbyte:
-			v := room(&d.batch.u8, n)
-			copy(v, p)
-			err = bh.OnUbyteArray(v)
+			err = bh.OnUbyteArray(fill(&d.batch.u8, n, c, p))
 		case amqpsax.KindByte:
-			v := room(&d.batch.i8, n)
-			for i := range v {
-				v[i] = int8(p[i])
-			}
-			err = bh.OnByteArray(v)
+			err = bh.OnByteArray(fill(&d.batch.i8, n, c, p))
 		case amqpsax.KindUshort:
-			v := room(&d.batch.u16, n)
-			for i := range v {
-				v[i] = binary.BigEndian.Uint16(p[2*i:])
-			}
-			err = bh.OnUshortArray(v)
+			err = bh.OnUshortArray(fill(&d.batch.u16, n, c, p))
 		case amqpsax.KindShort:
-			v := room(&d.batch.i16, n)
-			for i := range v {
-				v[i] = int16(binary.BigEndian.Uint16(p[2*i:]))
-			}
-			err = bh.OnShortArray(v)
+			err = bh.OnShortArray(fill(&d.batch.i16, n, c, p))
 		case amqpsax.KindUint:
-			v := room(&d.batch.u32, n)
-			switch w {
-			case 4:
-				for i := range v {
-					v[i] = binary.BigEndian.Uint32(p[4*i:])
-				}
-			case 1:
-				for i := range v {
-					v[i] = uint32(p[i])
-				}
-			default: // uint0
-				clear(v)
-			}
-			err = bh.OnUintArray(v)
+			err = bh.OnUintArray(fill(&d.batch.u32, n, c, p))
 		case amqpsax.KindInt:
-			v := room(&d.batch.i32, n)
-			if w == 4 {
-				for i := range v {
-					v[i] = int32(binary.BigEndian.Uint32(p[4*i:]))
-				}
-			} else { // smallint
-				for i := range v {
-					v[i] = int32(int8(p[i]))
-				}
-			}
-			err = bh.OnIntArray(v)
+			err = bh.OnIntArray(fill(&d.batch.i32, n, c, p))
 		case amqpsax.KindChar:
-			v := room(&d.batch.runes, n)
-			for i := range v {
-				v[i] = wire.Char(p[4*i:])
-			}
-			err = bh.OnCharArray(v)
+			err = bh.OnCharArray(fill(&d.batch.runes, n, c, p))
 		case amqpsax.KindFloat:
-			v := room(&d.batch.f32, n)
-			for i := range v {
-				v[i] = wire.Float(p[4*i:])
-			}
-			err = bh.OnFloatArray(v)
+			err = bh.OnFloatArray(fill(&d.batch.f32, n, c, p))
 		case amqpsax.KindUlong:
-			v := room(&d.batch.u64, n)
-			switch w {
-			case 8:
-				for i := range v {
-					v[i] = binary.BigEndian.Uint64(p[8*i:])
-				}
-			case 1:
-				for i := range v {
-					v[i] = uint64(p[i])
-				}
-			default: // ulong0
-				clear(v)
-			}
-			err = bh.OnUlongArray(v)
-		case amqpsax.KindLong, amqpsax.KindTimestamp:
-			v := room(&d.batch.i64, n)
-			if w == 8 { // long, timestamp: one loop with no switch in it
-				for i := range v {
-					v[i] = int64(binary.BigEndian.Uint64(p[8*i:]))
-				}
-			} else { // smalllong
-				for i := range v {
-					v[i] = int64(int8(p[i]))
-				}
-			}
-			if c == amqpsax.CodeTimestamp {
-				err = bh.OnTimestampArray(v)
-			} else {
-				err = bh.OnLongArray(v)
-			}
+			err = bh.OnUlongArray(fill(&d.batch.u64, n, c, p))
+		case amqpsax.KindLong:
+			err = bh.OnLongArray(fill(&d.batch.i64, n, c, p))
+		case amqpsax.KindTimestamp:
+			err = bh.OnTimestampArray(fill(&d.batch.i64, n, c, p))
 		case amqpsax.KindDouble:
-			v := room(&d.batch.f64, n)
-			for i := range v {
-				v[i] = wire.Double(p[8*i:])
-			}
-			err = bh.OnDoubleArray(v)
+			err = bh.OnDoubleArray(fill(&d.batch.f64, n, c, p))
+		}
+		if wire.Counting {
+			wire.Work.Values += n
 		}
 		if err != nil {
 			return err
@@ -188,4 +115,12 @@ func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax
 		count -= n
 	}
 	return nil
+}
+
+// fill decodes the next n elements of code c in p into the decoder-owned
+// batch buffer buf.
+func fill[T wire.Number](buf *[]T, n int, c amqpsax.Code, p []byte) []T {
+	v := room(buf, n)
+	wire.FillElems(v, c, p)
+	return v
 }

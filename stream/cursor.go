@@ -3,16 +3,16 @@ package stream
 import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
-	"github.com/google/uuid"
 )
 
 // DefaultMaxDepth is the nesting limit of a Cursor whose MaxDepth is 0.
-const DefaultMaxDepth = 1000
+const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 
 // Cursor reads encoded AMQP values on demand. See the package doc for the
 // call grammar. The zero Cursor is ready after Reset; Reset reuses its
-// storage, so a warm Cursor walks without allocating. Set the option
-// fields before Reset.
+// storage, so a warm Cursor walks without allocating, and a Cursor
+// declared where it is used (a local variable) reads four levels deep
+// without allocating at all. Set the option fields before Reset.
 type Cursor struct {
 	// MaxDepth limits how many levels Enter may open; entering deeper is
 	// an error wrapping amqpsax.ErrTooDeep. Zero means DefaultMaxDepth.
@@ -24,11 +24,10 @@ type Cursor struct {
 	data []byte
 	err  error
 	lv   level // the level being read
-	cur  value // the current value of lv (valid when lv.has)
+	cur  value // its current value: kind KindInvalid when there is none
+
 	// The enclosing levels, each with its current value: the first
-	// inlineLevels in inl, so a fresh Cursor on the stack of its caller
-	// reads a message's sections and fields without allocating, the rest
-	// in deep (kept across Reset).
+	// inlineLevels in inl, the rest in deep (kept across Reset).
 	depth int
 	inl   [inlineLevels]saved
 	deep  []saved
@@ -36,6 +35,51 @@ type Cursor struct {
 
 // inlineLevels is how many levels a Cursor holds without allocating.
 const inlineLevels = 4
+
+// Level kinds. The values of the first four each start with their own
+// constructor; those of the rest share their array's.
+const (
+	lvTop       = iota // values one after another until the data ends
+	lvList             // a list's elements
+	lvMap              // a map's keys and values, alternately
+	lvDescribed        // a described value: descriptor, value
+	lvArray            // an array's element bodies
+	lvDescArray        // an array of described values: each element a described value
+	lvDescElem         // one of those: the array's descriptor, then the element's body
+)
+
+type level struct {
+	kind uint8
+	// lvDescribed: end is where the described value ends (it was
+	// measured), not only a limit
+	exact bool
+	elem  amqpsax.Code // array levels: the element constructor
+	pos   int          // offset of the next value
+	end   int          // where the level's values end (for lvTop and lvDescribed, a limit)
+	left  int          // values still to read (lvTop: negative, until the data ends)
+	idx   int          // values read so far at this level
+	desc  int          // lvDescArray, lvDescElem: offset of the descriptor's constructor
+	back  int          // lvDescElem: offset of the element's body
+}
+
+type value struct {
+	kind  amqpsax.Kind // KindInvalid: no current value
+	code  amqpsax.Code // the constructor; inside an array, the array's element constructor
+	start int          // Offset: the constructor, or the body of an array element
+	pay   int          // the payload (after the length fields), or for a compound its contents
+	end   int          // offset after the value; -1 for a described value not yet measured
+	// compounds only (the fast path of read leaves them stale; every
+	// reader checks kind first)
+	count int          // elements (a map's keys and values both count); 2 for described
+	ector amqpsax.Code // arrays, elements of described arrays: the element constructor
+	ctor  int          // arrays: length of the element constructor
+	desc  int          // arrays of described values and their elements: offset of the descriptor, else -1
+}
+
+type saved struct {
+	lv  level
+	cur value
+}
 
 // push saves the current level and value as the parent of a new level.
 func (c *Cursor) push(s saved) {
@@ -55,68 +99,13 @@ func (c *Cursor) parent() *saved {
 	return &c.deep[c.depth-1-inlineLevels]
 }
 
-// Level kinds.
-const (
-	lvTop       = iota // values one after another until the data ends
-	lvList             // a list's elements
-	lvMap              // a map's keys and values, alternately
-	lvArray            // an array's element bodies
-	lvDescribed        // a described value: descriptor, value
-	lvDescElem         // an element of an array of described values: the array's descriptor, the element's body
-)
-
-type level struct {
-	kind uint8
-	has  bool         // cur is a value of this level not yet moved past
-	elem amqpsax.Code // lvArray, lvDescElem: element constructor
-	pos  int          // offset of the next value (after cur, once moved past)
-	end  int          // lvList, lvMap, lvArray, lvDescElem: where the contents end; else the limit
-	left int          // values still to read (lvTop: -1, until the data ends)
-	idx  int          // values read so far at this level
-	desc int          // lvArray of described values, lvDescElem: offset of the descriptor's code; else -1
-	// lvDescribed: end is where the described value ends (it was
-	// measured), not only a limit
-	exact bool
-}
-
-type value struct {
-	code  amqpsax.Code
-	kind  amqpsax.Kind
-	start int  // Offset: the constructor, or the body of an array element
-	body  int  // the body: after the constructor
-	hdr   int  // bytes of size and count fields
-	size  int  // bytes after hdr
-	count int  // compounds: elements (a map's keys and values both count)
-	end   int  // offset after the value; -1 for a described value not yet measured
-	elem  bool // an array element: Raw has no constructor
-	// inCtor: the descriptor of an element of an array of described
-	// values, which lies in the array's constructor, not at the level's position
-	inCtor bool
-	// arrays
-	ector amqpsax.Code // element constructor
-	ctor  int          // length of the element constructor
-	desc  int          // offset of the descriptor's code in an array of described values, else -1
-}
-
-// set makes v a primitive value, field by field (cheaper than clearing
-// the whole struct on the fast path of read).
-func (v *value) set(code amqpsax.Code, kind amqpsax.Kind, start, body, hdr, size int, elem bool) {
-	v.code, v.kind, v.start, v.body, v.hdr, v.size = code, kind, start, body, hdr, size
-	v.count, v.end, v.elem, v.inCtor, v.desc = 0, body+hdr+size, elem, false, -1
-}
-
-type saved struct {
-	lv  level
-	cur value
-}
-
 // Reset makes the cursor read data from the start, as a sequence of
 // values at the top level, keeping its storage. It clears any error.
 func (c *Cursor) Reset(data []byte) {
 	c.data = data
 	c.err = nil
 	c.lv = level{kind: lvTop, end: len(data), left: -1, desc: -1}
-	c.cur = value{}
+	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
 }
 
@@ -125,21 +114,22 @@ func (c *Cursor) Reset(data []byte) {
 // that was not allowed. Once set, Next, Enter and Exit return false.
 func (c *Cursor) Err() error { return c.err }
 
+// fail records the fault st at offset off, in a value whose constructor
+// is code, and stops the cursor: the current value and the level's
+// remaining values are gone, so every move returns false.
 func (c *Cursor) fail(st wire.Status, off int, code amqpsax.Code, hasCode bool) bool {
 	if c.err == nil {
 		c.err = wire.NewError("stream", st, off, code, hasCode)
 	}
-	c.lv.has = false
+	c.cur.kind = amqpsax.KindInvalid
+	c.lv.left = 0
 	return false
 }
 
-// failAt records a fault at data[off], reading its code from data.
-func (c *Cursor) failAt(st wire.Status, data []byte, off int) bool {
-	if c.err == nil {
-		c.err = wire.NewErrorAt("stream", st, data, off)
-	}
-	c.lv.has = false
-	return false
+// cut records the fault of the value at off, of code code, that does not
+// fit in the level: truncation or overrun (wire.Cut).
+func (c *Cursor) cut(off int, code amqpsax.Code) bool {
+	return c.fail(wire.Cut(c.data[:c.lv.end], c.data), off, code, true)
 }
 
 // Next moves to the next value of the current level, skipping the current
@@ -148,74 +138,72 @@ func (c *Cursor) failAt(st wire.Status, data []byte, off int) bool {
 // map or array whose values were all read, it checks that they end where
 // the compound's size says.
 func (c *Cursor) Next() bool {
-	if c.err != nil {
-		return false
-	}
-	lv := &c.lv
-	if lv.has {
-		lv.has = false
+	if c.cur.kind != amqpsax.KindInvalid { // move past the current value
 		if c.cur.end < 0 && !c.measure() {
 			return false
 		}
-		if !c.cur.inCtor {
-			lv.pos = c.cur.end
-		}
+		c.lv.pos = c.cur.end
+		c.cur.kind = amqpsax.KindInvalid
 	}
-	if lv.left == 0 {
-		switch lv.kind {
-		case lvList, lvMap, lvArray:
-			if lv.pos != lv.end {
-				p := &c.parent().cur
-				return c.fail(wire.SizeMismatch, p.start, p.code, true)
-			}
-		}
-		return false
+	if c.lv.left == 0 {
+		return c.levelEnd()
 	}
-	if lv.left < 0 {
-		if lv.pos >= lv.end {
-			return false
-		}
-	} else {
-		lv.left--
-	}
-	lv.idx++
+	c.lv.left--
+	c.lv.idx++
 	if wire.Counting {
 		wire.Work.Values++
 	}
-	if !c.read() {
-		return false
-	}
-	lv.has = true
-	return true
+	return c.read()
 }
 
-// read reads the header of the next value of the level into c.cur.
+// levelEnd is Next at the end of a level: after an error, or with every
+// value read, where a list's, map's or array's contents must end where its
+// size says.
+func (c *Cursor) levelEnd() bool {
+	if c.err != nil {
+		return false
+	}
+	switch c.lv.kind {
+	case lvList, lvMap, lvArray, lvDescArray:
+		if c.lv.pos != c.lv.end {
+			p := &c.parent().cur
+			return c.fail(wire.SizeMismatch, p.start, p.code, true)
+		}
+	}
+	return false
+}
+
+// read reads the header of the next value of the level into c.cur. The
+// fast path takes a fixed-width or 8-bit variable-width value, with its
+// own constructor or as an element of an array of such values, and sets
+// only the fields such a value has; everything else, and everything near
+// a limit, goes to readSlow.
 func (c *Cursor) read() bool {
-	lv := &c.lv
-	// Fast path: a fixed-width or 8-bit variable-width value, with its
-	// own constructor or as an element of an array of such values, read
-	// without clearing the whole value or calling wire.Body. Everything
-	// else, and everything near a limit, goes to readSlow.
+	pos, body := c.lv.pos, c.lv.pos
 	var code amqpsax.Code
-	pos, body, elem := lv.pos, lv.pos, false
 	switch {
-	case lv.kind == lvArray && lv.desc < 0:
-		code, elem = lv.elem, true
-	case lv.kind != lvArray && lv.kind != lvDescElem && pos < lv.end:
+	case c.lv.kind < lvArray && pos < c.lv.end:
 		code, body = amqpsax.Code(c.data[pos]), pos+1
+	case c.lv.kind == lvArray:
+		code = c.lv.elem
 	default:
 		return c.readSlow()
 	}
 	e := wire.Table[code]
-	rest := lv.end - body
 	v := &c.cur
-	switch {
-	case e.Cat == wire.Fixed && rest >= int(e.W) && code != amqpsax.CodeBool:
-		v.set(code, e.Kind, pos, body, 0, int(e.W), elem)
-		return true
-	case e.Cat == wire.Variable && e.W == 1 && rest >= 1 && int(c.data[body]) < rest && !c.Validate:
-		v.set(code, e.Kind, pos, body, 1, int(c.data[body]), elem)
-		return true
+	switch e.Cat {
+	case wire.Fixed:
+		if end := body + int(e.W); end <= c.lv.end && e.Op != wire.OpBool && e.Op != wire.OpList0 {
+			v.kind, v.code, v.start, v.pay, v.end = e.Kind, code, pos, body, end
+			return true
+		}
+	case wire.Variable:
+		if e.W == 1 && body < c.lv.end && !c.Validate {
+			if end := body + 1 + int(c.data[body]); end <= c.lv.end {
+				v.kind, v.code, v.start, v.pay, v.end = e.Kind, code, pos, body+1, end
+				return true
+			}
+		}
 	}
 	return c.readSlow()
 }
@@ -223,44 +211,45 @@ func (c *Cursor) read() bool {
 // readSlow reads any value, checking everything: the general case of read.
 func (c *Cursor) readSlow() bool {
 	lv := &c.lv
-	lim := c.data[:lv.end]
-	v := &c.cur
-	*v = value{start: lv.pos, desc: -1}
+	v := value{start: lv.pos, desc: -1}
+	body := lv.pos
 	switch lv.kind {
 	case lvArray:
-		v.code, v.body, v.elem = lv.elem, lv.pos, true
-		if lv.desc >= 0 {
-			// An element of an array of described values.
-			hdr, size, _ := wire.Body(lv.elem, lim[lv.pos:])
-			if hdr < 0 {
-				return c.fail(wire.Status(hdr), lv.pos, lv.elem, true)
-			}
-			v.code, v.kind, v.ector, v.desc = amqpsax.CodeDescribed, amqpsax.KindDescribed, lv.elem, lv.desc
-			v.count, v.end = 2, lv.pos+hdr+size
-			return true
+		v.code = lv.elem
+	case lvDescArray:
+		// An element of an array of described values: its body's length
+		// fields are checked now, as dispatch does before reporting it.
+		hdr, size, _ := wire.Body(lv.elem, c.data[lv.pos:lv.end])
+		if hdr < 0 {
+			return c.fail(c.status(hdr), lv.pos, lv.elem, true)
 		}
+		c.cur = value{kind: amqpsax.KindDescribed, code: amqpsax.CodeDescribed, start: lv.pos,
+			end: lv.pos + hdr + size, count: 2, ector: lv.elem, desc: lv.desc}
+		return true
 	case lvDescElem:
-		if lv.left == 1 { // the descriptor, read in the array's constructor
+		if lv.left == 1 { // the descriptor, replayed from the array's constructor
 			v.start = lv.desc
 			v.code = amqpsax.Code(c.data[lv.desc])
-			v.body = lv.desc + 1
-			v.inCtor = true
-			lim = c.data
+			body = lv.desc + 1
 		} else { // the element's body
-			v.code, v.body, v.elem = lv.elem, lv.pos, true
+			v.start, body = lv.back, lv.back
+			v.code = lv.elem
 		}
 	default:
-		if lv.pos >= len(lim) {
-			return c.fail(wire.EOF, lv.pos, 0, false)
+		if lv.pos >= lv.end {
+			if lv.kind == lvTop {
+				return false // the end of the data: a clean end
+			}
+			return c.fail(wire.Cut(c.data[:lv.end], c.data), lv.pos, 0, false)
 		}
-		v.code = amqpsax.Code(lim[lv.pos])
-		v.body = lv.pos + 1
+		v.code = amqpsax.Code(c.data[lv.pos])
+		body = lv.pos + 1
 	}
 	info := wire.Table[v.code]
 	v.kind = info.Kind
 	switch info.Cat {
 	case wire.Described:
-		v.count, v.end = 2, -1
+		v.pay, v.count, v.end = body, 2, -1
 		if lv.kind == lvDescribed && lv.exact && lv.left == 0 {
 			// The value of a described value whose end is known ends
 			// there too: no walk to measure it (so Raw at every level of
@@ -268,41 +257,52 @@ func (c *Cursor) readSlow() bool {
 			// rest of the chain).
 			v.end = lv.end
 		}
+		c.cur = v
 		return true
 	case wire.Invalid:
 		return c.fail(wire.BadCode, v.start, v.code, true)
 	}
-	hdr, size, count := wire.Body(v.code, lim[v.body:])
+	hdr, size, count := wire.Body(v.code, c.data[body:lv.end])
 	if hdr < 0 {
-		return c.fail(wire.Status(hdr), v.start, v.code, true)
+		return c.fail(c.status(hdr), v.start, v.code, true)
 	}
-	v.hdr, v.size, v.count = hdr, size, count
-	v.end = v.body + hdr + size
+	v.pay, v.count = body+hdr, count
+	v.end = v.pay + size
 	switch info.Cat {
 	case wire.Array:
-		el, ctorLen, descOff, descLen := wire.ArrayCtor(lim[v.body+hdr:v.end], count)
+		el, ctorLen, descOff, descLen := wire.ArrayCtor(c.data[v.pay:v.end], count)
 		if ctorLen < 0 {
-			return c.fail(wire.Status(ctorLen), v.body+hdr+descOff, v.code, true)
+			return c.fail(wire.Status(ctorLen), v.pay+descOff, v.code, true)
 		}
 		v.ector, v.ctor = el, ctorLen
 		if descOff > 0 {
-			v.desc = v.body + hdr + descOff
+			v.desc = v.pay + descOff
 			// Checked once here, where the array is read, and never
 			// when the descriptor is replayed for an element.
 			if c.Validate {
-				if st := wire.CheckDescriptor(lim[v.desc : v.desc+descLen]); st != wire.OK {
-					return c.fail(st, v.desc, amqpsax.Code(lim[v.desc]), true)
+				if st := wire.CheckDescriptor(c.data[v.desc : v.desc+descLen]); st != wire.OK {
+					return c.fail(st, v.desc, amqpsax.Code(c.data[v.desc]), true)
 				}
 			}
 		}
 	case wire.Variable:
-		if c.Validate && !v.inCtor {
-			if st := wire.CheckText(v.kind, lim[v.body+hdr:v.end]); st != wire.OK {
+		if c.Validate && !(lv.kind == lvDescElem && lv.left == 1) {
+			if st := wire.CheckText(v.kind, c.data[v.pay:v.end]); st != wire.OK {
 				return c.fail(st, v.start, v.code, true)
 			}
 		}
 	}
+	c.cur = v
 	return true
+}
+
+// status turns a fault of wire.Body in the current level into the
+// cursor's: truncation there is a cut (wire.Cut).
+func (c *Cursor) status(st int) wire.Status {
+	if wire.Status(st) == wire.EOF {
+		return wire.Cut(c.data[:c.lv.end], c.data)
+	}
+	return wire.Status(st)
 }
 
 // measure finds the end of the current described value (which carries
@@ -311,11 +311,19 @@ func (c *Cursor) measure() bool {
 	v := &c.cur
 	n, off := wire.Skip(c.data[v.start:c.lv.end])
 	if n < 0 {
-		at := v.start + off
-		return c.failAt(wire.Status(n), c.data[:c.lv.end], at)
+		return c.failAt(c.status(n), v.start+off)
 	}
 	v.end = v.start + n
 	return true
+}
+
+// failAt records the fault st at data[off], whose code is read from the
+// data when off is within it.
+func (c *Cursor) failAt(st wire.Status, off int) bool {
+	if off < len(c.data) {
+		return c.fail(st, off, amqpsax.Code(c.data[off]), true)
+	}
+	return c.fail(st, off, 0, false)
 }
 
 // Enter moves into the current list, map, array or described value: the
@@ -327,36 +335,33 @@ func (c *Cursor) Enter() bool {
 	if c.err != nil {
 		return false
 	}
-	if !c.lv.has {
-		return c.fail(wire.WrongKind, c.lv.pos, 0, false)
-	}
 	v := &c.cur
 	max := c.MaxDepth
 	if max <= 0 {
 		max = DefaultMaxDepth
 	}
-	nl := level{pos: v.body + v.hdr, left: v.count, desc: -1}
+	nl := level{pos: v.pay, end: v.end, left: v.count, desc: -1}
 	switch v.kind {
-	case amqpsax.KindList, amqpsax.KindMap:
-		if v.code == amqpsax.CodeList0 {
-			nl.pos = v.body
-		}
-		nl.kind, nl.end = lvList, v.end
-		if v.kind == amqpsax.KindMap {
-			nl.kind = lvMap
-		}
+	case amqpsax.KindList:
+		nl.kind = lvList
+	case amqpsax.KindMap:
+		nl.kind = lvMap
 	case amqpsax.KindArray:
-		nl.kind, nl.end, nl.elem, nl.desc = lvArray, v.end, v.ector, v.desc
-		nl.pos += v.ctor
+		nl.kind, nl.elem, nl.pos = lvArray, v.ector, v.pay+v.ctor
+		if v.desc >= 0 {
+			nl.kind, nl.desc = lvDescArray, v.desc
+		}
 	case amqpsax.KindDescribed:
 		if v.desc >= 0 { // an element of an array of described values
-			nl.kind, nl.end, nl.elem, nl.desc, nl.pos = lvDescElem, v.end, v.ector, v.desc, v.start
+			nl.kind, nl.elem, nl.desc, nl.back, nl.pos = lvDescElem, v.ector, v.desc, v.start, v.start
 		} else {
-			nl.kind, nl.end, nl.pos = lvDescribed, c.lv.end, v.body
+			nl.kind, nl.end = lvDescribed, c.lv.end
 			if v.end >= 0 { // measured: the descriptor and value end there
 				nl.end, nl.exact = v.end, true
 			}
 		}
+	case amqpsax.KindInvalid:
+		return c.fail(wire.WrongKind, c.lv.pos, 0, false)
 	default:
 		return c.fail(wire.WrongKind, v.start, v.code, true)
 	}
@@ -365,45 +370,41 @@ func (c *Cursor) Enter() bool {
 	}
 	c.push(saved{lv: c.lv, cur: *v})
 	c.lv = nl
+	v.kind = amqpsax.KindInvalid
 	return true
 }
 
 // Exit leaves the current level, skipping whatever of it was not read
 // (in O(1) for lists, maps and arrays), and makes the value that was
-// entered the current value again, moved past. It returns false at the
-// top level or after an error.
+// entered the current value again, moved past: the next Next reads the
+// value after it. It returns false at the top level or after an error.
 func (c *Cursor) Exit() bool {
 	if c.err != nil || c.depth == 0 {
 		return false
 	}
-	lv := &c.lv
-	end := lv.end
-	switch lv.kind {
-	case lvDescribed:
-		// No size: skip what is left of the descriptor and value.
-		pos := lv.pos
-		if lv.has {
+	s := c.parent()
+	end := s.cur.end
+	if end < 0 { // a described value not measured: skip what is left of it
+		pos := c.lv.pos
+		if c.cur.kind != amqpsax.KindInvalid {
 			if c.cur.end < 0 && !c.measure() {
 				return false
 			}
 			pos = c.cur.end
 		}
-		for range lv.left {
-			n, off := wire.Skip(c.data[pos:lv.end])
+		for range c.lv.left {
+			n, off := wire.Skip(c.data[pos:c.lv.end])
 			if n < 0 {
-				at := pos + off
-				return c.failAt(wire.Status(n), c.data[:lv.end], at)
+				return c.failAt(c.status(n), pos+off)
 			}
 			pos += n
 		}
 		end = pos
 	}
-	s := c.parent()
 	c.depth--
-	c.lv, c.cur = s.lv, s.cur
-	c.cur.end = end
-	c.lv.has = false
+	c.lv = s.lv
 	c.lv.pos = end
+	c.cur.kind = amqpsax.KindInvalid
 	return true
 }
 
@@ -412,12 +413,12 @@ func (c *Cursor) Depth() int { return c.depth }
 
 // Kind returns the AMQP type of the current value (KindInvalid when there
 // is none). An element of an array of described values is KindDescribed.
-func (c *Cursor) Kind() amqpsax.Kind {
-	if !c.lv.has {
-		return amqpsax.KindInvalid
-	}
-	return c.cur.kind
-}
+func (c *Cursor) Kind() amqpsax.Kind { return c.cur.kind }
+
+// IsNull reports whether the current value is null: in AMQP any field
+// may be null, meaning absent, and every getter on it returns the zero
+// value without recording an error.
+func (c *Cursor) IsNull() bool { return c.cur.kind == amqpsax.KindNull }
 
 // Code returns the format code of the current value; inside an array, the
 // array's element constructor (CodeDescribed for an element of an array of
@@ -434,9 +435,6 @@ func (c *Cursor) Index() int { return c.lv.idx - 1 }
 // Count returns the number of elements of the current list or array, the
 // number of key/value pairs of a map, 2 for a described value, else 0.
 func (c *Cursor) Count() int {
-	if !c.lv.has {
-		return 0
-	}
 	switch c.cur.kind {
 	case amqpsax.KindMap:
 		return c.cur.count / 2
@@ -450,142 +448,19 @@ func (c *Cursor) Count() int {
 // length fields and contents; inside an array, the element's body without
 // a constructor. It is a view into the data given to Reset. For a
 // described value it walks the value to find its end (described values
-// carry no size); every other Raw is O(1).
+// carry no size), once; every other Raw is O(1).
 func (c *Cursor) Raw() []byte {
-	if !c.lv.has || (c.cur.end < 0 && !c.measure()) {
+	if c.cur.kind == amqpsax.KindInvalid || (c.cur.end < 0 && !c.measure()) {
 		return nil
 	}
 	return c.data[c.cur.start:c.cur.end:c.cur.end]
-}
-
-// payload returns the fixed-width payload of the current value when it is
-// of kind k, and records ErrWrongKind otherwise.
-func (c *Cursor) payload(k amqpsax.Kind) ([]byte, bool) {
-	if !c.lv.has || c.cur.kind != k {
-		c.wrongKind()
-		return nil, false
-	}
-	return c.data[c.cur.body:c.cur.end], true
-}
-
-func (c *Cursor) wrongKind() {
-	if c.err == nil {
-		c.err = wire.NewError("stream", wire.WrongKind, c.cur.start, c.cur.code, c.lv.has)
-	}
-}
-
-// Bool returns the current boolean.
-func (c *Cursor) Bool() bool {
-	p, ok := c.payload(amqpsax.KindBool)
-	return ok && wire.Bool(c.cur.code, p)
-}
-
-// Uint returns the current ubyte, ushort, uint or ulong.
-func (c *Cursor) Uint() uint64 {
-	if c.lv.has {
-		switch c.cur.kind {
-		case amqpsax.KindUbyte, amqpsax.KindUshort, amqpsax.KindUint, amqpsax.KindUlong:
-			return wire.Uint(c.cur.code, c.data[c.cur.body:c.cur.end])
-		}
-	}
-	c.wrongKind()
-	return 0
-}
-
-// Int returns the current byte, short, int or long.
-func (c *Cursor) Int() int64 {
-	if c.lv.has {
-		switch c.cur.kind {
-		case amqpsax.KindByte, amqpsax.KindShort, amqpsax.KindInt, amqpsax.KindLong:
-			return wire.Int(c.cur.code, c.data[c.cur.body:c.cur.end])
-		}
-	}
-	c.wrongKind()
-	return 0
-}
-
-// Float returns the current float.
-func (c *Cursor) Float() float32 {
-	if p, ok := c.payload(amqpsax.KindFloat); ok {
-		return wire.Float(p)
-	}
-	return 0
-}
-
-// Double returns the current double.
-func (c *Cursor) Double() float64 {
-	if p, ok := c.payload(amqpsax.KindDouble); ok {
-		return wire.Double(p)
-	}
-	return 0
-}
-
-// Decimal32 returns the current decimal32's bytes.
-func (c *Cursor) Decimal32() (d amqpsax.Decimal32) {
-	if p, ok := c.payload(amqpsax.KindDecimal32); ok {
-		d = amqpsax.Decimal32(p)
-	}
-	return d
-}
-
-// Decimal64 returns the current decimal64's bytes.
-func (c *Cursor) Decimal64() (d amqpsax.Decimal64) {
-	if p, ok := c.payload(amqpsax.KindDecimal64); ok {
-		d = amqpsax.Decimal64(p)
-	}
-	return d
-}
-
-// Decimal128 returns the current decimal128's bytes.
-func (c *Cursor) Decimal128() (d amqpsax.Decimal128) {
-	if p, ok := c.payload(amqpsax.KindDecimal128); ok {
-		d = amqpsax.Decimal128(p)
-	}
-	return d
-}
-
-// Char returns the current char as a code point (not checked for validity).
-func (c *Cursor) Char() rune {
-	if p, ok := c.payload(amqpsax.KindChar); ok {
-		return wire.Char(p)
-	}
-	return 0
-}
-
-// Timestamp returns the current timestamp: milliseconds since the Unix epoch.
-func (c *Cursor) Timestamp() int64 {
-	if p, ok := c.payload(amqpsax.KindTimestamp); ok {
-		return wire.Timestamp(p)
-	}
-	return 0
-}
-
-// UUID returns the current uuid.
-func (c *Cursor) UUID() (u uuid.UUID) {
-	if p, ok := c.payload(amqpsax.KindUUID); ok {
-		u = uuid.UUID(p)
-	}
-	return u
-}
-
-// Bytes returns the content of the current binary, string or symbol: a
-// view into the data given to Reset, valid as long as that data is.
-func (c *Cursor) Bytes() []byte {
-	if c.lv.has {
-		switch c.cur.kind {
-		case amqpsax.KindBinary, amqpsax.KindString, amqpsax.KindSymbol:
-			return c.data[c.cur.body+c.cur.hdr : c.cur.end : c.cur.end]
-		}
-	}
-	c.wrongKind()
-	return nil
 }
 
 // ArrayElem returns the element kind of the current array (KindDescribed
 // for an array of described values), or KindInvalid when the current value
 // is not an array.
 func (c *Cursor) ArrayElem() amqpsax.Kind {
-	if !c.lv.has || c.cur.kind != amqpsax.KindArray {
+	if c.cur.kind != amqpsax.KindArray {
 		return amqpsax.KindInvalid
 	}
 	if c.cur.desc >= 0 {

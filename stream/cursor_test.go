@@ -128,10 +128,10 @@ func TestRaw(t *testing.T) {
 	check = func() {
 		for c.Next() {
 			raw := c.Raw()
-			if c.cur.elem {
+			if c.lv.kind == lvArray || (c.lv.kind == lvDescElem && c.lv.left == 0) { // an element's body
 				raw = append([]byte{byte(c.Code())}, raw...)
 			}
-			if c.cur.desc >= 0 { // an element of a described array: no standalone encoding
+			if c.lv.kind == lvDescArray { // an element of a described array: no standalone encoding
 				raw = nil
 			}
 			if raw != nil {

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"encoding/binary"
 	"slices"
 
 	"github.com/amqpsax/amqpsax"
@@ -18,15 +17,32 @@ import (
 // forward only: it returns false when the level has fewer than i+1 values,
 // when the cursor is already past element i, or on error.
 func (c *Cursor) Elem(i int) bool {
-	if i < c.lv.idx-1 || (i == c.lv.idx-1 && !c.lv.has) {
+	if i < c.lv.idx-1 || (i == c.lv.idx-1 && c.cur.kind == amqpsax.KindInvalid) {
 		return false
 	}
-	for c.lv.idx-1 < i || !c.lv.has {
+	for c.lv.idx-1 < i || c.cur.kind == amqpsax.KindInvalid {
 		if !c.Next() {
 			return false
 		}
 	}
 	return true
+}
+
+// EnterValue moves into the current described value and onto its value in
+// one step (Enter, then Next over the descriptor, then Next): a section's
+// or a performative's list or map, whose descriptor Descriptor already
+// told. Exit then leaves the described value. It returns false on a null
+// value, recording nothing (an absent value), and false with an error on
+// a value of another kind.
+func (c *Cursor) EnterValue() bool {
+	switch c.cur.kind {
+	case amqpsax.KindDescribed:
+		return c.Enter() && c.Next() && c.Next()
+	case amqpsax.KindNull:
+		return false
+	}
+	c.want("described")
+	return false
 }
 
 // Lookup moves to the value of the first key in the map just entered that
@@ -35,12 +51,18 @@ func (c *Cursor) Elem(i int) bool {
 // skipped, not read. It returns false when no such key remains (the cursor
 // is then at the end of the map) or on error. It searches from the
 // cursor's position forward; Enter the map again to search from the start.
-func (c *Cursor) Lookup(key string) bool {
+func (c *Cursor) Lookup(key string) bool { return c.lookup(key, 0, false) }
+
+// LookupUlong is Lookup for a ulong key, as annotations may have (AMQP 1.0
+// part 3 §3.2.10: their keys are symbols or ulongs).
+func (c *Cursor) LookupUlong(key uint64) bool { return c.lookup("", key, true) }
+
+func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
 	if c.lv.kind != lvMap {
-		c.wrongKind()
+		c.want("a map entered")
 		return false
 	}
-	if c.lv.has && (c.lv.idx&1) == 1 {
+	if c.cur.kind != amqpsax.KindInvalid && c.lv.idx&1 == 1 {
 		// On a key: move past its value first.
 		if !c.Next() {
 			return false
@@ -48,8 +70,12 @@ func (c *Cursor) Lookup(key string) bool {
 	}
 	for c.Next() { // a key
 		k := c.cur.kind
-		match := (k == amqpsax.KindString || k == amqpsax.KindSymbol) &&
-			string(c.data[c.cur.body+c.cur.hdr:c.cur.end]) == key
+		var match bool
+		if isNum {
+			match = k == amqpsax.KindUlong && wire.Uint(c.cur.code, c.data[c.cur.pay:]) == num
+		} else {
+			match = (k == amqpsax.KindString || k == amqpsax.KindSymbol) && string(c.payload()) == key
+		}
 		if !c.Next() { // its value
 			return false
 		}
@@ -70,212 +96,114 @@ func (c *Cursor) Lookup(key string) bool {
 // is there for an empty array too. ok is false when the current value is
 // neither or its descriptor is of another type.
 func (c *Cursor) Descriptor() (d amqpsax.Descriptor, sym []byte, ok bool) {
-	if !c.lv.has || (c.cur.kind != amqpsax.KindDescribed && (c.cur.kind != amqpsax.KindArray || c.cur.desc < 0)) {
-		return 0, nil, false
-	}
-	at := c.cur.body // the descriptor's constructor
-	if c.cur.desc >= 0 {
+	var at int
+	switch {
+	case c.cur.kind == amqpsax.KindDescribed && c.cur.desc < 0:
+		at = c.cur.pay // the descriptor's constructor
+	case c.cur.kind == amqpsax.KindDescribed || (c.cur.kind == amqpsax.KindArray && c.cur.desc >= 0):
 		at = c.cur.desc
-	}
-	lim := c.data[:c.lv.end]
-	if c.cur.desc >= 0 {
-		lim = c.data
-	}
-	if at >= len(lim) {
+	default:
 		return 0, nil, false
 	}
-	code := amqpsax.Code(lim[at])
-	hdr, size, _ := wire.Body(code, lim[at+1:])
-	if hdr < 0 {
-		return 0, nil, false
+	d, sym, _, ok = wire.Descriptor(c.data[at:])
+	return d, sym, ok
+}
+
+// Value returns the current value as a Value: a view with its type, to
+// keep or hand on after the cursor moves (valid as long as the data is).
+// For a described value it walks the value to find its end, as Raw does.
+func (c *Cursor) Value() Value {
+	raw := c.Raw()
+	if raw == nil {
+		return Value{}
 	}
-	switch wire.Table[code].Kind {
-	case amqpsax.KindUlong:
-		return amqpsax.Descriptor(wire.Uint(code, lim[at+1:])), nil, true
-	case amqpsax.KindSymbol:
-		sym = lim[at+1+hdr : at+1+hdr+size : at+1+hdr+size]
-		d, _ = amqpsax.LookupDescriptor(sym)
-		return d, sym, true
-	}
-	return 0, nil, false
+	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start}
 }
 
 // arrayBody returns the element bodies of the current array, if its
-// elements are of a fixed-width code of kind among kinds.
-func (c *Cursor) arrayBody(ok func(amqpsax.Kind) bool) (amqpsax.Code, []byte, int, bool) {
-	if !c.lv.has || c.cur.kind != amqpsax.KindArray || c.cur.desc >= 0 ||
-		wire.Table[c.cur.ector].Cat != wire.Fixed || !ok(wire.Table[c.cur.ector].Kind) {
-		c.wrongKind()
-		return 0, nil, 0, false
+// elements are of a fixed-width code of a kind in [lo, hi].
+func (c *Cursor) arrayBody(lo, hi amqpsax.Kind, want string) (amqpsax.Code, []byte, int, bool) {
+	v := &c.cur
+	if v.kind == amqpsax.KindArray && v.desc < 0 {
+		if e := wire.Table[v.ector]; e.Cat == wire.Fixed && e.Kind >= lo && e.Kind <= hi {
+			return v.ector, c.data[v.pay+v.ctor : v.end], v.count, true
+		}
 	}
-	return c.cur.ector, c.data[c.cur.body+c.cur.hdr+c.cur.ctor : c.cur.end], c.cur.count, true
+	c.want(want)
+	return 0, nil, 0, false
 }
 
-func isInt(k amqpsax.Kind) bool {
-	return k == amqpsax.KindByte || k == amqpsax.KindShort || k == amqpsax.KindInt || k == amqpsax.KindLong
-}
-
-func isUint(k amqpsax.Kind) bool {
-	return k == amqpsax.KindUbyte || k == amqpsax.KindUshort || k == amqpsax.KindUint || k == amqpsax.KindUlong
+// appendElems appends the elements of the current array, of a kind in
+// [lo, hi], to dst: grown once (an array of uint0 holds up to 255 + 32
+// elements per byte of its size, wire.ZeroWidthPerByte, and no more), then
+// filled by wire.FillElems.
+func appendElems[T wire.Number](c *Cursor, dst []T, lo, hi amqpsax.Kind, want string) []T {
+	code, p, n, ok := c.arrayBody(lo, hi, want)
+	if !ok {
+		return dst
+	}
+	l := len(dst)
+	dst = slices.Grow(dst, n)[:l+n]
+	wire.FillElems(dst[l:], code, p)
+	return dst
 }
 
 // AppendInts appends the elements of the current array of byte, short,
 // int or long to dst and returns it, in one call and without entering the
-// array; with capacity in dst it does not allocate. A current value of
-// another kind records ErrWrongKind and returns dst unchanged.
+// array; with capacity in dst it does not allocate. A null value appends
+// nothing; a value of another kind records the getter's error and returns
+// dst unchanged.
 func (c *Cursor) AppendInts(dst []int64) []int64 {
-	code, p, n, ok := c.arrayBody(isInt)
-	if !ok {
-		return dst
-	}
-	dst = slices.Grow(dst, n)
-	// One loop per width, so the loop body has no switch.
-	switch wire.Table[code].W {
-	case 1:
-		for _, x := range p[:n] {
-			dst = append(dst, int64(int8(x)))
-		}
-	case 2:
-		for i := range n {
-			dst = append(dst, int64(int16(binary.BigEndian.Uint16(p[2*i:]))))
-		}
-	case 4:
-		for i := range n {
-			dst = append(dst, int64(int32(binary.BigEndian.Uint32(p[4*i:]))))
-		}
-	default:
-		for i := range n {
-			dst = append(dst, int64(binary.BigEndian.Uint64(p[8*i:])))
-		}
-	}
-	return dst
+	return appendElems(c, dst, amqpsax.KindByte, amqpsax.KindLong, "array of byte, short, int or long")
 }
 
 // AppendUints appends the elements of the current array of ubyte,
 // ushort, uint or ulong to dst, as AppendInts does.
 func (c *Cursor) AppendUints(dst []uint64) []uint64 {
-	code, p, n, ok := c.arrayBody(isUint)
-	if !ok {
-		return dst
-	}
-	// Grown once: an array of uint0 holds up to 32 elements per byte
-	// (wire.ZeroWidthPerByte), so dst may grow by 256 bytes per input byte,
-	// and no more.
-	dst = slices.Grow(dst, n)
-	switch wire.Table[code].W {
-	case 0:
-		for range n {
-			dst = append(dst, 0)
-		}
-	case 1:
-		for _, x := range p[:n] {
-			dst = append(dst, uint64(x))
-		}
-	case 2:
-		for i := range n {
-			dst = append(dst, uint64(binary.BigEndian.Uint16(p[2*i:])))
-		}
-	case 4:
-		for i := range n {
-			dst = append(dst, uint64(binary.BigEndian.Uint32(p[4*i:])))
-		}
-	default:
-		for i := range n {
-			dst = append(dst, binary.BigEndian.Uint64(p[8*i:]))
-		}
-	}
-	return dst
+	return appendElems(c, dst, amqpsax.KindUbyte, amqpsax.KindUlong, "array of ubyte, ushort, uint or ulong")
 }
 
 // AppendDoubles appends the elements of the current array of double to
 // dst, as AppendInts does.
 func (c *Cursor) AppendDoubles(dst []float64) []float64 {
-	_, p, n, ok := c.arrayBody(func(k amqpsax.Kind) bool { return k == amqpsax.KindDouble })
-	if !ok {
-		return dst
-	}
-	dst = slices.Grow(dst, n)
-	for i := range n {
-		dst = append(dst, wire.Double(p[8*i:]))
-	}
-	return dst
+	return appendElems(c, dst, amqpsax.KindDouble, amqpsax.KindDouble, "array of double")
 }
 
 // AppendFloats appends the elements of the current array of float to
 // dst, as AppendInts does.
 func (c *Cursor) AppendFloats(dst []float32) []float32 {
-	_, p, n, ok := c.arrayBody(func(k amqpsax.Kind) bool { return k == amqpsax.KindFloat })
-	if !ok {
-		return dst
-	}
-	dst = slices.Grow(dst, n)
-	for i := range n {
-		dst = append(dst, wire.Float(p[4*i:]))
-	}
-	return dst
+	return appendElems(c, dst, amqpsax.KindFloat, amqpsax.KindFloat, "array of float")
 }
 
 // AppendTimestamps appends the elements of the current array of
 // timestamp to dst, as AppendInts does.
 func (c *Cursor) AppendTimestamps(dst []int64) []int64 {
-	_, p, n, ok := c.arrayBody(func(k amqpsax.Kind) bool { return k == amqpsax.KindTimestamp })
-	if !ok {
-		return dst
-	}
-	dst = slices.Grow(dst, n)
-	for i := range n {
-		dst = append(dst, wire.Timestamp(p[8*i:]))
-	}
-	return dst
+	return appendElems(c, dst, amqpsax.KindTimestamp, amqpsax.KindTimestamp, "array of timestamp")
 }
 
 // AppendBytes appends the elements of the current array of binary,
 // string or symbol to dst, each a view into the data (valid as long as the
 // data is), in one call and without entering the array; with capacity in
-// dst it does not allocate. Each element's size is checked against the
-// array, and with Validate each string's UTF-8 and symbol's ASCII, with
-// the errors and offsets a walk of the array reports. A current value of
-// another kind records ErrWrongKind and returns dst unchanged.
+// dst it does not allocate. Each element is read as a walk of the array
+// reads it — by the cursor itself, on a level of its own — with the
+// faults, offsets and validation of a walk. A null value appends nothing;
+// a value of another kind records the getter's error and returns dst
+// unchanged.
 func (c *Cursor) AppendBytes(dst [][]byte) [][]byte {
 	v := &c.cur
-	if !c.lv.has || v.kind != amqpsax.KindArray || v.desc >= 0 || wire.Table[v.ector].Cat != wire.Variable {
-		c.wrongKind()
+	if v.kind != amqpsax.KindArray || v.desc >= 0 || wire.Table[v.ector].Cat != wire.Variable {
+		c.want("array of binary, string or symbol")
 		return dst
 	}
-	code, kind := v.ector, wire.Table[v.ector].Kind
 	dst = slices.Grow(dst, v.count)
-	pos, end := v.body+v.hdr+v.ctor, v.end
-	for range v.count {
-		var n, h int
-		if wire.Table[code].W == 1 {
-			if pos >= end || int(c.data[pos]) > end-pos-1 {
-				c.fail(wire.EOF, pos, code, true)
-				return dst
-			}
-			n, h = int(c.data[pos]), 1
-		} else {
-			if end-pos < 4 || uint64(binary.BigEndian.Uint32(c.data[pos:])) > uint64(end-pos-4) {
-				c.fail(wire.EOF, pos, code, true)
-				return dst
-			}
-			n, h = int(binary.BigEndian.Uint32(c.data[pos:])), 4
-		}
-		b := c.data[pos+h : pos+h+n : pos+h+n]
-		if c.Validate {
-			if kind == amqpsax.KindString && !wire.ValidUTF8(b) {
-				c.fail(wire.BadUTF8, pos, code, true)
-				return dst
-			}
-			if kind == amqpsax.KindSymbol && !wire.ValidASCII(b) {
-				c.fail(wire.BadSymbol, pos, code, true)
-				return dst
-			}
-		}
-		dst = append(dst, b)
-		pos += h + n
+	if !c.Enter() {
+		return dst
 	}
-	if pos != end {
-		c.fail(wire.SizeMismatch, v.start, v.code, true)
+	for c.Next() {
+		dst = append(dst, c.payload())
+	}
+	if c.err == nil {
+		c.Exit()
 	}
 	return dst
 }

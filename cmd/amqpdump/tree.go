@@ -94,6 +94,15 @@ func (p *printer) fault(st wire.Status, pos int, c amqpsax.Code, hasCode bool) e
 	return wire.NewError("amqpdump", st, p.offset(pos), c, hasCode)
 }
 
+// cutFault is fault for a value in lim: truncation becomes an overrun
+// where lim ends before the input (wire.Cut).
+func (p *printer) cutFault(lim []byte, st wire.Status, pos int, c amqpsax.Code, hasCode bool) error {
+	if st == wire.EOF {
+		st = wire.Cut(lim, p.data)
+	}
+	return p.fault(st, pos, c, hasCode)
+}
+
 // all prints the values of p.data[start:end] one after the other.
 func (p *printer) all(start, end, indent int) error {
 	for pos := start; pos < end; {
@@ -119,7 +128,7 @@ type head struct {
 // lies within lim, and returns the position after it.
 func (p *printer) value(lim []byte, pos int, h head) (int, error) {
 	if pos >= len(lim) {
-		return pos, p.fault(wire.EOF, pos, 0, false)
+		return pos, p.cutFault(lim, wire.EOF, pos, 0, false)
 	}
 	return p.body(lim, pos, pos+1, amqpsax.Code(lim[pos]), h)
 }
@@ -149,7 +158,7 @@ func (p *printer) body(lim []byte, start, body int, c amqpsax.Code, h head) (int
 	}
 	text, end, st := primitive(lim, body, c, h.elem)
 	if st < 0 {
-		return start, p.fault(st, start, c, true)
+		return start, p.cutFault(lim, st, start, c, true)
 	}
 	p.line(h.at, h.indent, h.label+text)
 	return end, nil
@@ -171,14 +180,14 @@ func (p *printer) described(lim []byte, start, body int, h head) (int, error) {
 	}
 	defer func() { p.depth-- }()
 	if body >= len(lim) {
-		return body, p.fault(wire.EOF, body, 0, false)
+		return body, p.cutFault(lim, wire.EOF, body, 0, false)
 	}
 	var fields []string
 	pos := body
 	if dc := amqpsax.Code(lim[body]); isPrimitive(dc) {
 		text, end, d, known, st := descriptor(lim, body)
 		if st < 0 {
-			return body, p.fault(st, body, dc, true)
+			return body, p.cutFault(lim, st, body, dc, true)
 		}
 		name := "described"
 		if known {
@@ -227,7 +236,7 @@ func descriptor(lim []byte, pos int) (text string, end int, d amqpsax.Descriptor
 func (p *printer) compound(lim []byte, start, body int, c amqpsax.Code, h head) (int, error) {
 	hdr, size, count := wire.Body(c, lim[body:])
 	if hdr < 0 {
-		return start, p.fault(wire.Status(hdr), start, c, true)
+		return start, p.cutFault(lim, wire.Status(hdr), start, c, true)
 	}
 	if err := p.enter(start, c); err != nil {
 		return start, err
@@ -269,13 +278,13 @@ func (p *printer) compound(lim []byte, start, body int, c amqpsax.Code, h head) 
 // entry prints the map entry whose key starts at pos.
 func (p *printer) entry(lim []byte, pos, indent int) (int, error) {
 	if pos >= len(lim) {
-		return pos, p.fault(wire.EOF, pos, 0, false)
+		return pos, p.cutFault(lim, wire.EOF, pos, 0, false)
 	}
 	kc := amqpsax.Code(lim[pos])
 	if isPrimitive(kc) {
 		key, next, st := primitive(lim, pos+1, kc, false)
 		if st < 0 {
-			return pos, p.fault(st, pos, kc, true)
+			return pos, p.cutFault(lim, st, pos, kc, true)
 		}
 		return p.value(lim, next, head{at: pos, indent: indent, label: key + " => "})
 	}
@@ -294,7 +303,7 @@ func (p *printer) entry(lim []byte, pos, indent int) (int, error) {
 func (p *printer) array(lim []byte, start, body int, c amqpsax.Code, h head) (int, error) {
 	hdr, size, count := wire.Body(c, lim[body:])
 	if hdr < 0 {
-		return start, p.fault(wire.Status(hdr), start, c, true)
+		return start, p.cutFault(lim, wire.Status(hdr), start, c, true)
 	}
 	if err := p.enter(start, c); err != nil {
 		return start, err
@@ -354,7 +363,7 @@ func isPrimitive(c amqpsax.Code) bool {
 // package dispatch does.
 func (p *printer) describedElem(lim []byte, pos int, elem amqpsax.Code, h head) (int, error) {
 	if hdr, _, _ := wire.Body(elem, lim[pos:]); hdr < 0 {
-		return pos, p.fault(wire.Status(hdr), pos, elem, true)
+		return pos, p.cutFault(lim, wire.Status(hdr), pos, elem, true)
 	}
 	if err := p.enter(pos, amqpsax.CodeDescribed); err != nil {
 		return pos, err

@@ -183,7 +183,7 @@ var Invalid = []Bad{
 	{"list8 count > size", "c00203" + "40", amqpsax.ErrCountTooLarge, 0},
 	{"list32 count 2^32-1", "d000000004ffffffff", amqpsax.ErrCountTooLarge, 0},
 	{"list8 size > contents", "c00301" + "4040", amqpsax.ErrSizeMismatch, 0},
-	{"list8 contents > size", "c00201" + "5201", io.ErrUnexpectedEOF, 3},
+	{"list8 contents > size", "c00201" + "5201", amqpsax.ErrOverrun, 3},
 	{"map odd count", "c1020140", amqpsax.ErrOddMapCount, 0},
 	{"map32 odd count", "d10000000500000001" + "40", amqpsax.ErrOddMapCount, 0},
 	{"array no ctor", "e00100", amqpsax.ErrSizeMismatch, 0},
@@ -201,6 +201,23 @@ var Invalid = []Bad{
 	{"described without descriptor", "00", io.ErrUnexpectedEOF, 1},
 	{"invalid descriptor code", "003f", amqpsax.ErrInvalidCode, 1},
 	{"list in list past end", "c00401" + "c00501", io.ErrUnexpectedEOF, 3},
+
+	// Cut versus corrupt: a value that runs past its container is
+	// truncation only where the input ends first (more bytes may complete
+	// it); where the container ends first and the input goes on, no
+	// further input can mend it.
+	{"str8 in list, input ends", "c00301" + "a105", io.ErrUnexpectedEOF, 3},
+	{"str8 overruns list, input goes on", "c00301" + "a105" + "6161616161", amqpsax.ErrOverrun, 3},
+	{"key overruns map, input goes on", "c10502" + "a10561" + "40" + "61616161", amqpsax.ErrOverrun, 3},
+	{"value overruns map, input goes on", "c10502" + "40" + "a10261" + "61", amqpsax.ErrOverrun, 4},
+	{"str8 element overruns array, input goes on", "e00401a1" + "0561" + "61616161", amqpsax.ErrOverrun, 4},
+	{"str8 element overruns array, input ends", "e00401a1" + "0561", io.ErrUnexpectedEOF, 4},
+	{"described value missing in list, input goes on", "c00401" + "005370" + "45", amqpsax.ErrOverrun, 6},
+	{"described value overruns list, input goes on", "c00501" + "005370" + "c0" + "0101" + "40", amqpsax.ErrOverrun, 6},
+	{"list overruns list, input goes on", "c00401" + "c00501" + "40404040", amqpsax.ErrOverrun, 3},
+	{"list32 overruns list, input goes on", "c00701" + "d000000005" + "00000001" + "4040", amqpsax.ErrOverrun, 3},
+	{"array overruns list, input goes on", "c00501" + "e003" + "0150" + "0102", amqpsax.ErrOverrun, 3},
+	{"uint overruns list in list, input goes on", "c00601" + "c00301" + "7000" + "000000", amqpsax.ErrOverrun, 6},
 
 	// Found by an attack on the decoders (issue "Hostile input").
 	// list0 is a level of nesting for both decoders: the 1001st here.

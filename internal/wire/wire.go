@@ -36,60 +36,117 @@ const (
 	Described            // 0x00: descriptor value, then the described value
 )
 
-// Info is one row of the code table.
+// Op says how to read a code's payload: one dense number per way of
+// decoding, so that a decoder's switch on it is a jump table (the codes
+// themselves are sparse).
+type Op uint8
+
+const (
+	OpInvalid   Op = iota
+	OpNull         // null
+	OpTrue         // true: no payload
+	OpFalse        // false: no payload
+	OpBool         // 0x56: one byte, 0 or 1
+	OpUint0        // uint 0: no payload
+	OpUlong0       // ulong 0: no payload
+	OpList0        // the empty list: no payload
+	OpUbyte        // one byte
+	OpSmallUint    // uint in one byte
+	OpSmallUlong   // ulong in one byte
+	OpByte         // one signed byte
+	OpSmallInt     // int in one signed byte
+	OpSmallLong    // long in one signed byte
+	OpUshort       // two bytes
+	OpShort        // two bytes, signed
+	OpUint         // four bytes
+	OpInt          // four bytes, signed
+	OpFloat        // IEEE 754 binary32
+	OpChar         // UTF-32BE
+	OpDecimal32    // four bytes, as they are
+	OpUlong        // eight bytes
+	OpLong         // eight bytes, signed
+	OpDouble       // IEEE 754 binary64
+	OpTimestamp    // eight bytes, signed ms
+	OpDecimal64    // eight bytes, as they are
+	OpUUID         // sixteen bytes
+	OpDecimal128   // sixteen bytes, as they are
+	OpBinary       // vbin8, vbin32
+	OpString       // str8, str32
+	OpSymbol       // sym8, sym32
+	OpList         // list8, list32
+	OpMap          // map8, map32
+	OpArray        // array8, array32
+	OpDescribed    // 0x00
+)
+
+// Info is one row of the code table: four bytes, read in one load.
 type Info struct {
 	Kind amqpsax.Kind // the AMQP type
 	Cat  Cat
 	// W is the payload width of a Fixed code, and the width of the size
 	// (and count) fields of a Variable, Compound or Array code.
-	W uint8
+	W  uint8
+	Op Op
 }
 
 // Table describes every byte value as a format code. Undefined codes have
 // Cat Invalid and Kind KindInvalid. Indexing it with a byte is a single
-// load; decoders read it instead of branching per code where they can.
-var Table = [256]Info{
-	amqpsax.CodeDescribed:  {amqpsax.KindDescribed, Described, 0},
-	amqpsax.CodeNull:       {amqpsax.KindNull, Fixed, 0},
-	amqpsax.CodeBool:       {amqpsax.KindBool, Fixed, 1},
-	amqpsax.CodeTrue:       {amqpsax.KindBool, Fixed, 0},
-	amqpsax.CodeFalse:      {amqpsax.KindBool, Fixed, 0},
-	amqpsax.CodeUbyte:      {amqpsax.KindUbyte, Fixed, 1},
-	amqpsax.CodeUshort:     {amqpsax.KindUshort, Fixed, 2},
-	amqpsax.CodeUint:       {amqpsax.KindUint, Fixed, 4},
-	amqpsax.CodeSmallUint:  {amqpsax.KindUint, Fixed, 1},
-	amqpsax.CodeUint0:      {amqpsax.KindUint, Fixed, 0},
-	amqpsax.CodeUlong:      {amqpsax.KindUlong, Fixed, 8},
-	amqpsax.CodeSmallUlong: {amqpsax.KindUlong, Fixed, 1},
-	amqpsax.CodeUlong0:     {amqpsax.KindUlong, Fixed, 0},
-	amqpsax.CodeByte:       {amqpsax.KindByte, Fixed, 1},
-	amqpsax.CodeShort:      {amqpsax.KindShort, Fixed, 2},
-	amqpsax.CodeInt:        {amqpsax.KindInt, Fixed, 4},
-	amqpsax.CodeSmallInt:   {amqpsax.KindInt, Fixed, 1},
-	amqpsax.CodeLong:       {amqpsax.KindLong, Fixed, 8},
-	amqpsax.CodeSmallLong:  {amqpsax.KindLong, Fixed, 1},
-	amqpsax.CodeFloat:      {amqpsax.KindFloat, Fixed, 4},
-	amqpsax.CodeDouble:     {amqpsax.KindDouble, Fixed, 8},
-	amqpsax.CodeDecimal32:  {amqpsax.KindDecimal32, Fixed, 4},
-	amqpsax.CodeDecimal64:  {amqpsax.KindDecimal64, Fixed, 8},
-	amqpsax.CodeDecimal128: {amqpsax.KindDecimal128, Fixed, 16},
-	amqpsax.CodeChar:       {amqpsax.KindChar, Fixed, 4},
-	amqpsax.CodeTimestamp:  {amqpsax.KindTimestamp, Fixed, 8},
-	amqpsax.CodeUUID:       {amqpsax.KindUUID, Fixed, 16},
-	amqpsax.CodeVbin8:      {amqpsax.KindBinary, Variable, 1},
-	amqpsax.CodeVbin32:     {amqpsax.KindBinary, Variable, 4},
-	amqpsax.CodeStr8:       {amqpsax.KindString, Variable, 1},
-	amqpsax.CodeStr32:      {amqpsax.KindString, Variable, 4},
-	amqpsax.CodeSym8:       {amqpsax.KindSymbol, Variable, 1},
-	amqpsax.CodeSym32:      {amqpsax.KindSymbol, Variable, 4},
-	amqpsax.CodeList0:      {amqpsax.KindList, Fixed, 0},
-	amqpsax.CodeList8:      {amqpsax.KindList, Compound, 1},
-	amqpsax.CodeList32:     {amqpsax.KindList, Compound, 4},
-	amqpsax.CodeMap8:       {amqpsax.KindMap, Compound, 1},
-	amqpsax.CodeMap32:      {amqpsax.KindMap, Compound, 4},
-	amqpsax.CodeArray8:     {amqpsax.KindArray, Array, 1},
-	amqpsax.CodeArray32:    {amqpsax.KindArray, Array, 4},
-}
+// load; decoders read it instead of branching per code. The kind of each
+// code comes from the root package's one table (amqpsax.Code.Kind); the
+// rest is below, and TestTableMatchesSpec checks every row against the
+// spec's XML.
+var Table = func() (t [256]Info) {
+	for _, r := range []struct {
+		c   amqpsax.Code
+		cat Cat
+		w   uint8
+		op  Op
+	}{
+		{amqpsax.CodeDescribed, Described, 0, OpDescribed},
+		{amqpsax.CodeNull, Fixed, 0, OpNull},
+		{amqpsax.CodeBool, Fixed, 1, OpBool},
+		{amqpsax.CodeTrue, Fixed, 0, OpTrue},
+		{amqpsax.CodeFalse, Fixed, 0, OpFalse},
+		{amqpsax.CodeUbyte, Fixed, 1, OpUbyte},
+		{amqpsax.CodeUshort, Fixed, 2, OpUshort},
+		{amqpsax.CodeUint, Fixed, 4, OpUint},
+		{amqpsax.CodeSmallUint, Fixed, 1, OpSmallUint},
+		{amqpsax.CodeUint0, Fixed, 0, OpUint0},
+		{amqpsax.CodeUlong, Fixed, 8, OpUlong},
+		{amqpsax.CodeSmallUlong, Fixed, 1, OpSmallUlong},
+		{amqpsax.CodeUlong0, Fixed, 0, OpUlong0},
+		{amqpsax.CodeByte, Fixed, 1, OpByte},
+		{amqpsax.CodeShort, Fixed, 2, OpShort},
+		{amqpsax.CodeInt, Fixed, 4, OpInt},
+		{amqpsax.CodeSmallInt, Fixed, 1, OpSmallInt},
+		{amqpsax.CodeLong, Fixed, 8, OpLong},
+		{amqpsax.CodeSmallLong, Fixed, 1, OpSmallLong},
+		{amqpsax.CodeFloat, Fixed, 4, OpFloat},
+		{amqpsax.CodeDouble, Fixed, 8, OpDouble},
+		{amqpsax.CodeDecimal32, Fixed, 4, OpDecimal32},
+		{amqpsax.CodeDecimal64, Fixed, 8, OpDecimal64},
+		{amqpsax.CodeDecimal128, Fixed, 16, OpDecimal128},
+		{amqpsax.CodeChar, Fixed, 4, OpChar},
+		{amqpsax.CodeTimestamp, Fixed, 8, OpTimestamp},
+		{amqpsax.CodeUUID, Fixed, 16, OpUUID},
+		{amqpsax.CodeVbin8, Variable, 1, OpBinary},
+		{amqpsax.CodeVbin32, Variable, 4, OpBinary},
+		{amqpsax.CodeStr8, Variable, 1, OpString},
+		{amqpsax.CodeStr32, Variable, 4, OpString},
+		{amqpsax.CodeSym8, Variable, 1, OpSymbol},
+		{amqpsax.CodeSym32, Variable, 4, OpSymbol},
+		{amqpsax.CodeList0, Fixed, 0, OpList0},
+		{amqpsax.CodeList8, Compound, 1, OpList},
+		{amqpsax.CodeList32, Compound, 4, OpList},
+		{amqpsax.CodeMap8, Compound, 1, OpMap},
+		{amqpsax.CodeMap32, Compound, 4, OpMap},
+		{amqpsax.CodeArray8, Array, 1, OpArray},
+		{amqpsax.CodeArray32, Array, 4, OpArray},
+	} {
+		t[r.c] = Info{Kind: r.c.Kind(), Cat: r.cat, W: r.w, Op: r.op}
+	}
+	return t
+}()
 
 // Status is the outcome of a primitive: OK, or a negative fault code.
 type Status int8
@@ -108,7 +165,9 @@ const (
 	BadUTF8        Status = -9  // amqpsax.ErrInvalidUTF8
 	BadSymbol      Status = -10 // amqpsax.ErrInvalidSymbol
 	WrongKind      Status = -11 // amqpsax.ErrWrongKind
-	lowestStatusOK Status = -12
+	Overrun        Status = -12 // amqpsax.ErrOverrun
+	Trailing       Status = -13 // amqpsax.ErrTrailing
+	lowestStatusOK Status = -14
 )
 
 var statusErrs = [...]error{
@@ -123,6 +182,22 @@ var statusErrs = [...]error{
 	-BadUTF8:       amqpsax.ErrInvalidUTF8,
 	-BadSymbol:     amqpsax.ErrInvalidSymbol,
 	-WrongKind:     amqpsax.ErrWrongKind,
+	-Overrun:       amqpsax.ErrOverrun,
+	-Trailing:      amqpsax.ErrTrailing,
+}
+
+// Cut is the fault of a value that does not fit in the bytes its
+// container leaves it, lim, where data is the whole input: truncation
+// (EOF) when lim reaches the end of the input, so that more input could
+// complete the value, and Overrun when a list, map, array or section ends
+// first while the input goes on (AMQP values carry their sizes, so no
+// more input can mend that). Callers pass the innermost container's
+// limit; every enclosing one was checked to fit in its own.
+func Cut(lim, data []byte) Status {
+	if len(lim) < len(data) {
+		return Overrun
+	}
+	return EOF
 }
 
 // Err returns the sentinel cause of a fault, or nil for OK.
@@ -160,6 +235,22 @@ const (
 	ZeroWidthPerByte = 32
 )
 
+// Var reads the size field of a binary, string or symbol, whose row of the
+// table is e, at the start of b: it returns hdr, the size field's width,
+// and the payload's size. hdr is -1 when the size field or the payload
+// does not fit in b. The 8-bit form is read inline (this function is small
+// enough to inline: decoders call it per value); the 32-bit one in Body.
+func Var(e Info, b []byte) (hdr, size int) {
+	if e.W == 1 {
+		if len(b) == 0 || int(b[0]) >= len(b) {
+			return -1, 0
+		}
+		return 1, int(b[0])
+	}
+	hdr, size, _ = Body(amqpsax.CodeVbin32, b)
+	return hdr, size
+}
+
 // Body reads the length fields of a value whose constructor c has been
 // consumed and whose body starts at b[0]. It returns hdr, the bytes of the
 // size and count fields; size, the bytes that follow them (the payload; an
@@ -181,10 +272,10 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 		return 0, int(e.W), 0
 	case Variable:
 		if e.W == 1 {
-			if len(b) < 1 || int(b[0]) > len(b)-1 {
-				return int(EOF), 0, 0
+			if h, n := Var(e, b); h > 0 {
+				return h, n, 0
 			}
-			return 1, int(b[0]), 0
+			return int(EOF), 0, 0
 		}
 		if len(b) < 4 {
 			return int(EOF), 0, 0
@@ -400,4 +491,98 @@ func ValidASCII(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// Descriptor reads the descriptor of a described value, the value at the
+// start of b (AMQP 1.0 part 1 §1.2: a ulong, or a symbolic name). For a
+// ulong of any width, d is its value and sym nil; for a symbol, sym is its
+// bytes (a view into b) and d the number the spec gives that name
+// (amqpsax.LookupDescriptor), or 0 for a name it does not define. n is the
+// length of the descriptor value, or a negative Status when its length
+// fields do not fit in b. ok is false for a descriptor of another type
+// (which n still measures) and on a fault.
+func Descriptor(b []byte) (d amqpsax.Descriptor, sym []byte, n int, ok bool) {
+	if len(b) == 0 {
+		return 0, nil, int(EOF), false
+	}
+	c := amqpsax.Code(b[0])
+	switch Table[c].Kind {
+	case amqpsax.KindUlong:
+		h, size, _ := Body(c, b[1:])
+		if h < 0 {
+			return 0, nil, h, false
+		}
+		return amqpsax.Descriptor(Uint(c, b[1:])), nil, 1 + h + size, true
+	case amqpsax.KindSymbol:
+		h, size, _ := Body(c, b[1:])
+		if h < 0 {
+			return 0, nil, h, false
+		}
+		sym = b[1+h : 1+h+size : 1+h+size]
+		d, _ = amqpsax.LookupDescriptor(sym)
+		return d, sym, 1 + h + size, true
+	}
+	n, _ = Skip(b)
+	return 0, nil, n, false
+}
+
+// Number is a Go type array elements of fixed-width numeric codes decode
+// to.
+type Number interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+// FillElems decodes len(dst) element bodies of the fixed-width numeric
+// code c from p, which holds at least that many (ArrayCtor checked it),
+// into dst: integers sign-extended from signed codes, floats by value,
+// chars as code points, timestamps as milliseconds, decimals not at all
+// (c must be none of those, nor boolean). It is the one loop over array
+// elements: dispatch's batches and the cursor's Append helpers both use
+// it, one loop per width with no switch inside.
+func FillElems[T Number](dst []T, c amqpsax.Code, p []byte) {
+	n := len(dst)
+	switch Table[c].Op {
+	case OpUint0, OpUlong0:
+		clear(dst)
+	case OpUbyte, OpSmallUint, OpSmallUlong:
+		for i, x := range p[:n] {
+			dst[i] = T(x)
+		}
+	case OpByte, OpSmallInt, OpSmallLong:
+		for i, x := range p[:n] {
+			dst[i] = T(int8(x))
+		}
+	case OpUshort:
+		for i := range dst {
+			dst[i] = T(binary.BigEndian.Uint16(p[2*i:]))
+		}
+	case OpShort:
+		for i := range dst {
+			dst[i] = T(int16(binary.BigEndian.Uint16(p[2*i:])))
+		}
+	case OpUint, OpChar:
+		for i := range dst {
+			dst[i] = T(binary.BigEndian.Uint32(p[4*i:]))
+		}
+	case OpInt:
+		for i := range dst {
+			dst[i] = T(int32(binary.BigEndian.Uint32(p[4*i:])))
+		}
+	case OpFloat:
+		for i := range dst {
+			dst[i] = T(Float(p[4*i:]))
+		}
+	case OpUlong:
+		for i := range dst {
+			dst[i] = T(binary.BigEndian.Uint64(p[8*i:]))
+		}
+	case OpLong, OpTimestamp:
+		for i := range dst {
+			dst[i] = T(int64(binary.BigEndian.Uint64(p[8*i:])))
+		}
+	case OpDouble:
+		for i := range dst {
+			dst[i] = T(Double(p[8*i:]))
+		}
+	}
 }
