@@ -42,41 +42,41 @@ const (
 type Op uint8
 
 const (
-	OpInvalid   Op = iota
-	OpNull         // null
-	OpTrue         // true: no payload
-	OpFalse        // false: no payload
-	OpBool         // 0x56: one byte, 0 or 1
-	OpUint0        // uint 0: no payload
-	OpUlong0       // ulong 0: no payload
-	OpList0        // the empty list: no payload
-	OpUbyte        // one byte
-	OpSmallUint    // uint in one byte
-	OpSmallUlong   // ulong in one byte
-	OpByte         // one signed byte
-	OpSmallInt     // int in one signed byte
-	OpSmallLong    // long in one signed byte
-	OpUshort       // two bytes
-	OpShort        // two bytes, signed
-	OpUint         // four bytes
-	OpInt          // four bytes, signed
-	OpFloat        // IEEE 754 binary32
-	OpChar         // UTF-32BE
-	OpDecimal32    // four bytes, as they are
-	OpUlong        // eight bytes
-	OpLong         // eight bytes, signed
-	OpDouble       // IEEE 754 binary64
-	OpTimestamp    // eight bytes, signed ms
-	OpDecimal64    // eight bytes, as they are
-	OpUUID         // sixteen bytes
-	OpDecimal128   // sixteen bytes, as they are
-	OpBinary       // vbin8, vbin32
-	OpString       // str8, str32
-	OpSymbol       // sym8, sym32
-	OpList         // list8, list32
-	OpMap          // map8, map32
-	OpArray        // array8, array32
-	OpDescribed    // 0x00
+	OpInvalid    Op = iota
+	OpNull          // null
+	OpTrue          // true: no payload
+	OpFalse         // false: no payload
+	OpBool          // 0x56: one byte, 0 or 1
+	OpUint0         // uint 0: no payload
+	OpUlong0        // ulong 0: no payload
+	OpList0         // the empty list: no payload
+	OpUbyte         // one byte
+	OpSmallUint     // uint in one byte
+	OpSmallUlong    // ulong in one byte
+	OpByte          // one signed byte
+	OpSmallInt      // int in one signed byte
+	OpSmallLong     // long in one signed byte
+	OpUshort        // two bytes
+	OpShort         // two bytes, signed
+	OpUint          // four bytes
+	OpInt           // four bytes, signed
+	OpFloat         // IEEE 754 binary32
+	OpChar          // UTF-32BE
+	OpDecimal32     // four bytes, as they are
+	OpUlong         // eight bytes
+	OpLong          // eight bytes, signed
+	OpDouble        // IEEE 754 binary64
+	OpTimestamp     // eight bytes, signed ms
+	OpDecimal64     // eight bytes, as they are
+	OpUUID          // sixteen bytes
+	OpDecimal128    // sixteen bytes, as they are
+	OpBinary        // vbin8, vbin32
+	OpString        // str8, str32
+	OpSymbol        // sym8, sym32
+	OpList          // list8, list32
+	OpMap           // map8, map32
+	OpArray         // array8, array32
+	OpDescribed     // 0x00
 )
 
 // Info is one row of the code table: four bytes, read in one load.
