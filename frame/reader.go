@@ -231,17 +231,13 @@ func (r *Reader) Next() (Frame, error) {
 	}
 	size := binary.BigEndian.Uint32(h)
 	doff := uint32(h[4]) * 4
-	e := ReadError{Offset: r.off, Size: size, HasSize: true}
 	switch {
 	case size < headerSize:
-		e.Err = ErrFrameSize
+		return Frame{}, r.bad(size, ErrFrameSize)
 	case size > r.maxFrame():
-		e.Err = ErrFrameTooLarge
+		return Frame{}, r.bad(size, ErrFrameTooLarge)
 	case doff < headerSize || doff > size:
-		e.Err = ErrDataOffset
-	}
-	if e.Err != nil {
-		return Frame{}, r.fail(&e)
+		return Frame{}, r.bad(size, ErrDataOffset)
 	}
 	n := int(size) // fits: maxFrame is at most math.MaxInt32 where int is 32 bits
 	if err := r.fill(n); err != nil {
@@ -271,6 +267,11 @@ func (r *Reader) consume(n int) {
 	if r.start == r.end {
 		r.start, r.end = 0, 0
 	}
+}
+
+// bad records a frame header that cannot be right (sticky).
+func (r *Reader) bad(size uint32, cause error) error {
+	return r.fail(&ReadError{Offset: r.off, Size: size, HasSize: true, Err: cause})
 }
 
 func (r *Reader) fail(e *ReadError) error {
