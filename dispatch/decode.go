@@ -27,7 +27,7 @@ type Decoder struct {
 	// unchecked.
 	Validate bool
 
-	stack []level
+	stack []level // the enclosing levels
 	batch batchBuf
 	off   int // Offset: the value being reported
 }
@@ -50,6 +50,16 @@ const (
 	lvDescArray        // an array of described values: each element a described value
 	lvDescElem         // one of those: the array's descriptor, then the element's body
 )
+
+// state is where run is: the level being read, its values' limit, and
+// the offset of the next value.
+type state struct {
+	cur      level
+	lim      []byte // data[:cur.end]
+	pos      int
+	data     []byte // the whole input
+	maxDepth int
+}
 
 // level is a level of nesting: the one being read is kept in the locals
 // of run, the enclosing ones on the Decoder's stack.
@@ -113,25 +123,25 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	stack := d.stack[:0]
-	defer func() { d.stack = stack[:0] }()
-	cur := level{kind: lvRoot, end: len(data), left: values}
-	lim := data
-	pos := 0
+	d.stack = d.stack[:0]
+	// The level being read and the position, kept in memory on purpose
+	// (array takes their address): in registers, the compiler spills and
+	// reloads them around every Handler call, which costs more.
+	st := state{cur: level{kind: lvRoot, end: len(data), left: values}, lim: data, data: data, maxDepth: maxDepth}
 	var err error
 	for {
-		if cur.left == 0 {
-			if cur.kind == lvRoot {
-				return pos, nil
+		if st.cur.left == 0 {
+			if st.cur.kind == lvRoot {
+				return st.pos, nil
 			}
 			// The end of a compound or described value.
-			d.off = cur.start
-			switch cur.kind {
+			d.off = st.cur.start
+			switch st.cur.kind {
 			case lvList, lvMap, lvArray, lvDescArray:
-				if pos != cur.end {
-					return cur.start, fault(wire.SizeMismatch, cur.start, cur.code)
+				if st.pos != st.cur.end {
+					return st.cur.start, fault(wire.SizeMismatch, st.cur.start, st.cur.code)
 				}
-				switch cur.kind {
+				switch st.cur.kind {
 				case lvList:
 					err = h.OnListEnd()
 				case lvMap:
@@ -142,51 +152,64 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			default:
 				err = h.OnDescribedEnd()
 			}
-			cur = stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			lim = data[:cur.end]
+			st.cur = d.stack[len(d.stack)-1]
+			d.stack = d.stack[:len(d.stack)-1]
+			st.lim = st.data[:st.cur.end]
 			if err != nil {
-				return pos, stop(err)
+				return st.pos, stop(err)
 			}
 			continue
 		}
-		cur.left--
+		st.cur.left--
+		if wire.Counting {
+			wire.Work.Values++
+		}
 
 		// The value's constructor: its own, or its array's.
-		start := pos
+		start := st.pos
 		var c amqpsax.Code
-		if cur.kind < lvArray {
-			if pos >= len(lim) {
-				if cur.kind == lvRoot && values < 0 {
-					return pos, nil // DecodeAll: the data ends between values
+		if st.cur.kind < lvArray {
+			if st.pos >= len(st.lim) {
+				if st.cur.kind == lvRoot && values < 0 {
+					return st.pos, nil // DecodeAll: the st.data ends between values
 				}
-				return pos, wire.NewError("dispatch", wire.Cut(lim, data), pos, 0, false)
+				return st.pos, wire.NewError("dispatch", wire.Cut(st.lim, st.data), st.pos, 0, false)
 			}
-			c = amqpsax.Code(lim[pos])
-			pos++
+			c = amqpsax.Code(st.lim[st.pos])
+			st.pos++
 		} else {
-			switch cur.kind {
+			switch st.cur.kind {
 			case lvArray:
-				c = cur.elem
+				c = st.cur.elem
 			case lvDescArray:
-				if err := d.describedElem(h, &cur, &stack, lim, data, &pos, maxDepth); err != nil {
-					return pos, stop(err)
+				// The next element of an array of described values: a
+				// described value whose descriptor is the array's and
+				// whose value is the element body at st.pos.
+				skip, err := d.describedElem(h, st.cur.elem, st.lim, st.data, st.pos, st.maxDepth)
+				if err != nil {
+					return st.pos, stop(err)
 				}
+				if skip > 0 {
+					st.pos += skip
+					continue
+				}
+				d.stack = append(d.stack, st.cur)
+				st.cur = level{kind: lvDescElem, elem: st.cur.elem, code: amqpsax.CodeDescribed, start: st.pos,
+					end: st.cur.end, left: 2, desc: st.cur.desc, back: st.pos}
 				continue
 			default: // lvDescElem
-				if cur.left == 1 { // the descriptor, replayed from the array's constructor
-					start, pos = cur.desc, cur.desc+1
-					c = amqpsax.Code(data[cur.desc])
+				if st.cur.left == 1 { // the descriptor, replayed from the array's constructor
+					start, st.pos = st.cur.desc, st.cur.desc+1
+					c = amqpsax.Code(st.data[st.cur.desc])
 				} else { // the element's body
-					start, pos = cur.back, cur.back
-					c = cur.elem
+					start, st.pos = st.cur.back, st.cur.back
+					c = st.cur.elem
 				}
 			}
 		}
 
 		d.off = start
-		info := wire.Table[c]
-		switch info.Op {
+		switch wire.Table[c].Op {
 		case wire.OpNull:
 			err = h.OnNull()
 		case wire.OpTrue:
@@ -198,150 +221,171 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 		case wire.OpUlong0:
 			err = h.OnUlong(0)
 		case wire.OpSmallUint:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnUint(uint32(lim[pos]))
-			pos++
+			err = h.OnUint(uint32(st.lim[st.pos]))
+			st.pos++
 		case wire.OpSmallInt:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnInt(int32(int8(lim[pos])))
-			pos++
+			err = h.OnInt(int32(int8(st.lim[st.pos])))
+			st.pos++
 		case wire.OpSmallUlong:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnUlong(uint64(lim[pos]))
-			pos++
+			err = h.OnUlong(uint64(st.lim[st.pos]))
+			st.pos++
 		case wire.OpSmallLong:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnLong(int64(int8(lim[pos])))
-			pos++
+			err = h.OnLong(int64(int8(st.lim[st.pos])))
+			st.pos++
 		case wire.OpUbyte:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnUbyte(lim[pos])
-			pos++
+			err = h.OnUbyte(st.lim[st.pos])
+			st.pos++
 		case wire.OpByte:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnByte(int8(lim[pos]))
-			pos++
+			err = h.OnByte(int8(st.lim[st.pos]))
+			st.pos++
 		case wire.OpBool:
-			if pos >= len(lim) {
-				return start, cut(lim, data, start, c)
+			if st.pos >= len(st.lim) {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			if lim[pos] > 1 {
+			if st.lim[st.pos] > 1 {
 				return start, fault(wire.BadBool, start, c)
 			}
-			err = h.OnBool(lim[pos] == 1)
-			pos++
-		case wire.OpUshort, wire.OpShort:
-			if len(lim)-pos < 2 {
-				return start, cut(lim, data, start, c)
+			err = h.OnBool(st.lim[st.pos] == 1)
+			st.pos++
+		case wire.OpUshort:
+			if len(st.lim)-st.pos < 2 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			v := binary.BigEndian.Uint16(lim[pos:])
-			if c == amqpsax.CodeUshort {
-				err = h.OnUshort(v)
-			} else {
-				err = h.OnShort(int16(v))
+			err = h.OnUshort(binary.BigEndian.Uint16(st.lim[st.pos:]))
+			st.pos += 2
+		case wire.OpShort:
+			if len(st.lim)-st.pos < 2 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			pos += 2
+			err = h.OnShort(int16(binary.BigEndian.Uint16(st.lim[st.pos:])))
+			st.pos += 2
 		case wire.OpUint:
-			if len(lim)-pos < 4 {
-				return start, cut(lim, data, start, c)
+			if len(st.lim)-st.pos < 4 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnUint(binary.BigEndian.Uint32(lim[pos:]))
-			pos += 4
+			err = h.OnUint(binary.BigEndian.Uint32(st.lim[st.pos:]))
+			st.pos += 4
 		case wire.OpInt:
-			if len(lim)-pos < 4 {
-				return start, cut(lim, data, start, c)
+			if len(st.lim)-st.pos < 4 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnInt(int32(binary.BigEndian.Uint32(lim[pos:])))
-			pos += 4
-		case wire.OpFloat, wire.OpChar, wire.OpDecimal32:
-			if len(lim)-pos < 4 {
-				return start, cut(lim, data, start, c)
+			err = h.OnInt(int32(binary.BigEndian.Uint32(st.lim[st.pos:])))
+			st.pos += 4
+		case wire.OpFloat:
+			if len(st.lim)-st.pos < 4 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			p := lim[pos : pos+4]
-			switch c {
-			case amqpsax.CodeFloat:
-				err = h.OnFloat(wire.Float(p))
-			case amqpsax.CodeChar:
-				err = h.OnChar(wire.Char(p))
-			default:
-				err = h.OnDecimal32(amqpsax.Decimal32(p))
+			err = h.OnFloat(wire.Float(st.lim[st.pos:]))
+			st.pos += 4
+		case wire.OpChar:
+			if len(st.lim)-st.pos < 4 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			pos += 4
+			err = h.OnChar(wire.Char(st.lim[st.pos:]))
+			st.pos += 4
+		case wire.OpDecimal32:
+			if len(st.lim)-st.pos < 4 {
+				return start, cut(st.lim, st.data, start, c)
+			}
+			err = h.OnDecimal32(amqpsax.Decimal32(st.lim[st.pos : st.pos+4]))
+			st.pos += 4
 		case wire.OpUlong:
-			if len(lim)-pos < 8 {
-				return start, cut(lim, data, start, c)
+			if len(st.lim)-st.pos < 8 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnUlong(binary.BigEndian.Uint64(lim[pos:]))
-			pos += 8
+			err = h.OnUlong(binary.BigEndian.Uint64(st.lim[st.pos:]))
+			st.pos += 8
 		case wire.OpLong:
-			if len(lim)-pos < 8 {
-				return start, cut(lim, data, start, c)
+			if len(st.lim)-st.pos < 8 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			err = h.OnLong(int64(binary.BigEndian.Uint64(lim[pos:])))
-			pos += 8
-		case wire.OpDouble, wire.OpTimestamp, wire.OpDecimal64:
-			if len(lim)-pos < 8 {
-				return start, cut(lim, data, start, c)
+			err = h.OnLong(int64(binary.BigEndian.Uint64(st.lim[st.pos:])))
+			st.pos += 8
+		case wire.OpDouble:
+			if len(st.lim)-st.pos < 8 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			p := lim[pos : pos+8]
-			switch c {
-			case amqpsax.CodeDouble:
-				err = h.OnDouble(wire.Double(p))
-			case amqpsax.CodeTimestamp:
-				err = h.OnTimestamp(wire.Timestamp(p))
-			default:
-				err = h.OnDecimal64(amqpsax.Decimal64(p))
+			err = h.OnDouble(wire.Double(st.lim[st.pos:]))
+			st.pos += 8
+		case wire.OpTimestamp:
+			if len(st.lim)-st.pos < 8 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			pos += 8
-		case wire.OpUUID, wire.OpDecimal128:
-			if len(lim)-pos < 16 {
-				return start, cut(lim, data, start, c)
+			err = h.OnTimestamp(wire.Timestamp(st.lim[st.pos:]))
+			st.pos += 8
+		case wire.OpDecimal64:
+			if len(st.lim)-st.pos < 8 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			p := lim[pos : pos+16]
-			if c == amqpsax.CodeUUID {
-				err = h.OnUUID(uuid.UUID(p))
-			} else {
-				err = h.OnDecimal128(amqpsax.Decimal128(p))
+			err = h.OnDecimal64(amqpsax.Decimal64(st.lim[st.pos : st.pos+8]))
+			st.pos += 8
+		case wire.OpUUID:
+			if len(st.lim)-st.pos < 16 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			pos += 16
-		case wire.OpString, wire.OpSymbol, wire.OpBinary:
-			hdr, size := wire.Var(info, lim[pos:])
-			if hdr < 0 {
-				return start, cut(lim, data, start, c)
+			err = h.OnUUID(uuid.UUID(st.lim[st.pos : st.pos+16]))
+			st.pos += 16
+		case wire.OpDecimal128:
+			if len(st.lim)-st.pos < 16 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			end := pos + hdr + size
-			v := lim[pos+hdr : end : end]
-			pos = end
-			// A replayed array descriptor was validated with its array.
-			if d.Validate && !(cur.kind == lvDescElem && cur.left == 1) {
-				if st := wire.CheckText(info.Kind, v); st != wire.OK {
-					return start, fault(st, start, c)
-				}
+			err = h.OnDecimal128(amqpsax.Decimal128(st.lim[st.pos : st.pos+16]))
+			st.pos += 16
+		case wire.OpString8:
+			n := wire.Var8(st.lim[st.pos:])
+			if n < 0 {
+				return start, cut(st.lim, st.data, start, c)
 			}
-			switch info.Op {
-			case wire.OpString:
-				err = h.OnString(v)
-			case wire.OpSymbol:
-				err = h.OnSymbol(v)
-			default:
-				err = h.OnBinary(v)
+			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
+			if d.Validate && !(st.cur.kind == lvDescElem && st.cur.left == 1) && !wire.ValidUTF8(v) {
+				return start, fault(wire.BadUTF8, start, c)
+			}
+			err = h.OnString(v)
+			st.pos += 1 + n
+		case wire.OpSymbol8:
+			n := wire.Var8(st.lim[st.pos:])
+			if n < 0 {
+				return start, cut(st.lim, st.data, start, c)
+			}
+			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
+			if d.Validate && !(st.cur.kind == lvDescElem && st.cur.left == 1) && !wire.ValidASCII(v) {
+				return start, fault(wire.BadSymbol, start, c)
+			}
+			err = h.OnSymbol(v)
+			st.pos += 1 + n
+		case wire.OpBinary8:
+			n := wire.Var8(st.lim[st.pos:])
+			if n < 0 {
+				return start, cut(st.lim, st.data, start, c)
+			}
+			err = h.OnBinary(st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n])
+			st.pos += 1 + n
+		case wire.OpString32, wire.OpSymbol32, wire.OpBinary32:
+			if st.pos, err = d.var32(h, st.cur.kind == lvDescElem && st.cur.left == 1, st.lim, st.data, st.pos, start, c); st.pos < 0 {
+				return start, err
 			}
 		case wire.OpList0:
 			// An empty list is a level of nesting like any other (a
 			// Cursor enters it), so it counts against MaxDepth.
-			if len(stack) >= maxDepth {
+			if len(d.stack) >= st.maxDepth {
 				return start, fault(wire.TooDeep, start, c)
 			}
 			if err = h.OnListStart(0); err == nil {
@@ -349,39 +393,211 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			} else if err == amqpsax.SkipValue {
 				err = nil
 			}
-		case wire.OpList, wire.OpMap, wire.OpArray:
-			if n, err := d.compound(h, &cur, &stack, &lim, data, &pos, start, c, maxDepth); err != nil {
-				return n, stop(err)
+		case wire.OpList8, wire.OpList32, wire.OpMap8, wire.OpMap32:
+			// The fast paths first; wire.Body names any fault.
+			hdr, size, count := 2, -1, 0
+			if c == amqpsax.CodeList8 || c == amqpsax.CodeMap8 {
+				size, count = wire.Compound8(st.lim[st.pos:])
+			} else {
+				hdr = 8
+				size, count = wire.Compound32(st.lim[st.pos:])
 			}
+			if size < 0 || count&1 != 0 && wire.Table[c].Kind == amqpsax.KindMap {
+				if hdr, size, count = wire.Body(c, st.lim[st.pos:]); hdr < 0 {
+					return start, fault(status(hdr, st.lim, st.data), start, c)
+				}
+			}
+			if len(d.stack) >= st.maxDepth {
+				return start, fault(wire.TooDeep, start, c)
+			}
+			nk := uint8(lvList)
+			if wire.Table[c].Kind == amqpsax.KindList {
+				err = h.OnListStart(count)
+			} else {
+				nk = lvMap
+				err = h.OnMapStart(count / 2)
+			}
+			switch err {
+			case nil:
+				d.stack = append(d.stack, st.cur)
+				st.cur = level{kind: nk, code: c, start: start, end: st.pos + hdr + size, left: count}
+				st.lim = st.data[:st.cur.end]
+				st.pos += hdr
+			case amqpsax.SkipValue:
+				st.pos, err = st.pos+hdr+size, nil
+			default:
+				return start, stop(err)
+			}
+		case wire.OpArray8, wire.OpArray32:
+			nl, next, err := d.array(h, &st, start, c)
+			if err != nil {
+				return next, stop(err)
+			}
+			if nl.kind == lvRoot { // skipped, or read in batches
+				st.pos = next
+				continue
+			}
+			d.stack = append(d.stack, st.cur)
+			st.cur = nl
+			st.lim = st.data[:st.cur.end]
+			st.pos = next
 			continue
 		case wire.OpDescribed:
-			if len(stack) >= maxDepth {
+			if len(d.stack) >= st.maxDepth {
 				return start, fault(wire.TooDeep, start, c)
 			}
 			switch err = h.OnDescribedStart(); err {
 			case nil:
-				stack = append(stack, cur)
-				cur = level{kind: lvDescribed, code: c, start: start, end: cur.end, left: 2}
+				d.stack = append(d.stack, st.cur)
+				st.cur = level{kind: lvDescribed, code: c, start: start, end: st.cur.end, left: 2}
 			case amqpsax.SkipValue:
-				n, off := wire.Skip(lim[start:])
+				n, off := wire.Skip(st.lim[start:])
 				if n < 0 {
-					st := wire.Status(n)
-					if st == wire.EOF {
-						st = wire.Cut(lim, data)
-					}
-					return start + off, wire.NewErrorAt("dispatch", st, lim, start+off)
+					return start + off, wire.NewErrorAt("dispatch", status(n, st.lim, st.data), st.lim, start+off)
 				}
-				pos, err = start+n, nil
+				st.pos, err = start+n, nil
 			default:
 				return start, stop(err)
 			}
 			continue
+		case wire.OpInvalid: // listed, so that the jump table starts at 0
+			return start, fault(wire.BadCode, start, c)
 		default:
 			return start, fault(wire.BadCode, start, c)
 		}
 		if err != nil {
-			return pos, stop(err)
+			return st.pos, stop(err)
 		}
+	}
+}
+
+// status turns a fault of a wire primitive on the values in lim into the
+// decoder's: truncation there is a cut (wire.Cut).
+func status(st int, lim, data []byte) wire.Status {
+	if wire.Status(st) == wire.EOF {
+		return wire.Cut(lim, data)
+	}
+	return wire.Status(st)
+}
+
+// var32 reports the vbin32, str32 or sym32 at start (its constructor c
+// read, its size at pos) and returns the offset after it; on a fault, -1
+// and the error.
+//
+// replayed says the value is an array's descriptor replayed for an
+// element: it was validated once, with its array, and is not again.
+func (d *Decoder) var32(h amqpsax.Handler, replayed bool, lim, data []byte, pos, start int, c amqpsax.Code) (int, error) {
+	hdr, size, _ := wire.Body(c, lim[pos:])
+	if hdr < 0 {
+		return -1, cut(lim, data, start, c)
+	}
+	end := pos + hdr + size
+	v := lim[pos+hdr : end : end]
+	k := wire.Table[c].Kind
+	if d.Validate && !replayed {
+		if st := wire.CheckText(k, v); st != wire.OK {
+			return -1, fault(st, start, c)
+		}
+	}
+	switch k {
+	case amqpsax.KindString:
+		return end, h.OnString(v)
+	case amqpsax.KindSymbol:
+		return end, h.OnSymbol(v)
+	}
+	return end, h.OnBinary(v)
+}
+
+// array opens the array at start, whose constructor c has been read (pos
+// is after it): it checks its length fields, element constructor and the
+// nesting limit, and reports its start (and to an ArrayDescriptorHandler
+// its descriptor). It returns the array's level to read, with next the
+// first element's body — or, when the array was delivered in batches to a
+// BatchHandler or skipped, a level of kind lvRoot, with next the offset
+// after it. On an error, next is the offset Decode returns with it: of the
+// fault, or where the Handler stopped decoding.
+func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code) (nl level, next int, err error) {
+	lim, pos, data, maxDepth := st.lim, st.pos, st.data, st.maxDepth
+	hdr, size, count := wire.Body(c, lim[pos:])
+	if hdr < 0 {
+		return nl, start, fault(status(hdr, lim, data), start, c)
+	}
+	if len(d.stack) >= maxDepth {
+		return nl, start, fault(wire.TooDeep, start, c)
+	}
+	body := pos + hdr
+	end := body + size
+	el, ctorLen, descOff, descLen := wire.ArrayCtor(data[body:end], count)
+	if ctorLen < 0 {
+		return nl, body + descOff, fault(wire.Status(ctorLen), body+descOff, c)
+	}
+	nl = level{kind: lvArray, elem: el, code: c, start: start, end: end, left: count}
+	kind := wire.Table[el].Kind
+	var desc []byte
+	if descOff > 0 {
+		nl.kind, nl.desc = lvDescArray, body+descOff
+		desc = data[nl.desc : nl.desc+descLen : nl.desc+descLen]
+		kind = amqpsax.KindDescribed
+		if d.Validate {
+			if st := wire.CheckDescriptor(desc); st != wire.OK {
+				return nl, nl.desc, fault(st, nl.desc, amqpsax.Code(desc[0]))
+			}
+		}
+	}
+	body += ctorLen // the first element's body
+	err = h.OnArrayStart(count, kind)
+	if err == nil && desc != nil {
+		if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
+			err = ah.OnArrayDescriptor(desc, wire.Table[el].Kind)
+		}
+	}
+	if err == nil && desc == nil && batchable(el) {
+		if bh, ok := h.(amqpsax.BatchHandler); ok {
+			if err = d.batches(data[body:end], body, bh, el, count); err == nil {
+				d.off = start
+				if err = h.OnArrayEnd(); err != nil {
+					return nl, end, err
+				}
+			}
+			if err == nil || err == amqpsax.SkipValue {
+				return level{}, end, nil
+			}
+			if e, ok := err.(*amqpsax.Error); ok && e.Op == "dispatch" {
+				return nl, e.Offset, err // a bad boolean byte
+			}
+			return nl, start, err
+		}
+	}
+	switch err {
+	case nil:
+		return nl, body, nil
+	case amqpsax.SkipValue:
+		return level{}, end, nil
+	}
+	return nl, start, err
+}
+
+// describedElem starts the element at pos of an array of described values
+// whose element constructor is elem: it checks the body's length fields
+// (before the start event, as a Cursor landing on the element does) and
+// the nesting limit, and reports the start. skip is the length of the
+// element when the Handler skipped it, else 0.
+func (d *Decoder) describedElem(h amqpsax.Handler, elem amqpsax.Code, lim, data []byte, pos, maxDepth int) (skip int, err error) {
+	hdr, size, _ := wire.Body(elem, lim[pos:])
+	if hdr < 0 {
+		return 0, fault(status(hdr, lim, data), pos, elem)
+	}
+	if len(d.stack) >= maxDepth {
+		return 0, fault(wire.TooDeep, pos, amqpsax.CodeDescribed)
+	}
+	d.off = pos
+	switch err := h.OnDescribedStart(); err {
+	case nil:
+		return 0, nil
+	case amqpsax.SkipValue:
+		return hdr + size, nil
+	default:
+		return 0, err
 	}
 }
 
@@ -391,122 +607,4 @@ func stop(err error) error {
 		return nil
 	}
 	return err
-}
-
-// compound opens the list, map or array at start, whose constructor c has
-// been read (*pos is after it): it checks its length fields and the
-// nesting limit, reports its start, and makes it the current level — or
-// skips it, when the Handler says SkipValue. On an error it returns the
-// offset Decode returns with it: of the fault, or where the Handler
-// stopped decoding.
-func (d *Decoder) compound(h amqpsax.Handler, cur *level, stack *[]level, lim *[]byte, data []byte, pos *int, start int, c amqpsax.Code, maxDepth int) (int, error) {
-	hdr, size, count := wire.Body(c, (*lim)[*pos:])
-	if hdr < 0 {
-		st := wire.Status(hdr)
-		if st == wire.EOF {
-			st = wire.Cut(*lim, data)
-		}
-		return start, fault(st, start, c)
-	}
-	if len(*stack) >= maxDepth {
-		return start, fault(wire.TooDeep, start, c)
-	}
-	body := *pos + hdr
-	nl := level{code: c, start: start, end: body + size, left: count}
-	var err error
-	switch wire.Table[c].Kind {
-	case amqpsax.KindList:
-		nl.kind = lvList
-		err = h.OnListStart(count)
-	case amqpsax.KindMap:
-		nl.kind = lvMap
-		err = h.OnMapStart(count / 2)
-	default:
-		el, ctorLen, descOff, descLen := wire.ArrayCtor(data[body:nl.end], count)
-		if ctorLen < 0 {
-			return body + descOff, fault(wire.Status(ctorLen), body+descOff, c)
-		}
-		nl.kind, nl.elem = lvArray, el
-		body += ctorLen // the first element's body
-		kind := wire.Table[el].Kind
-		var desc []byte
-		if descOff > 0 {
-			nl.kind, nl.desc = lvDescArray, body-ctorLen+descOff
-			desc = data[nl.desc : nl.desc+descLen : nl.desc+descLen]
-			kind = amqpsax.KindDescribed
-			if d.Validate {
-				if st := wire.CheckDescriptor(desc); st != wire.OK {
-					return nl.desc, fault(st, nl.desc, amqpsax.Code(desc[0]))
-				}
-			}
-		}
-		err = h.OnArrayStart(count, kind)
-		if err == nil && desc != nil {
-			if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
-				err = ah.OnArrayDescriptor(desc, wire.Table[el].Kind)
-			}
-		}
-		if err == nil && desc == nil && batchable(el) {
-			if bh, ok := h.(amqpsax.BatchHandler); ok {
-				if err = d.batches(data[body:nl.end], body, bh, el, count); err == nil {
-					d.off = start
-					if err = h.OnArrayEnd(); err != nil {
-						return nl.end, err
-					}
-				}
-				if err == nil || err == amqpsax.SkipValue {
-					*pos = nl.end
-					return 0, nil
-				}
-				if e, ok := err.(*amqpsax.Error); ok && e.Op == "dispatch" {
-					return e.Offset, err // a bad boolean byte
-				}
-				return start, err
-			}
-		}
-	}
-	switch err {
-	case nil:
-		*stack = append(*stack, *cur)
-		*cur = nl
-		*lim = data[:nl.end]
-		*pos = body
-		return 0, nil
-	case amqpsax.SkipValue:
-		*pos = nl.end
-		return 0, nil
-	}
-	return start, err
-}
-
-// describedElem starts the next element of an array of described values
-// (cur): a described value whose descriptor is the array's and whose value
-// is the element body at *pos. The body's length fields are checked first,
-// as a Cursor landing on the element does.
-func (d *Decoder) describedElem(h amqpsax.Handler, cur *level, stack *[]level, lim, data []byte, pos *int, maxDepth int) error {
-	start := *pos
-	hdr, size, _ := wire.Body(cur.elem, lim[start:])
-	if hdr < 0 {
-		st := wire.Status(hdr)
-		if st == wire.EOF {
-			st = wire.Cut(lim, data)
-		}
-		return fault(st, start, cur.elem)
-	}
-	if len(*stack) >= maxDepth {
-		return fault(wire.TooDeep, start, amqpsax.CodeDescribed)
-	}
-	d.off = start
-	switch err := h.OnDescribedStart(); err {
-	case nil:
-	case amqpsax.SkipValue:
-		*pos = start + hdr + size
-		return nil
-	default:
-		return err
-	}
-	*stack = append(*stack, *cur)
-	*cur = level{kind: lvDescElem, elem: cur.elem, code: amqpsax.CodeDescribed, start: start,
-		end: cur.end, left: 2, desc: cur.desc, back: start}
-	return nil
 }

@@ -70,23 +70,29 @@ const (
 	OpDecimal64     // eight bytes, as they are
 	OpUUID          // sixteen bytes
 	OpDecimal128    // sixteen bytes, as they are
-	OpBinary        // vbin8, vbin32
-	OpString        // str8, str32
-	OpSymbol        // sym8, sym32
-	OpList          // list8, list32
-	OpMap           // map8, map32
-	OpArray         // array8, array32
-	OpDescribed     // 0x00
+	OpBinary8       // vbin8: 8-bit size
+	OpString8       // str8-utf8
+	OpSymbol8       // sym8
+	OpBinary32      // vbin32: 32-bit size
+	OpString32      // str32-utf8
+	OpSymbol32      // sym32
+	OpList8         // 8-bit size and count
+	OpMap8
+	OpList32 // 32-bit size and count
+	OpMap32
+	OpArray8
+	OpArray32
+	OpDescribed // 0x00
 )
 
 // Info is one row of the code table: four bytes, read in one load.
 type Info struct {
+	Op   Op           // first: a decoder's switch loads it with no offset
 	Kind amqpsax.Kind // the AMQP type
 	Cat  Cat
 	// W is the payload width of a Fixed code, and the width of the size
 	// (and count) fields of a Variable, Compound or Array code.
-	W  uint8
-	Op Op
+	W uint8
 }
 
 // Table describes every byte value as a format code. Undefined codes have
@@ -129,21 +135,21 @@ var Table = func() (t [256]Info) {
 		{amqpsax.CodeChar, Fixed, 4, OpChar},
 		{amqpsax.CodeTimestamp, Fixed, 8, OpTimestamp},
 		{amqpsax.CodeUUID, Fixed, 16, OpUUID},
-		{amqpsax.CodeVbin8, Variable, 1, OpBinary},
-		{amqpsax.CodeVbin32, Variable, 4, OpBinary},
-		{amqpsax.CodeStr8, Variable, 1, OpString},
-		{amqpsax.CodeStr32, Variable, 4, OpString},
-		{amqpsax.CodeSym8, Variable, 1, OpSymbol},
-		{amqpsax.CodeSym32, Variable, 4, OpSymbol},
+		{amqpsax.CodeVbin8, Variable, 1, OpBinary8},
+		{amqpsax.CodeVbin32, Variable, 4, OpBinary32},
+		{amqpsax.CodeStr8, Variable, 1, OpString8},
+		{amqpsax.CodeStr32, Variable, 4, OpString32},
+		{amqpsax.CodeSym8, Variable, 1, OpSymbol8},
+		{amqpsax.CodeSym32, Variable, 4, OpSymbol32},
 		{amqpsax.CodeList0, Fixed, 0, OpList0},
-		{amqpsax.CodeList8, Compound, 1, OpList},
-		{amqpsax.CodeList32, Compound, 4, OpList},
-		{amqpsax.CodeMap8, Compound, 1, OpMap},
-		{amqpsax.CodeMap32, Compound, 4, OpMap},
-		{amqpsax.CodeArray8, Array, 1, OpArray},
-		{amqpsax.CodeArray32, Array, 4, OpArray},
+		{amqpsax.CodeList8, Compound, 1, OpList8},
+		{amqpsax.CodeList32, Compound, 4, OpList32},
+		{amqpsax.CodeMap8, Compound, 1, OpMap8},
+		{amqpsax.CodeMap32, Compound, 4, OpMap32},
+		{amqpsax.CodeArray8, Array, 1, OpArray8},
+		{amqpsax.CodeArray32, Array, 4, OpArray32},
 	} {
-		t[r.c] = Info{Kind: r.c.Kind(), Cat: r.cat, W: r.w, Op: r.op}
+		t[r.c] = Info{Op: r.op, Kind: r.c.Kind(), Cat: r.cat, W: r.w}
 	}
 	return t
 }()
@@ -235,20 +241,40 @@ const (
 	ZeroWidthPerByte = 32
 )
 
-// Var reads the size field of a binary, string or symbol, whose row of the
-// table is e, at the start of b: it returns hdr, the size field's width,
-// and the payload's size. hdr is -1 when the size field or the payload
-// does not fit in b. The 8-bit form is read inline (this function is small
-// enough to inline: decoders call it per value); the 32-bit one in Body.
-func Var(e Info, b []byte) (hdr, size int) {
-	if e.W == 1 {
-		if len(b) == 0 || int(b[0]) >= len(b) {
-			return -1, 0
-		}
-		return 1, int(b[0])
+// Var8 reads the 8-bit size field of a vbin8, str8 or sym8 at b[0] and
+// returns the payload's size, or -1 when the size field or the payload
+// does not fit in b. It inlines: decoders call it per value. (Body reads
+// the 32-bit form.)
+func Var8(b []byte) int {
+	if len(b) == 0 || int(b[0]) >= len(b) {
+		return -1
 	}
-	hdr, size, _ = Body(amqpsax.CodeVbin32, b)
-	return hdr, size
+	return int(b[0])
+}
+
+// Compound8 reads the 8-bit size and count fields of a list8 or map8 at
+// b[0], when they are sound: the size fits in b and the count in the
+// size. It returns the bytes after the count field and the count, or -1
+// for anything else, which Body then names. It inlines: the fast path of
+// Body's compound case, for the decoders' loops.
+func Compound8(b []byte) (rest, count int) {
+	if len(b) < 2 || b[0] == 0 || int(b[0]) >= len(b) || b[1] >= b[0] {
+		return -1, 0
+	}
+	return int(b[0]) - 1, int(b[1])
+}
+
+// Compound32 is Compound8 for the 32-bit size and count of a list32 or
+// map32.
+func Compound32(b []byte) (rest, count int) {
+	if len(b) < 8 {
+		return -1, 0
+	}
+	sz, n := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
+	if sz < 4 || uint64(sz) > uint64(len(b)-4) || n > sz-4 {
+		return -1, 0
+	}
+	return int(sz) - 4, int(n)
 }
 
 // Body reads the length fields of a value whose constructor c has been
@@ -272,8 +298,8 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 		return 0, int(e.W), 0
 	case Variable:
 		if e.W == 1 {
-			if h, n := Var(e, b); h > 0 {
-				return h, n, 0
+			if n := Var8(b); n >= 0 {
+				return 1, n, 0
 			}
 			return int(EOF), 0, 0
 		}
