@@ -1,0 +1,123 @@
+// Package frame is the protocol layer of AMQP 1.0 above its type system:
+// the frames of a connection (part 2 §2.3), the performatives they carry
+// (part 2 §2.7) and the SASL frames (part 5 §5.3), decoded into typed
+// structs without allocating, written back by Append functions, and the
+// transfers of each delivery joined into its message.
+//
+// # Contract
+//
+// A Reader splits a connection's byte stream, such as a net.Conn, into
+// frames and protocol headers, in stream order, through one buffer:
+//
+//	r := frame.NewReader(conn)
+//	for {
+//		f, err := r.Next()      // io.EOF at a clean end
+//		…
+//		switch d, _ := frame.Performative(f.Body); d {
+//		case amqpsax.DescriptorTransfer:
+//			t, payload, err := frame.ParseTransfer(f.Body)
+//			d, done, err := assembler.Add(f.Channel, t, payload)
+//			…
+//		}
+//	}
+//
+// A protocol header ("AMQP" and an id: 0 AMQP, 2 TLS, 3 SASL) is a Frame
+// with IsHeader set; a heartbeat is an AMQP frame with an empty Body.
+// Performative tells which performative a body holds; ParseOpen,
+// ParseBegin, ParseAttach, ParseFlow, ParseTransfer, ParseDisposition,
+// ParseDetach, ParseEnd, ParseClose and the five ParseSASL… functions
+// decode it and return the bytes after it (the payload of a transfer).
+// Source, Target (or a transaction coordinator), AMQPError and the
+// delivery states (received, accepted, rejected, released, modified; any
+// other described value is kept raw as StateOther) are decoded as part of
+// the performatives that hold them.
+//
+// Every field is read through a stream.Cursor and checked against the
+// spec's type for it. A field that is absent or null holds the spec's
+// default (max-frame-size 4294967295, snd-settle-mode mixed, expiry-policy
+// session-end, …), or the zero value where the spec gives none; every
+// struct embeds Fields, whose Has tells a field that was sent (a
+// delivery-id of 0) from one that was not. Enumerated fields have types
+// with String methods: Role, SenderSettleMode, ReceiverSettleMode,
+// TerminusDurability, ExpiryPolicy, SASLCode, and Condition for the error
+// conditions. Maps (properties, filter, info, …) are Map and fields of
+// symbols that may repeat (capabilities, locales, mechanisms) are
+// Symbols: their encodings as they are on the wire, read with their
+// methods (Map.Lookup, Map.All, Symbols.All, Symbols.Contains) or a
+// stream.Cursor.
+//
+// AppendOpen … AppendSASLOutcome write a performative in the smallest
+// encodings, leaving out fields that are zero or the spec's default (and
+// not marked with Fields.Set) and trailing fields left out; BeginFrame
+// and EndFrame put a frame around it, AppendFrame writes a Frame as read.
+// A performative decoded and written back gives the bytes it was decoded
+// from, for every frame of the Qpid Proton corpus in testdata/proton
+// (Fields remembers the trailing nulls and list32s Proton writes).
+//
+// An Assembler joins the transfers of each delivery, keyed by channel and
+// link handle (part 2 §2.6.12): a delivery in one transfer comes back as a
+// view of it, with no copy; the payloads of one in several are copied into
+// a buffer the Assembler reuses. Settlement on any transfer settles the
+// delivery; an aborted delivery is dropped. Sections reads the sections
+// of a delivery's first transfers before the rest arrives.
+//
+// # Lifetimes
+//
+// A Frame's Body and Ext are views into the Reader's buffer, valid until
+// the next Next (or Reset). Everything a Parse function returns that is
+// bytes (strings, symbols, binaries, Map, Symbols, the payload, a
+// StateOther's Raw) is a view into the body it was given, valid as long
+// as that body is: copy what must outlive the frame. A Delivery's Payload
+// and DeliveryTag are views into the frame for a delivery of one
+// transfer, else into the Assembler's buffer, valid until the next Add,
+// Forget or Reset. Nothing is allocated per frame once the Reader's
+// buffer and the Assembler's buffers have grown to the largest frame and
+// message seen.
+//
+// # Errors
+//
+// A Reader reports a fault in the stream as a *ReadError with the offset
+// of the frame at fault in the stream: io.ErrUnexpectedEOF when the
+// stream ends inside a frame, ErrFrameTooLarge, ErrFrameSize or
+// ErrDataOffset for a frame header that cannot be right (these stay: the
+// stream cannot be split any further), ErrEncrypted after a TLS header.
+// Errors of the underlying reader are returned as they are, and Next may
+// be called again after them.
+//
+// Parse functions report a fault as an *amqpsax.Error with Op "frame" and
+// the offset in the body of the value at fault. A field of the wrong type,
+// a missing mandatory field, a value outside a restricted type's choices
+// and a body that holds another performative have a *FieldError as the
+// Error's Err, naming the type and field, and wrapping ErrFieldType,
+// ErrMissingField, ErrFieldValue or ErrPerformative. A malformed encoding
+// has the causes of package amqpsax (io.ErrUnexpectedEOF for a value cut
+// short, ErrMalformed, …). Fields beyond those the spec defines, which a
+// later version may add, are skipped.
+//
+// An Assembler reports a *DeliveryError naming the channel, handle and
+// delivery: ErrMessageTooLarge, ErrTooManyPending, ErrDeliveryID,
+// ErrNoDeliveryID.
+//
+// # Limits
+//
+// Reader.MaxFrameSize (DefaultMaxFrameSize, 1 MiB, when 0) bounds a frame;
+// a larger size, a size below 8 or a data offset below 2 is refused from
+// the frame's 8-byte header, before anything more is read or allocated.
+// Below the limit the buffer grows only as bytes arrive (doubling), so a
+// frame that claims 4 GiB and stops costs what was sent, not what was
+// claimed. Assembler.MaxMessageSize (DefaultMaxMessageSize, 64 MiB)
+// bounds a joined message, checked before each copy; MaxPending
+// (DefaultMaxPending) bounds the deliveries joined at once. Parse
+// functions do work in proportion to the body: each map and array of
+// symbols is walked once, at its top level, to check it.
+//
+// # Spec references
+//
+// OASIS AMQP 1.0: part 2 §2.2 (protocol header), §2.3 (frames), §2.4.5
+// (idle time-out and empty frames), §2.6.12 (transferring a message),
+// §2.7 (performatives), §2.8 (definitions: role, settle modes, error,
+// error conditions); part 3 §3.4 (delivery states), §3.5 (source,
+// target, durability, expiry policy); part 4 §4.5.1 (coordinator); part 5
+// §5.2 (TLS), §5.3 (SASL). The field tables are checked against the spec's
+// XML (see specgen.go).
+package frame
