@@ -170,7 +170,8 @@ type Reader struct {
 	// ErrFrameTooLarge, raised from its header alone, before the reader
 	// reads the rest or makes room for it. Zero means
 	// DefaultMaxFrameSize. Set it to the max-frame-size this end
-	// announced in its open.
+	// announced in its open. Where int has 32 bits, frames above
+	// math.MaxInt32 bytes are refused whatever it says.
 	MaxFrameSize uint32
 
 	r          io.Reader
