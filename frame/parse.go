@@ -255,6 +255,9 @@ func (p *parser) done(f *Fields) error {
 	if p.err != nil {
 		return p.err
 	}
+	if p.spec.mand&^p.fs.set == 0 {
+		return nil
+	}
 	for i, fs := range p.spec.fields {
 		if fs.mandatory && !p.fs.Has(Field(i)) {
 			p.fail(p.list, 0, false, &FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Err: ErrMissingField})

@@ -248,6 +248,17 @@ type fieldSpec struct {
 type compositeSpec struct {
 	name   string
 	fields []fieldSpec
+	mand   uint32 // bit i: field i is mandatory (set by init)
+}
+
+func init() {
+	for _, s := range specs {
+		for i, f := range s.fields {
+			if f.mandatory {
+				s.mand |= 1 << i
+			}
+		}
+	}
 }
 
 func mand(name string, k amqpsax.Kind) fieldSpec {
@@ -282,67 +293,67 @@ const (
 // The composite types this package decodes, field by field as the spec's
 // XML lists them (the tests check every row against it).
 var (
-	specOpen = compositeSpec{"open", []fieldSpec{
+	specOpen = compositeSpec{name: "open", fields: []fieldSpec{
 		mand("container-id", kString), opt("hostname", kString), opt("max-frame-size", kUint),
 		opt("channel-max", kUshort), opt("idle-time-out", kUint), syms("outgoing-locales"),
 		syms("incoming-locales"), syms("offered-capabilities"), syms("desired-capabilities"),
 		opt("properties", kMap)}}
-	specBegin = compositeSpec{"begin", []fieldSpec{
+	specBegin = compositeSpec{name: "begin", fields: []fieldSpec{
 		opt("remote-channel", kUshort), mand("next-outgoing-id", kUint), mand("incoming-window", kUint),
 		mand("outgoing-window", kUint), opt("handle-max", kUint), syms("offered-capabilities"),
 		syms("desired-capabilities"), opt("properties", kMap)}}
-	specAttach = compositeSpec{"attach", []fieldSpec{
+	specAttach = compositeSpec{name: "attach", fields: []fieldSpec{
 		mand("name", kString), mand("handle", kUint), mand("role", kBool), opt("snd-settle-mode", kUbyte),
 		opt("rcv-settle-mode", kUbyte), comp("source", "source"), comp("target", "target"),
 		opt("unsettled", kMap), opt("incomplete-unsettled", kBool), opt("initial-delivery-count", kUint),
 		opt("max-message-size", kUlong), syms("offered-capabilities"), syms("desired-capabilities"),
 		opt("properties", kMap)}}
-	specFlow = compositeSpec{"flow", []fieldSpec{
+	specFlow = compositeSpec{name: "flow", fields: []fieldSpec{
 		opt("next-incoming-id", kUint), mand("incoming-window", kUint), mand("next-outgoing-id", kUint),
 		mand("outgoing-window", kUint), opt("handle", kUint), opt("delivery-count", kUint),
 		opt("link-credit", kUint), opt("available", kUint), opt("drain", kBool), opt("echo", kBool),
 		opt("properties", kMap)}}
-	specTransfer = compositeSpec{"transfer", []fieldSpec{
+	specTransfer = compositeSpec{name: "transfer", fields: []fieldSpec{
 		mand("handle", kUint), opt("delivery-id", kUint), opt("delivery-tag", kBinary),
 		opt("message-format", kUint), opt("settled", kBool), opt("more", kBool),
 		opt("rcv-settle-mode", kUbyte), comp("state", "delivery-state"), opt("resume", kBool),
 		opt("aborted", kBool), opt("batchable", kBool)}}
-	specDisposition = compositeSpec{"disposition", []fieldSpec{
+	specDisposition = compositeSpec{name: "disposition", fields: []fieldSpec{
 		mand("role", kBool), mand("first", kUint), opt("last", kUint), opt("settled", kBool),
 		comp("state", "delivery-state"), opt("batchable", kBool)}}
-	specDetach = compositeSpec{"detach", []fieldSpec{
+	specDetach = compositeSpec{name: "detach", fields: []fieldSpec{
 		mand("handle", kUint), opt("closed", kBool), comp("error", "error")}}
-	specEnd   = compositeSpec{"end", []fieldSpec{comp("error", "error")}}
-	specClose = compositeSpec{"close", []fieldSpec{comp("error", "error")}}
-	specError = compositeSpec{"error", []fieldSpec{
+	specEnd   = compositeSpec{name: "end", fields: []fieldSpec{comp("error", "error")}}
+	specClose = compositeSpec{name: "close", fields: []fieldSpec{comp("error", "error")}}
+	specError = compositeSpec{name: "error", fields: []fieldSpec{
 		mand("condition", kSymbol), opt("description", kString), opt("info", kMap)}}
 
-	specSASLMechanisms = compositeSpec{"sasl-mechanisms", []fieldSpec{
+	specSASLMechanisms = compositeSpec{name: "sasl-mechanisms", fields: []fieldSpec{
 		{name: "sasl-server-mechanisms", kind: kSymbol, want: "symbol or array of symbols", mandatory: true, multiple: true}}}
-	specSASLInit = compositeSpec{"sasl-init", []fieldSpec{
+	specSASLInit = compositeSpec{name: "sasl-init", fields: []fieldSpec{
 		mand("mechanism", kSymbol), opt("initial-response", kBinary), opt("hostname", kString)}}
-	specSASLChallenge = compositeSpec{"sasl-challenge", []fieldSpec{mand("challenge", kBinary)}}
-	specSASLResponse  = compositeSpec{"sasl-response", []fieldSpec{mand("response", kBinary)}}
-	specSASLOutcome   = compositeSpec{"sasl-outcome", []fieldSpec{
+	specSASLChallenge = compositeSpec{name: "sasl-challenge", fields: []fieldSpec{mand("challenge", kBinary)}}
+	specSASLResponse  = compositeSpec{name: "sasl-response", fields: []fieldSpec{mand("response", kBinary)}}
+	specSASLOutcome   = compositeSpec{name: "sasl-outcome", fields: []fieldSpec{
 		mand("code", kUbyte), opt("additional-data", kBinary)}}
 
-	specSource = compositeSpec{"source", []fieldSpec{
+	specSource = compositeSpec{name: "source", fields: []fieldSpec{
 		opt("address", kString), opt("durable", kUint), opt("expiry-policy", kSymbol),
 		opt("timeout", kUint), opt("dynamic", kBool), opt("dynamic-node-properties", kMap),
 		opt("distribution-mode", kSymbol), opt("filter", kMap), comp("default-outcome", "outcome"),
 		syms("outcomes"), syms("capabilities")}}
-	specTarget = compositeSpec{"target", []fieldSpec{
+	specTarget = compositeSpec{name: "target", fields: []fieldSpec{
 		opt("address", kString), opt("durable", kUint), opt("expiry-policy", kSymbol),
 		opt("timeout", kUint), opt("dynamic", kBool), opt("dynamic-node-properties", kMap),
 		syms("capabilities")}}
-	specCoordinator = compositeSpec{"coordinator", []fieldSpec{syms("capabilities")}}
+	specCoordinator = compositeSpec{name: "coordinator", fields: []fieldSpec{syms("capabilities")}}
 
-	specReceived = compositeSpec{"received", []fieldSpec{
+	specReceived = compositeSpec{name: "received", fields: []fieldSpec{
 		mand("section-number", kUint), mand("section-offset", kUlong)}}
-	specAccepted = compositeSpec{"accepted", nil}
-	specRejected = compositeSpec{"rejected", []fieldSpec{comp("error", "error")}}
-	specReleased = compositeSpec{"released", nil}
-	specModified = compositeSpec{"modified", []fieldSpec{
+	specAccepted = compositeSpec{name: "accepted"}
+	specRejected = compositeSpec{name: "rejected", fields: []fieldSpec{comp("error", "error")}}
+	specReleased = compositeSpec{name: "released"}
+	specModified = compositeSpec{name: "modified", fields: []fieldSpec{
 		opt("delivery-failed", kBool), opt("undeliverable-here", kBool), opt("message-annotations", kMap)}}
 )
 
