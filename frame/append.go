@@ -31,13 +31,15 @@ func EndFrame(b []byte, start int) []byte {
 }
 
 // AppendFrame appends f as Next returned it: a protocol header, or a
-// frame with its extended header (zero-padded to a multiple of 4 bytes)
-// and body. A Reader's frames are written back byte for byte.
+// frame with its extended header (zero-padded to a multiple of 4 bytes;
+// at most 1012 bytes, what a data offset of 255 leaves) and body. A
+// Reader's frames are written back byte for byte.
 func AppendFrame(b []byte, f Frame) []byte {
 	if f.IsHeader {
 		return AppendHeader(b, f.Header)
 	}
-	ext := (len(f.Ext) + 3) / 4 * 4
+	ext := min((len(f.Ext)+3)/4*4, 253*4)
+	f.Ext = f.Ext[:min(len(f.Ext), ext)]
 	size := headerSize + ext + len(f.Body)
 	b = binary.BigEndian.AppendUint32(b, uint32(size))
 	b = append(b, byte(2+ext/4), f.Type, byte(f.Channel>>8), byte(f.Channel))

@@ -324,9 +324,9 @@ func u64(v uint64) string {
 // (amqpsax.DescriptorTransfer, DescriptorSASLInit, …), whether it is
 // encoded as a ulong or a symbol, without reading its fields; 0 and no
 // error for an empty body (a heartbeat). A body that does not start with
-// a described value is an error wrapping ErrPerformative; a descriptor
-// this package does not know is returned as it is (check it with a
-// switch).
+// a described value is an error wrapping ErrPerformative. A numeric
+// descriptor this package does not know is returned as it is, a symbolic
+// one the spec does not define as 0: check the result with a switch.
 func Performative(body []byte) (amqpsax.Descriptor, error) {
 	if len(body) == 0 {
 		return 0, nil

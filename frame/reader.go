@@ -163,7 +163,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // Reader reads the frames and protocol headers of an AMQP connection's
 // byte stream through one buffer, which it grows only as far as the
 // largest frame it has read needs. Set the option fields before the first
-// Next.
+// Next. A Reader is not safe for use by several goroutines at once.
 type Reader struct {
 	// MaxFrameSize is the largest frame (size field, header included)
 	// Next accepts: a larger one is a *ReadError wrapping
