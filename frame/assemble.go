@@ -84,6 +84,9 @@ type Delivery struct {
 // §2.6.12), keyed by channel and link handle: a transfer with more set is
 // followed by others of the same delivery on the same link, the last with
 // more false. The zero Assembler is ready to use; set the options first.
+// It must see a link's transfers from the first of a delivery on (a
+// continuation with more false met first looks like a whole delivery),
+// and is not safe for use by several goroutines at once.
 //
 // A delivery in one transfer is handed back with no copy: its Payload is
 // the transfer's payload. The payloads of a delivery in several transfers
