@@ -53,11 +53,11 @@ func batchable(c amqpsax.Code) bool {
 // runs of at most batchSize, each decoded by wire.FillElems. base is the
 // offset of p in the input, for errors.
 func (d *Decoder) batches(p []byte, base int, bh amqpsax.BatchHandler, c amqpsax.Code, count int) error {
-	w := int(wire.Table[c].W)
+	w := int(wire.Table[c].W())
 	for count > 0 {
 		n := min(count, batchSize)
 		var err error
-		switch wire.Table[c].Kind {
+		switch wire.Table[c].Kind() {
 		case amqpsax.KindBool:
 			v := room(&d.batch.bools, n)
 			for i := range v {

@@ -209,7 +209,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 		}
 
 		d.off = start
-		switch wire.Table[c].Op {
+		switch wire.Table[c].Op() {
 		case wire.OpNull:
 			err = h.OnNull()
 		case wire.OpTrue:
@@ -402,7 +402,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				hdr = 8
 				size, count = wire.Compound32(st.lim[st.pos:])
 			}
-			if size < 0 || count&1 != 0 && wire.Table[c].Kind == amqpsax.KindMap {
+			if size < 0 || count&1 != 0 && wire.Table[c].Kind() == amqpsax.KindMap {
 				if hdr, size, count = wire.Body(c, st.lim[st.pos:]); hdr < 0 {
 					return start, fault(status(hdr, st.lim, st.data), start, c)
 				}
@@ -411,7 +411,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				return start, fault(wire.TooDeep, start, c)
 			}
 			nk := uint8(lvList)
-			if wire.Table[c].Kind == amqpsax.KindList {
+			if wire.Table[c].Kind() == amqpsax.KindList {
 				err = h.OnListStart(count)
 			} else {
 				nk = lvMap
@@ -493,7 +493,7 @@ func (d *Decoder) var32(h amqpsax.Handler, replayed bool, lim, data []byte, pos,
 	}
 	end := pos + hdr + size
 	v := lim[pos+hdr : end : end]
-	k := wire.Table[c].Kind
+	k := wire.Table[c].Kind()
 	if d.Validate && !replayed {
 		if st := wire.CheckText(k, v); st != wire.OK {
 			return -1, fault(st, start, c)
@@ -532,7 +532,7 @@ func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code)
 		return nl, body + descOff, fault(wire.Status(ctorLen), body+descOff, c)
 	}
 	nl = level{kind: lvArray, elem: el, code: c, start: start, end: end, left: count}
-	kind := wire.Table[el].Kind
+	kind := wire.Table[el].Kind()
 	var desc []byte
 	if descOff > 0 {
 		nl.kind, nl.desc = lvDescArray, body+descOff
@@ -548,7 +548,7 @@ func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code)
 	err = h.OnArrayStart(count, kind)
 	if err == nil && desc != nil {
 		if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
-			err = ah.OnArrayDescriptor(desc, wire.Table[el].Kind)
+			err = ah.OnArrayDescriptor(desc, wire.Table[el].Kind())
 		}
 	}
 	if err == nil && desc == nil && batchable(el) {

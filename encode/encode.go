@@ -340,7 +340,7 @@ func endCompound(b []byte, start, count int, small bool) []byte {
 // AppendUintElem appends the body of an unsigned element (ubyte, ushort,
 // uint, smalluint, uint0, ulong, smallulong, ulong0), truncated to c's width.
 func AppendUintElem(b []byte, c amqpsax.Code, v uint64) []byte {
-	switch wire.Table[c].W {
+	switch wire.Table[c].W() {
 	case 0:
 		return b
 	case 1:
@@ -371,7 +371,7 @@ func AppendBoolElem(b []byte, c amqpsax.Code, v bool) []byte {
 // AppendBytesElem appends the body of a binary, string or symbol element:
 // its size in c's width (one byte for vbin8, str8, sym8; else four), then v.
 func AppendBytesElem(b []byte, c amqpsax.Code, v []byte) []byte {
-	if wire.Table[c].W == 1 {
+	if wire.Table[c].W() == 1 {
 		return append(append(b, byte(len(v))), v...)
 	}
 	return append(binary.BigEndian.AppendUint32(b, uint32(len(v))), v...)
@@ -380,7 +380,7 @@ func AppendBytesElem(b []byte, c amqpsax.Code, v []byte) []byte {
 // AppendStringElem appends the body of a binary, string or symbol element
 // held in a string, as AppendBytesElem does.
 func AppendStringElem(b []byte, c amqpsax.Code, v string) []byte {
-	if wire.Table[c].W == 1 {
+	if wire.Table[c].W() == 1 {
 		return append(append(b, byte(len(v))), v...)
 	}
 	return append(binary.BigEndian.AppendUint32(b, uint32(len(v))), v...)

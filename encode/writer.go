@@ -157,7 +157,7 @@ func (w *Writer) arrayDescribedPart(f *frame, k amqpsax.Kind) (bool, error) {
 	arr := &w.stack[len(w.stack)-2]
 	switch f.n {
 	case 1: // the descriptor: written whole, compared or kept when the value starts
-		if c, _ := ArrayCode(k); k == amqpsax.KindInvalid || wire.Table[c].Cat > wire.Variable {
+		if c, _ := ArrayCode(k); k == amqpsax.KindInvalid || wire.Table[c].Cat() > wire.Variable {
 			return false, ErrArrayDescriptor
 		}
 		f.scratch = len(w.buf)
@@ -174,7 +174,7 @@ func (w *Writer) arrayDescribedPart(f *frame, k amqpsax.Kind) (bool, error) {
 			wire.Work.Compared += len(desc)
 		}
 		if f.view != nil {
-			arr.descView, arr.descKind = f.view, wire.Table[amqpsax.Code(desc[0])].Kind
+			arr.descView, arr.descKind = f.view, wire.Table[amqpsax.Code(desc[0])].Kind()
 		}
 		if arr.elem == 0 {
 			// First element: its descriptor stays in the constructor.
@@ -458,9 +458,9 @@ func (w *Writer) OnArrayDescriptor(desc []byte, elem amqpsax.Kind) error {
 	}
 	f.descOff, f.descLen = d, len(w.buf)-d
 	f.elem, f.elemKind = code, elem
-	if c := amqpsax.Code(desc[0]); wire.Table[c].Cat == wire.Variable {
+	if c := amqpsax.Code(desc[0]); wire.Table[c].Cat() == wire.Variable {
 		h, _, _ := wire.Body(c, desc[1:])
-		f.descView, f.descKind = desc[1+h:], wire.Table[c].Kind
+		f.descView, f.descKind = desc[1+h:], wire.Table[c].Kind()
 	}
 	w.buf = append(w.buf, byte(code))
 	return nil
@@ -480,7 +480,7 @@ func appendPrimitive(b, v []byte) ([]byte, error) {
 	}
 	c := amqpsax.Code(v[0])
 	info := wire.Table[c]
-	if info.Cat != wire.Fixed && info.Cat != wire.Variable || c == amqpsax.CodeList0 {
+	if info.Cat() != wire.Fixed && info.Cat() != wire.Variable || c == amqpsax.CodeList0 {
 		return b, ErrArrayDescriptor
 	}
 	h, n, _ := wire.Body(c, v[1:])
@@ -488,7 +488,7 @@ func appendPrimitive(b, v []byte) ([]byte, error) {
 		return b, ErrArrayDescriptor
 	}
 	p := v[1+h:]
-	switch info.Kind {
+	switch info.Kind() {
 	case amqpsax.KindBool:
 		return AppendBool(b, wire.Bool(c, p)), nil
 	case amqpsax.KindUint:

@@ -43,7 +43,7 @@ func openSection(sec []byte, k amqpsax.Kind) (iter, error) {
 	}
 	c := amqpsax.Code(sec[vp])
 	info := wire.Table[c]
-	if info.Kind != k || (info.Cat != wire.Compound && c != amqpsax.CodeList0) {
+	if info.Kind() != k || (info.Cat() != wire.Compound && c != amqpsax.CodeList0) {
 		return iter{}, fail(ErrSectionType, vp, c)
 	}
 	hdr, size, count := wire.Body(c, sec[vp+1:])
@@ -69,7 +69,7 @@ func (it *iter) next() (v val, ok bool, err error) {
 	}
 	v.start = it.pos
 	v.code = amqpsax.Code(lim[it.pos])
-	v.kind = wire.Table[v.code].Kind
+	v.kind = wire.Table[v.code].Kind()
 	if v.code == amqpsax.CodeDescribed {
 		n, off := wire.Skip(lim[it.pos:])
 		if n < 0 {
@@ -77,14 +77,14 @@ func (it *iter) next() (v val, ok bool, err error) {
 		}
 		v.end = it.pos + n
 	} else {
-		if wire.Table[v.code].Cat == wire.Invalid {
+		if wire.Table[v.code].Cat() == wire.Invalid {
 			return val{}, false, failStatus(wire.BadCode, it.pos, lim)
 		}
 		hdr, size, count := wire.Body(v.code, lim[it.pos+1:])
 		if hdr < 0 {
 			return val{}, false, failStatus(wire.Status(hdr), it.pos, lim)
 		}
-		if wire.Table[v.code].Cat == wire.Array {
+		if wire.Table[v.code].Cat() == wire.Array {
 			body := lim[it.pos+1+hdr : it.pos+1+hdr+size]
 			if _, cl, off, _ := wire.ArrayCtor(body, count); cl < 0 {
 				return val{}, false, failStatus(wire.Status(cl), it.pos+1+hdr+off, lim)

@@ -122,7 +122,7 @@ func section(data []byte, pos int) (d amqpsax.Descriptor, valueCode amqpsax.Code
 		return 0, 0, 0, failStatus(wire.EOF, pos, data)
 	}
 	if data[pos] != byte(amqpsax.CodeDescribed) {
-		if wire.Table[data[pos]].Cat == wire.Invalid {
+		if wire.Table[data[pos]].Cat() == wire.Invalid {
 			return 0, 0, 0, failStatus(wire.BadCode, pos, data)
 		}
 		return 0, 0, 0, fail(ErrNotSection, pos, amqpsax.Code(data[pos]))
@@ -133,7 +133,7 @@ func section(data []byte, pos int) (d amqpsax.Descriptor, valueCode amqpsax.Code
 	}
 	dc := amqpsax.Code(data[dp])
 	known := false
-	switch wire.Table[dc].Kind {
+	switch wire.Table[dc].Kind() {
 	case amqpsax.KindUlong:
 		hdr, _, _ := wire.Body(dc, data[dp+1:])
 		if hdr < 0 {
@@ -198,7 +198,7 @@ func Scan(data []byte) (Sections, error) {
 			return Sections{}, err
 		}
 		r, bk := rankOf(d)
-		if want := kindFor(r, bk); want != amqpsax.KindInvalid && wire.Table[vc].Kind != want {
+		if want := kindFor(r, bk); want != amqpsax.KindInvalid && wire.Table[vc].Kind() != want {
 			return Sections{}, fail(ErrSectionType, pos, amqpsax.CodeDescribed)
 		}
 		raw := data[pos:end:end]

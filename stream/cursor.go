@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/binary"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
@@ -54,12 +56,15 @@ type level struct {
 	// measured), not only a limit
 	exact bool
 	elem  amqpsax.Code // array levels: the element constructor
-	pos   int          // offset of the next value
-	end   int          // where the level's values end (for lvTop and lvDescribed, a limit)
-	left  int          // values still to read (lvTop: negative, until the data ends)
-	idx   int          // values read so far at this level
-	desc  int          // lvDescArray, lvDescElem: offset of the descriptor's constructor
-	back  int          // lvDescElem: offset of the element's body
+	// offset of the next value: after the current one, whose end read
+	// knows, or -1 while the current value is a described value not yet
+	// measured
+	pos   int
+	end   int // where the level's values end (for lvTop and lvDescribed, a limit)
+	left  int // values still to read (lvTop: negative, until the data ends)
+	count int // values in the level (lvTop: -1), so count-left have been read
+	desc  int // lvDescArray, lvDescElem: offset of the descriptor's constructor
+	back  int // lvDescElem: offset of the element's body
 }
 
 type value struct {
@@ -68,17 +73,27 @@ type value struct {
 	start int          // Offset: the constructor, or the body of an array element
 	pay   int          // the payload (after the length fields), or for a compound its contents
 	end   int          // offset after the value; -1 for a described value not yet measured
-	// compounds only (the fast path of read leaves them stale; every
-	// reader checks kind first)
+	// integers (of every kind up to 8 bytes; kept for all plain values by
+	// Next's fast path): the payload's bits at the top of num, to be
+	// shifted down by sh, arithmetically by Int and logically by Uint, so
+	// that those getters inline
+	num int64
+	sh  uint8
+	// compounds only (Next's fast path leaves them stale; every reader
+	// checks kind first)
 	count int          // elements (a map's keys and values both count); 2 for described
 	ector amqpsax.Code // arrays, elements of described arrays: the element constructor
 	ctor  int          // arrays: length of the element constructor
 	desc  int          // arrays of described values and their elements: offset of the descriptor, else -1
 }
 
+// saved is an enclosing level and what Exit and the size check at the end
+// of a level need of the value entered from it.
 type saved struct {
-	lv  level
-	cur value
+	lv    level
+	start int          // the entered value's offset
+	end   int          // where it ends; -1 for a described value not measured
+	code  amqpsax.Code // its constructor
 }
 
 // push saves the current level and value as the parent of a new level.
@@ -104,7 +119,7 @@ func (c *Cursor) parent() *saved {
 func (c *Cursor) Reset(data []byte) {
 	c.data = data
 	c.err = nil
-	c.lv = level{kind: lvTop, end: len(data), left: -1, desc: -1}
+	c.lv = level{kind: lvTop, end: len(data), left: -1, count: -1, desc: -1}
 	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
 }
@@ -137,81 +152,80 @@ func (c *Cursor) cut(off int, code amqpsax.Code) bool {
 // the end of the level or on error; Err tells which. At the end of a list,
 // map or array whose values were all read, it checks that they end where
 // the compound's size says.
+//
+// Its fast path reads a fixed-width or 8-bit variable-width value, with
+// its own constructor or as an element of an array of such values, and
+// sets only the fields such a value has; everything else, and everything
+// near a limit, goes to nextSlow.
 func (c *Cursor) Next() bool {
-	if c.cur.kind != amqpsax.KindInvalid { // move past the current value
-		if c.cur.end < 0 && !c.measure() {
-			return false
-		}
-		c.lv.pos = c.cur.end
-		c.cur.kind = amqpsax.KindInvalid
+	lv := &c.lv
+	pos := lv.pos
+	if lv.left == 0 || pos < 0 {
+		return c.nextSlow()
 	}
-	if c.lv.left == 0 {
-		return c.levelEnd()
-	}
-	c.lv.left--
-	c.lv.idx++
+	lv.left--
 	if wire.Counting {
 		wire.Work.Values++
 	}
-	return c.read()
+	var code amqpsax.Code
+	body := pos
+	switch {
+	case lv.kind < lvArray && pos < lv.end:
+		code, body = amqpsax.Code(c.data[pos]), pos+1
+	case lv.kind == lvArray:
+		code = lv.elem
+	default:
+		return c.readSlow()
+	}
+	e := wire.Table[code]
+	v := &c.cur
+	if e.Op()-1 < wire.OpLastPlain { // OpNull to OpLastPlain; not OpInvalid, which wraps
+		if end := body + int(e.W()); end <= lv.end && end >= 8 {
+			// (&63: a zero width leaves the bits unshifted, and the
+			// getters' shift by 64 then leaves 0)
+			sh := 64 - 8*e.W()
+			v.kind, v.code, v.start, v.pay, v.end = e.Kind(), code, pos, body, end
+			v.num, v.sh = int64(binary.BigEndian.Uint64(c.data[end-8:end])<<(sh&63)), sh
+			lv.pos = end
+			return true
+		}
+	} else if e.Op()-1 < wire.OpSymbol8 && body < lv.end && !c.Validate { // 8-bit text
+		if end := body + 1 + int(c.data[body]); end <= lv.end {
+			v.kind, v.code, v.start, v.pay, v.end = e.Kind(), code, pos, body+1, end
+			lv.pos = end
+			return true
+		}
+	}
+	return c.readSlow()
 }
 
-// levelEnd is Next at the end of a level: after an error, or with every
-// value read, where a list's, map's or array's contents must end where its
-// size says.
-func (c *Cursor) levelEnd() bool {
+// nextSlow is Next after an error, at the end of a level (where a list's,
+// map's or array's contents must end where its size says), or after a
+// described value not yet measured.
+func (c *Cursor) nextSlow() bool {
 	if c.err != nil {
+		c.cur.kind = amqpsax.KindInvalid
 		return false
 	}
+	if c.lv.pos < 0 {
+		return c.measure() && c.Next()
+	}
+	c.cur.kind = amqpsax.KindInvalid
 	switch c.lv.kind {
 	case lvList, lvMap, lvArray, lvDescArray:
 		if c.lv.pos != c.lv.end {
-			p := &c.parent().cur
+			p := c.parent()
 			return c.fail(wire.SizeMismatch, p.start, p.code, true)
 		}
 	}
 	return false
 }
 
-// read reads the header of the next value of the level into c.cur. The
-// fast path takes a fixed-width or 8-bit variable-width value, with its
-// own constructor or as an element of an array of such values, and sets
-// only the fields such a value has; everything else, and everything near
-// a limit, goes to readSlow.
-func (c *Cursor) read() bool {
-	pos, body := c.lv.pos, c.lv.pos
-	var code amqpsax.Code
-	switch {
-	case c.lv.kind < lvArray && pos < c.lv.end:
-		code, body = amqpsax.Code(c.data[pos]), pos+1
-	case c.lv.kind == lvArray:
-		code = c.lv.elem
-	default:
-		return c.readSlow()
-	}
-	e := wire.Table[code]
-	v := &c.cur
-	switch e.Cat {
-	case wire.Fixed:
-		if end := body + int(e.W); end <= c.lv.end && e.Op != wire.OpBool && e.Op != wire.OpList0 {
-			v.kind, v.code, v.start, v.pay, v.end = e.Kind, code, pos, body, end
-			return true
-		}
-	case wire.Variable:
-		if e.W == 1 && body < c.lv.end && !c.Validate {
-			if end := body + 1 + int(c.data[body]); end <= c.lv.end {
-				v.kind, v.code, v.start, v.pay, v.end = e.Kind, code, pos, body+1, end
-				return true
-			}
-		}
-	}
-	return c.readSlow()
-}
-
 // readSlow reads any value, checking everything: the general case of read.
 func (c *Cursor) readSlow() bool {
 	lv := &c.lv
-	v := value{start: lv.pos, desc: -1}
+	v := &c.cur // written field by field: the fields a value of its kind has
+	v.start, v.desc = lv.pos, -1
 	body := lv.pos
 	switch lv.kind {
 	case lvArray:
@@ -223,8 +237,9 @@ func (c *Cursor) readSlow() bool {
 		if hdr < 0 {
 			return c.fail(c.status(hdr), lv.pos, lv.elem, true)
 		}
-		c.cur = value{kind: amqpsax.KindDescribed, code: amqpsax.CodeDescribed, start: lv.pos,
-			end: lv.pos + hdr + size, count: 2, ector: lv.elem, desc: lv.desc}
+		v.kind, v.code, v.end = amqpsax.KindDescribed, amqpsax.CodeDescribed, lv.pos+hdr+size
+		v.count, v.ector, v.desc = 2, lv.elem, lv.desc
+		lv.pos = v.end
 		return true
 	case lvDescElem:
 		if lv.left == 1 { // the descriptor, replayed from the array's constructor
@@ -238,6 +253,7 @@ func (c *Cursor) readSlow() bool {
 	default:
 		if lv.pos >= lv.end {
 			if lv.kind == lvTop {
+				v.kind = amqpsax.KindInvalid
 				return false // the end of the data: a clean end
 			}
 			return c.fail(wire.Cut(c.data[:lv.end], c.data), lv.pos, 0, false)
@@ -246,10 +262,9 @@ func (c *Cursor) readSlow() bool {
 		body = lv.pos + 1
 	}
 	info := wire.Table[v.code]
-	v.kind = info.Kind
-	switch info.Cat {
+	switch info.Cat() {
 	case wire.Described:
-		v.pay, v.count, v.end = body, 2, -1
+		v.kind, v.pay, v.count, v.end = amqpsax.KindDescribed, body, 2, -1
 		if lv.kind == lvDescribed && lv.exact && lv.left == 0 {
 			// The value of a described value whose end is known ends
 			// there too: no walk to measure it (so Raw at every level of
@@ -257,18 +272,31 @@ func (c *Cursor) readSlow() bool {
 			// rest of the chain).
 			v.end = lv.end
 		}
-		c.cur = v
+		lv.pos = v.end // -1 until measured
 		return true
 	case wire.Invalid:
 		return c.fail(wire.BadCode, v.start, v.code, true)
 	}
-	hdr, size, count := wire.Body(v.code, c.data[body:lv.end])
-	if hdr < 0 {
-		return c.fail(c.status(hdr), v.start, v.code, true)
+	// Lists and maps: the fast paths first; wire.Body names any fault.
+	var hdr, size, count int
+	switch info.Op() {
+	case wire.OpList8, wire.OpMap8:
+		hdr = 2
+		size, count = wire.Compound8(c.data[body:lv.end])
+	case wire.OpList32, wire.OpMap32:
+		hdr = 8
+		size, count = wire.Compound32(c.data[body:lv.end])
+	default:
+		size = -1
+	}
+	if size < 0 || count&1 != 0 && info.Kind() == amqpsax.KindMap {
+		if hdr, size, count = wire.Body(v.code, c.data[body:lv.end]); hdr < 0 {
+			return c.fail(c.status(hdr), v.start, v.code, true)
+		}
 	}
 	v.pay, v.count = body+hdr, count
 	v.end = v.pay + size
-	switch info.Cat {
+	switch info.Cat() {
 	case wire.Array:
 		el, ctorLen, descOff, descLen := wire.ArrayCtor(c.data[v.pay:v.end], count)
 		if ctorLen < 0 {
@@ -287,12 +315,18 @@ func (c *Cursor) readSlow() bool {
 		}
 	case wire.Variable:
 		if c.Validate && !(lv.kind == lvDescElem && lv.left == 1) {
-			if st := wire.CheckText(v.kind, c.data[v.pay:v.end]); st != wire.OK {
+			if st := wire.CheckText(info.Kind(), c.data[v.pay:v.end]); st != wire.OK {
 				return c.fail(st, v.start, v.code, true)
 			}
 		}
+	case wire.Fixed:
+		if info.W() <= 8 {
+			v.sh = 64 - 8*info.W()
+			v.num = int64(wire.Uint(v.code, c.data[v.pay:]) << v.sh)
+		}
 	}
-	c.cur = v
+	v.kind = info.Kind()
+	lv.pos = v.end
 	return true
 }
 
@@ -314,6 +348,7 @@ func (c *Cursor) measure() bool {
 		return c.failAt(c.status(n), v.start+off)
 	}
 	v.end = v.start + n
+	c.lv.pos = v.end
 	return true
 }
 
@@ -340,7 +375,7 @@ func (c *Cursor) Enter() bool {
 	if max <= 0 {
 		max = DefaultMaxDepth
 	}
-	nl := level{pos: v.pay, end: v.end, left: v.count, desc: -1}
+	nl := level{pos: v.pay, end: v.end, left: v.count, count: v.count, desc: -1}
 	switch v.kind {
 	case amqpsax.KindList:
 		nl.kind = lvList
@@ -368,7 +403,7 @@ func (c *Cursor) Enter() bool {
 	if c.depth >= max {
 		return c.fail(wire.TooDeep, v.start, v.code, true)
 	}
-	c.push(saved{lv: c.lv, cur: *v})
+	c.push(saved{lv: c.lv, start: v.start, end: v.end, code: v.code})
 	c.lv = nl
 	v.kind = amqpsax.KindInvalid
 	return true
@@ -383,15 +418,12 @@ func (c *Cursor) Exit() bool {
 		return false
 	}
 	s := c.parent()
-	end := s.cur.end
+	end := s.end
 	if end < 0 { // a described value not measured: skip what is left of it
-		pos := c.lv.pos
-		if c.cur.kind != amqpsax.KindInvalid {
-			if c.cur.end < 0 && !c.measure() {
-				return false
-			}
-			pos = c.cur.end
+		if c.lv.pos < 0 && !c.measure() {
+			return false
 		}
+		pos := c.lv.pos
 		for range c.lv.left {
 			n, off := wire.Skip(c.data[pos:c.lv.end])
 			if n < 0 {
@@ -430,7 +462,7 @@ func (c *Cursor) Code() amqpsax.Code { return c.cur.code }
 func (c *Cursor) Offset() int { return c.cur.start }
 
 // Index returns the position of the current value in its level, from 0.
-func (c *Cursor) Index() int { return c.lv.idx - 1 }
+func (c *Cursor) Index() int { return c.lv.count - c.lv.left - 1 }
 
 // Count returns the number of elements of the current list or array, the
 // number of key/value pairs of a map, 2 for a described value, else 0.
@@ -466,5 +498,5 @@ func (c *Cursor) ArrayElem() amqpsax.Kind {
 	if c.cur.desc >= 0 {
 		return amqpsax.KindDescribed
 	}
-	return wire.Table[c.cur.ector].Kind
+	return wire.Table[c.cur.ector].Kind()
 }

@@ -39,18 +39,26 @@ func (c *Cursor) Bool() bool {
 
 // Uint returns the current ubyte, ushort, uint or ulong.
 func (c *Cursor) Uint() uint64 {
-	if k := c.cur.kind; k >= amqpsax.KindUbyte && k <= amqpsax.KindUlong {
-		return wire.Uint(c.cur.code, c.data[c.cur.pay:])
+	if c.cur.kind-amqpsax.KindUbyte < 4 { // ubyte to ulong
+		return uint64(c.cur.num) >> c.cur.sh
 	}
+	return c.notUint()
+}
+
+func (c *Cursor) notUint() uint64 {
 	c.want("ubyte, ushort, uint or ulong")
 	return 0
 }
 
 // Int returns the current byte, short, int or long.
 func (c *Cursor) Int() int64 {
-	if k := c.cur.kind; k >= amqpsax.KindByte && k <= amqpsax.KindLong {
-		return wire.Int(c.cur.code, c.data[c.cur.pay:])
+	if c.cur.kind-amqpsax.KindByte < 4 { // byte to long
+		return c.cur.num >> c.cur.sh
 	}
+	return c.notInt()
+}
+
+func (c *Cursor) notInt() int64 {
 	c.want("byte, short, int or long")
 	return 0
 }

@@ -17,10 +17,10 @@ import (
 // forward only: it returns false when the level has fewer than i+1 values,
 // when the cursor is already past element i, or on error.
 func (c *Cursor) Elem(i int) bool {
-	if i < c.lv.idx-1 || (i == c.lv.idx-1 && c.cur.kind == amqpsax.KindInvalid) {
+	if i < c.Index() || (i == c.Index() && c.cur.kind == amqpsax.KindInvalid) {
 		return false
 	}
-	for c.lv.idx-1 < i || c.cur.kind == amqpsax.KindInvalid {
+	for c.Index() < i || c.cur.kind == amqpsax.KindInvalid {
 		if !c.Next() {
 			return false
 		}
@@ -62,7 +62,7 @@ func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
 		c.want("a map entered")
 		return false
 	}
-	if c.cur.kind != amqpsax.KindInvalid && c.lv.idx&1 == 1 {
+	if c.cur.kind != amqpsax.KindInvalid && c.Index()&1 == 0 {
 		// On a key: move past its value first.
 		if !c.Next() {
 			return false
@@ -125,7 +125,7 @@ func (c *Cursor) Value() Value {
 func (c *Cursor) arrayBody(lo, hi amqpsax.Kind, want string) (amqpsax.Code, []byte, int, bool) {
 	v := &c.cur
 	if v.kind == amqpsax.KindArray && v.desc < 0 {
-		if e := wire.Table[v.ector]; e.Cat == wire.Fixed && e.Kind >= lo && e.Kind <= hi {
+		if e := wire.Table[v.ector]; e.Cat() == wire.Fixed && e.Kind() >= lo && e.Kind() <= hi {
 			return v.ector, c.data[v.pay+v.ctor : v.end], v.count, true
 		}
 	}
@@ -191,7 +191,7 @@ func (c *Cursor) AppendTimestamps(dst []int64) []int64 {
 // unchanged.
 func (c *Cursor) AppendBytes(dst [][]byte) [][]byte {
 	v := &c.cur
-	if v.kind != amqpsax.KindArray || v.desc >= 0 || wire.Table[v.ector].Cat != wire.Variable {
+	if v.kind != amqpsax.KindArray || v.desc >= 0 || wire.Table[v.ector].Cat() != wire.Variable {
 		c.want("array of binary, string or symbol")
 		return dst
 	}

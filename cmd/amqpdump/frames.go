@@ -181,7 +181,7 @@ func transferFields(perf []byte) (handle uint32, more, aborted bool) {
 	}
 	pos := 1 + n
 	c := amqpsax.Code(perf[pos])
-	if wire.Table[c].Cat != wire.Compound || c.Kind() != amqpsax.KindList {
+	if wire.Table[c].Cat() != wire.Compound || c.Kind() != amqpsax.KindList {
 		return 0, false, false // list0: no fields
 	}
 	hdr, _, count := wire.Body(c, perf[pos+1:])

@@ -137,7 +137,7 @@ func (p *printer) value(lim []byte, pos int, h head) (int, error) {
 // position body; start is where the value begins (its constructor, or its
 // body in an array), for errors. It returns the position after the value.
 func (p *printer) body(lim []byte, start, body int, c amqpsax.Code, h head) (int, error) {
-	switch wire.Table[c].Cat {
+	switch wire.Table[c].Cat() {
 	case wire.Invalid:
 		return start, p.fault(wire.BadCode, start, c, true)
 	case wire.Described:
@@ -352,7 +352,7 @@ func (p *printer) array(lim []byte, start, body int, c amqpsax.Code, h head) (in
 // isPrimitive reports whether c encodes a value that fits on one line: a
 // fixed- or variable-width one other than list0.
 func isPrimitive(c amqpsax.Code) bool {
-	cat := wire.Table[c].Cat
+	cat := wire.Table[c].Cat()
 	return (cat == wire.Fixed || cat == wire.Variable) && c != amqpsax.CodeList0
 }
 

@@ -8,13 +8,13 @@ import (
 )
 
 // The readers below decode a fixed-width payload p whose length Body has
-// already checked (len(p) >= Table[c].W). Each is the single place its
+// already checked (len(p) >= Table[c].W()). Each is the single place its
 // byte rule is written; both decoders call them.
 
 // Uint decodes ubyte, ushort, uint (0x70, smalluint, uint0) and ulong
 // (0x80, smallulong, ulong0) payloads (§1.6.3–§1.6.6).
 func Uint(c amqpsax.Code, p []byte) uint64 {
-	switch Table[c].W {
+	switch Table[c].W() {
 	case 0:
 		return 0
 	case 1:
@@ -30,7 +30,7 @@ func Uint(c amqpsax.Code, p []byte) uint64 {
 // Int decodes byte, short, int (0x71, smallint) and long (0x81, smalllong)
 // payloads, two's complement (§1.6.7–§1.6.10).
 func Int(c amqpsax.Code, p []byte) int64 {
-	switch Table[c].W {
+	switch Table[c].W() {
 	case 1:
 		return int64(int8(p[0]))
 	case 2:
@@ -63,3 +63,20 @@ func Char(p []byte) rune { return rune(binary.BigEndian.Uint32(p)) }
 // Timestamp decodes an ms64 payload: milliseconds since the Unix epoch
 // (§1.6.17).
 func Timestamp(p []byte) int64 { return int64(binary.BigEndian.Uint64(p)) }
+
+// IntEnding decodes the byte, short, int or long of code c whose payload
+// ends at data[end], where end >= 8: it loads the eight bytes that end
+// there at once and sign-extends the payload's width, with no branch on
+// the width, so that a getter built on it inlines. Int is the same rule
+// for any end.
+func IntEnding(data []byte, end int, c amqpsax.Code) int64 {
+	sh := 64 - 8*uint(Table[c].W())
+	return int64(binary.BigEndian.Uint64(data[end-8:])) << sh >> sh
+}
+
+// UintEnding is IntEnding for ubyte, ushort, uint and ulong (and uint0 and
+// ulong0, whose zero width leaves 0).
+func UintEnding(data []byte, end int, c amqpsax.Code) uint64 {
+	sh := 64 - 8*uint(Table[c].W())
+	return binary.BigEndian.Uint64(data[end-8:]) << sh >> sh
+}

@@ -42,62 +42,80 @@ const (
 type Op uint8
 
 const (
-	OpInvalid    Op = iota
-	OpNull          // null
-	OpTrue          // true: no payload
-	OpFalse         // false: no payload
-	OpBool          // 0x56: one byte, 0 or 1
-	OpUint0         // uint 0: no payload
-	OpUlong0        // ulong 0: no payload
-	OpList0         // the empty list: no payload
-	OpUbyte         // one byte
-	OpSmallUint     // uint in one byte
-	OpSmallUlong    // ulong in one byte
-	OpByte          // one signed byte
-	OpSmallInt      // int in one signed byte
-	OpSmallLong     // long in one signed byte
-	OpUshort        // two bytes
-	OpShort         // two bytes, signed
-	OpUint          // four bytes
-	OpInt           // four bytes, signed
-	OpFloat         // IEEE 754 binary32
-	OpChar          // UTF-32BE
-	OpDecimal32     // four bytes, as they are
-	OpUlong         // eight bytes
-	OpLong          // eight bytes, signed
-	OpDouble        // IEEE 754 binary64
-	OpTimestamp     // eight bytes, signed ms
-	OpDecimal64     // eight bytes, as they are
-	OpUUID          // sixteen bytes
-	OpDecimal128    // sixteen bytes, as they are
-	OpBinary8       // vbin8: 8-bit size
-	OpString8       // str8-utf8
-	OpSymbol8       // sym8
-	OpBinary32      // vbin32: 32-bit size
-	OpString32      // str32-utf8
-	OpSymbol32      // sym32
-	OpList8         // 8-bit size and count
-	OpMap8
-	OpList32 // 32-bit size and count
-	OpMap32
-	OpArray8
-	OpArray32
+	OpInvalid Op = iota
+	// The plain fixed-width codes, from here to OpLastPlain: a payload of
+	// the table's width, any bytes valid. A cursor's fast path takes them
+	// with one comparison.
+	OpNull       // null
+	OpTrue       // true: no payload
+	OpFalse      // false: no payload
+	OpUint0      // uint 0: no payload
+	OpUlong0     // ulong 0: no payload
+	OpUbyte      // one byte
+	OpSmallUint  // uint in one byte
+	OpSmallUlong // ulong in one byte
+	OpByte       // one signed byte
+	OpSmallInt   // int in one signed byte
+	OpSmallLong  // long in one signed byte
+	OpUshort     // two bytes
+	OpShort      // two bytes, signed
+	OpUint       // four bytes
+	OpInt        // four bytes, signed
+	OpFloat      // IEEE 754 binary32
+	OpChar       // UTF-32BE
+	OpDecimal32  // four bytes, as they are
+	OpUlong      // eight bytes
+	OpLong       // eight bytes, signed
+	OpDouble     // IEEE 754 binary64
+	OpTimestamp  // eight bytes, signed ms
+	OpDecimal64  // eight bytes, as they are
+	OpUUID       // sixteen bytes
+	OpDecimal128 // sixteen bytes, as they are
+	// The 8-bit variable-width codes, next to them for the same reason.
+	OpBinary8 // vbin8: 8-bit size
+	OpString8 // str8-utf8
+	OpSymbol8 // sym8
+	// The rest.
+	OpBool      // 0x56: one byte, 0 or 1
+	OpList0     // the empty list: no payload, but a compound
+	OpBinary32  // vbin32: 32-bit size
+	OpString32  // str32-utf8
+	OpSymbol32  // sym32
+	OpList8     // 8-bit size and count
+	OpMap8      //
+	OpList32    // 32-bit size and count
+	OpMap32     //
+	OpArray8    //
+	OpArray32   //
 	OpDescribed // 0x00
+
+	OpLastPlain = OpDecimal128
 )
 
-// Info is one row of the code table: four bytes, read in one load.
-type Info struct {
-	Op   Op           // first: a decoder's switch loads it with no offset
-	Kind amqpsax.Kind // the AMQP type
-	Cat  Cat
-	// W is the payload width of a Fixed code, and the width of the size
-	// (and count) fields of a Variable, Compound or Array code.
-	W uint8
+// Info is one row of the code table, packed in 32 bits so that a decoder
+// loads it once and takes its fields with shifts: Op, Kind, Cat and W.
+type Info uint32
+
+func info(op Op, k amqpsax.Kind, cat Cat, w uint8) Info {
+	return Info(op) | Info(k)<<8 | Info(cat)<<16 | Info(w)<<24
 }
 
+// Op says how to read the code's payload.
+func (e Info) Op() Op { return Op(e) }
+
+// Kind is the AMQP type the code encodes.
+func (e Info) Kind() amqpsax.Kind { return amqpsax.Kind(e >> 8) }
+
+// Cat is the code's category.
+func (e Info) Cat() Cat { return Cat(e >> 16) }
+
+// W is the payload width of a Fixed code, and the width of the size (and
+// count) fields of a Variable, Compound or Array code.
+func (e Info) W() uint8 { return uint8(e >> 24) }
+
 // Table describes every byte value as a format code. Undefined codes have
-// Cat Invalid and Kind KindInvalid. Indexing it with a byte is a single
-// load; decoders read it instead of branching per code. The kind of each
+// Cat Invalid, Kind KindInvalid and Op OpInvalid. Indexing it with a byte
+// is a single load; decoders read it instead of branching per code. The kind of each
 // code comes from the root package's one table (amqpsax.Code.Kind); the
 // rest is below, and TestTableMatchesSpec checks every row against the
 // spec's XML.
@@ -149,7 +167,7 @@ var Table = func() (t [256]Info) {
 		{amqpsax.CodeArray8, Array, 1, OpArray8},
 		{amqpsax.CodeArray32, Array, 4, OpArray32},
 	} {
-		t[r.c] = Info{Op: r.op, Kind: r.c.Kind(), Cat: r.cat, W: r.w}
+		t[r.c] = info(r.op, r.c.Kind(), r.cat, r.w)
 	}
 	return t
 }()
@@ -287,17 +305,17 @@ func Compound32(b []byte) (rest, count int) {
 // invalid; a negative hdr is the Status of the fault.
 func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 	e := Table[c]
-	switch e.Cat {
+	switch e.Cat() {
 	case Fixed:
-		if len(b) < int(e.W) {
+		if len(b) < int(e.W()) {
 			return int(EOF), 0, 0
 		}
 		if c == amqpsax.CodeBool && b[0] > 1 {
 			return int(BadBool), 0, 0
 		}
-		return 0, int(e.W), 0
+		return 0, int(e.W()), 0
 	case Variable:
-		if e.W == 1 {
+		if e.W() == 1 {
 			if n := Var8(b); n >= 0 {
 				return 1, n, 0
 			}
@@ -313,7 +331,7 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 		return 4, int(n), 0
 	case Compound, Array:
 		var sz, cnt uint64
-		w := int(e.W)
+		w := int(e.W())
 		if w == 1 {
 			if len(b) < 1 || int(b[0]) > len(b)-1 {
 				return int(EOF), 0, 0
@@ -337,12 +355,12 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 			cnt = uint64(binary.BigEndian.Uint32(b[4:]))
 		}
 		rest := sz - uint64(w) // bytes after the count field
-		if e.Cat == Compound {
+		if e.Cat() == Compound {
 			// Every element takes at least one byte.
 			if cnt > rest {
 				return int(CountTooLarge), 0, 0
 			}
-			if e.Kind == amqpsax.KindMap && cnt&1 != 0 {
+			if e.Kind() == amqpsax.KindMap && cnt&1 != 0 {
 				return int(OddMapCount), 0, 0
 			}
 		} else {
@@ -388,7 +406,7 @@ func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLe
 			return 0, int(EOF), 1, 0
 		}
 		dc := amqpsax.Code(b[1])
-		switch Table[dc].Cat {
+		switch Table[dc].Cat() {
 		case Fixed, Variable:
 			if dc == amqpsax.CodeList0 {
 				return 0, int(BadArrayCode), 1, 0
@@ -414,18 +432,18 @@ func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLe
 		}
 	}
 	e := Table[elem]
-	if e.Cat == Invalid {
+	if e.Cat() == Invalid {
 		return 0, int(BadCode), ctorLen - 1, 0
 	}
 	rest := uint64(len(b) - ctorLen)
-	if e.Cat == Fixed {
-		if uint64(count)*uint64(e.W) != rest {
-			if uint64(count)*uint64(e.W) > rest {
+	if e.Cat() == Fixed {
+		if uint64(count)*uint64(e.W()) != rest {
+			if uint64(count)*uint64(e.W()) > rest {
 				return 0, int(CountTooLarge), ctorLen - 1, 0
 			}
 			return 0, int(SizeMismatch), ctorLen - 1, 0
 		}
-	} else if uint64(count)*uint64(e.W) > rest {
+	} else if uint64(count)*uint64(e.W()) > rest {
 		return 0, int(CountTooLarge), ctorLen - 1, 0
 	}
 	return elem, ctorLen, descOff, descLen
@@ -456,7 +474,7 @@ func Skip(b []byte) (n int, faultOff int) {
 		if h < 0 {
 			return h, n
 		}
-		if Table[c].Cat == Array {
+		if Table[c].Cat() == Array {
 			body := b[n+1+h : n+1+h+size]
 			if _, cl, off, _ := ArrayCtor(body, count); cl < 0 {
 				return cl, n + 1 + h + off
@@ -492,11 +510,11 @@ func CheckText(k amqpsax.Kind, p []byte) Status {
 // times, and an empty array's descriptor is checked too.
 func CheckDescriptor(d []byte) Status {
 	c := amqpsax.Code(d[0])
-	if Table[c].Cat != Variable {
+	if Table[c].Cat() != Variable {
 		return OK
 	}
 	h, n, _ := Body(c, d[1:])
-	return CheckText(Table[c].Kind, d[1+h:1+h+n])
+	return CheckText(Table[c].Kind(), d[1+h:1+h+n])
 }
 
 // ValidUTF8 reports whether b is valid UTF-8 (strings, §1.6.20).
@@ -532,7 +550,7 @@ func Descriptor(b []byte) (d amqpsax.Descriptor, sym []byte, n int, ok bool) {
 		return 0, nil, int(EOF), false
 	}
 	c := amqpsax.Code(b[0])
-	switch Table[c].Kind {
+	switch Table[c].Kind() {
 	case amqpsax.KindUlong:
 		h, size, _ := Body(c, b[1:])
 		if h < 0 {
@@ -567,7 +585,7 @@ type Number interface {
 // it, one loop per width with no switch inside.
 func FillElems[T Number](dst []T, c amqpsax.Code, p []byte) {
 	n := len(dst)
-	switch Table[c].Op {
+	switch Table[c].Op() {
 	case OpUint0, OpUlong0:
 		clear(dst)
 	case OpUbyte, OpSmallUint, OpSmallUlong:

@@ -26,10 +26,10 @@ func TestTableMatchesSpec(t *testing.T) {
 		seen[e.Code] = true
 		c := amqpsax.Code(e.Code)
 		row := Table[c]
-		assert.Equal(t, e.Type, row.Kind.String(), "kind of %#x", e.Code)
-		assert.Equal(t, c.Kind(), row.Kind, "Code.Kind of %#x", e.Code)
-		assert.Equal(t, specCats[e.Category], row.Cat, "category of %#x", e.Code)
-		assert.Equal(t, e.Width, int(row.W), "width of %#x", e.Code)
+		assert.Equal(t, e.Type, row.Kind().String(), "kind of %#x", e.Code)
+		assert.Equal(t, c.Kind(), row.Kind(), "Code.Kind of %#x", e.Code)
+		assert.Equal(t, specCats[e.Category], row.Cat(), "category of %#x", e.Code)
+		assert.Equal(t, e.Width, int(row.W()), "width of %#x", e.Code)
 		if e.Name != "" && nameCount[e.Name] == 1 {
 			assert.Equal(t, e.Name, c.String(), "name of %#x", e.Code)
 		} else {
@@ -42,11 +42,11 @@ func TestTableMatchesSpec(t *testing.T) {
 		if seen[byte(i)] || c == amqpsax.CodeDescribed {
 			continue
 		}
-		assert.Equal(t, Invalid, Table[i].Cat, "undefined code %#x", i)
+		assert.Equal(t, Invalid, Table[i].Cat(), "undefined code %#x", i)
 		assert.Equal(t, amqpsax.KindInvalid, c.Kind(), "undefined code %#x", i)
 		assert.Len(t, c.String(), 4, "hex fallback for %#x", i)
 	}
-	assert.Equal(t, Described, Table[0].Cat)
+	assert.Equal(t, Described, Table[0].Cat())
 	assert.Equal(t, "0x3f", amqpsax.Code(0x3f).String())
 }
 
