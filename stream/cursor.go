@@ -64,7 +64,6 @@ type level struct {
 	left  int // values still to read (lvTop: negative, until the data ends)
 	count int // values in the level (lvTop: -1), so count-left have been read
 	desc  int // lvDescArray, lvDescElem: offset of the descriptor's constructor
-	back  int // lvDescElem: offset of the element's body
 }
 
 type value struct {
@@ -96,13 +95,17 @@ type saved struct {
 	code  amqpsax.Code // its constructor
 }
 
-// push saves the current level and value as the parent of a new level.
-func (c *Cursor) push(s saved) {
+// push saves the current level, with what Exit needs of the value v
+// entered from it, as the parent of a new level.
+func (c *Cursor) push(v *value) {
+	var s *saved
 	if c.depth < inlineLevels {
-		c.inl[c.depth] = s
+		s = &c.inl[c.depth]
 	} else {
-		c.deep = append(c.deep[:c.depth-inlineLevels], s)
+		c.deep = append(c.deep[:c.depth-inlineLevels], saved{})
+		s = &c.deep[c.depth-inlineLevels]
 	}
+	s.lv, s.start, s.end, s.code = c.lv, v.start, v.end, v.code
 	c.depth++
 }
 
@@ -132,6 +135,8 @@ func (c *Cursor) Err() error { return c.err }
 // fail records the fault st at offset off, in a value whose constructor
 // is code, and stops the cursor: the current value and the level's
 // remaining values are gone, so every move returns false.
+//
+//go:noinline
 func (c *Cursor) fail(st wire.Status, off int, code amqpsax.Code, hasCode bool) bool {
 	if c.err == nil {
 		c.err = wire.NewError("stream", st, off, code, hasCode)
@@ -195,6 +200,22 @@ func (c *Cursor) Next() bool {
 			lv.pos = end
 			return true
 		}
+	} else if op := e.Op(); op == wire.OpList32 || op == wire.OpMap32 {
+		// The 32-bit list or map every peer's encoder writes. (wire.Body,
+		// through readSlow, names any fault.)
+		if rest, count := wire.Compound32(c.data[body:lv.end]); rest >= 0 && (count&1 == 0 || op == wire.OpList32) {
+			v.kind, v.code, v.start, v.pay, v.count = e.Kind(), code, pos, body+8, count
+			v.end = v.pay + rest
+			lv.pos = v.end
+			return true
+		}
+	} else if op == wire.OpDescribed && lv.kind != lvDescribed {
+		// A described value with its own constructor, whose end is not
+		// known until it is measured (see readSlow for a described
+		// value's value, whose end may be known).
+		v.kind, v.code, v.start, v.pay, v.end, v.count, v.desc = amqpsax.KindDescribed, code, pos, body, -1, 2, -1
+		lv.pos = -1
+		return true
 	}
 	return c.readSlow()
 }
@@ -247,7 +268,8 @@ func (c *Cursor) readSlow() bool {
 			v.code = amqpsax.Code(c.data[lv.desc])
 			body = lv.desc + 1
 		} else { // the element's body
-			v.start, body = lv.back, lv.back
+			v.start = c.parent().start // the element entered
+			body = v.start
 			v.code = lv.elem
 		}
 	default:
@@ -367,44 +389,47 @@ func (c *Cursor) failAt(st wire.Status, off int) bool {
 // records an error, when the current value is of another kind or the
 // nesting limit would be passed.
 func (c *Cursor) Enter() bool {
-	if c.err != nil {
-		return false
-	}
 	v := &c.cur
+	if c.err != nil || v.kind < amqpsax.KindList {
+		if c.err != nil {
+			return false
+		}
+		if v.kind == amqpsax.KindInvalid {
+			return c.fail(wire.WrongKind, c.lv.pos, 0, false)
+		}
+		return c.fail(wire.WrongKind, v.start, v.code, true)
+	}
 	max := c.MaxDepth
 	if max <= 0 {
 		max = DefaultMaxDepth
 	}
-	nl := level{pos: v.pay, end: v.end, left: v.count, count: v.count, desc: -1}
-	switch v.kind {
-	case amqpsax.KindList:
-		nl.kind = lvList
-	case amqpsax.KindMap:
-		nl.kind = lvMap
-	case amqpsax.KindArray:
-		nl.kind, nl.elem, nl.pos = lvArray, v.ector, v.pay+v.ctor
-		if v.desc >= 0 {
-			nl.kind, nl.desc = lvDescArray, v.desc
-		}
-	case amqpsax.KindDescribed:
-		if v.desc >= 0 { // an element of an array of described values
-			nl.kind, nl.elem, nl.desc, nl.back, nl.pos = lvDescElem, v.ector, v.desc, v.start, v.start
-		} else {
-			nl.kind, nl.end = lvDescribed, c.lv.end
-			if v.end >= 0 { // measured: the descriptor and value end there
-				nl.end, nl.exact = v.end, true
-			}
-		}
-	case amqpsax.KindInvalid:
-		return c.fail(wire.WrongKind, c.lv.pos, 0, false)
-	default:
-		return c.fail(wire.WrongKind, v.start, v.code, true)
-	}
 	if c.depth >= max {
 		return c.fail(wire.TooDeep, v.start, v.code, true)
 	}
-	c.push(saved{lv: c.lv, start: v.start, end: v.end, code: v.code})
-	c.lv = nl
+	c.push(v)
+	// The new level, written over the one just saved.
+	lv := &c.lv
+	lv.pos, lv.end, lv.left, lv.count, lv.desc, lv.exact = v.pay, v.end, v.count, v.count, -1, false
+	switch v.kind {
+	case amqpsax.KindList:
+		lv.kind = lvList
+	case amqpsax.KindMap:
+		lv.kind = lvMap
+	case amqpsax.KindArray:
+		lv.kind, lv.elem, lv.pos = lvArray, v.ector, v.pay+v.ctor
+		if v.desc >= 0 {
+			lv.kind, lv.desc = lvDescArray, v.desc
+		}
+	default: // KindDescribed
+		if v.desc >= 0 { // an element of an array of described values
+			lv.kind, lv.elem, lv.desc, lv.pos = lvDescElem, v.ector, v.desc, v.start
+		} else {
+			lv.kind, lv.end = lvDescribed, c.parent().lv.end
+			if v.end >= 0 { // measured: the descriptor and value end there
+				lv.end, lv.exact = v.end, true
+			}
+		}
+	}
 	v.kind = amqpsax.KindInvalid
 	return true
 }
