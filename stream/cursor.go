@@ -188,7 +188,7 @@ func (c *Cursor) Next() bool {
 		if end := body + int(e.W()); end <= lv.end && end >= 8 {
 			// (&63: a zero width leaves the bits unshifted, and the
 			// getters' shift by 64 then leaves 0)
-			sh := 64 - 8*e.W()
+			sh := e.Sh()
 			v.kind, v.code, v.start, v.pay, v.end = e.Kind(), code, pos, body, end
 			v.num, v.sh = int64(binary.BigEndian.Uint64(c.data[end-8:end])<<(sh&63)), sh
 			lv.pos = end
@@ -343,7 +343,7 @@ func (c *Cursor) readSlow() bool {
 		}
 	case wire.Fixed:
 		if info.W() <= 8 {
-			v.sh = 64 - 8*info.W()
+			v.sh = info.Sh()
 			v.num = int64(wire.Uint(v.code, c.data[v.pay:]) << v.sh)
 		}
 	}

@@ -93,11 +93,12 @@ const (
 )
 
 // Info is one row of the code table, packed in 32 bits so that a decoder
-// loads it once and takes its fields with shifts: Op, Kind, Cat and W.
+// loads it once and takes its fields with a shift: Op (bits 0-7), Kind
+// (8-15), Cat (16-18), W (19-23) and Sh (24-31).
 type Info uint32
 
 func info(op Op, k amqpsax.Kind, cat Cat, w uint8) Info {
-	return Info(op) | Info(k)<<8 | Info(cat)<<16 | Info(w)<<24
+	return Info(op) | Info(k)<<8 | Info(cat)<<16 | Info(w)<<19 | Info(uint8(64-8*int(w)))<<24
 }
 
 // Op says how to read the code's payload.
@@ -107,11 +108,16 @@ func (e Info) Op() Op { return Op(e) }
 func (e Info) Kind() amqpsax.Kind { return amqpsax.Kind(e >> 8) }
 
 // Cat is the code's category.
-func (e Info) Cat() Cat { return Cat(e >> 16) }
+func (e Info) Cat() Cat { return Cat(e>>16) & 7 }
 
 // W is the payload width of a Fixed code, and the width of the size (and
 // count) fields of a Variable, Compound or Array code.
-func (e Info) W() uint8 { return uint8(e >> 24) }
+func (e Info) W() uint8 { return uint8(e>>19) & 31 }
+
+// Sh is 64 - 8×W, for a fixed-width payload of up to eight bytes: the
+// shift that moves its bits to the top of a 64-bit word read so that the
+// payload ends where the word ends.
+func (e Info) Sh() uint8 { return uint8(e >> 24) }
 
 // Table describes every byte value as a format code. Undefined codes have
 // Cat Invalid, Kind KindInvalid and Op OpInvalid. Indexing it with a byte
