@@ -25,8 +25,9 @@ type Cursor struct {
 
 	data []byte
 	err  error
-	lv   level // the level being read
-	cur  value // its current value: kind KindInvalid when there is none
+	lv   level  // the level being read
+	lim  []byte // data[:lv.end]: the bytes its values lie in
+	cur  value  // its current value: kind KindInvalid when there is none
 
 	// The enclosing levels, each with its current value: the first
 	// inlineLevels in inl, the rest in deep (kept across Reset).
@@ -75,7 +76,7 @@ type value struct {
 	// integers (of every kind up to 8 bytes; kept for all plain values by
 	// Next's fast path): the payload's bits at the top of num, to be
 	// shifted down by sh, arithmetically by Int and logically by Uint, so
-	// that those getters inline
+	// that those getters inline (sh is 64 only for uint0 and ulong0)
 	num int64
 	sh  uint8
 	// compounds only (Next's fast path leaves them stale; every reader
@@ -123,6 +124,7 @@ func (c *Cursor) Reset(data []byte) {
 	c.data = data
 	c.err = nil
 	c.lv = level{kind: lvTop, end: len(data), left: -1, count: -1, desc: -1}
+	c.lim = data
 	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
 }
@@ -172,11 +174,12 @@ func (c *Cursor) Next() bool {
 	if wire.Counting {
 		wire.Work.Values++
 	}
+	lim := c.lim // the level's bytes: checking against its length is the bounds check
 	var code amqpsax.Code
 	body := pos
 	switch {
-	case lv.kind < lvArray && pos < lv.end:
-		code, body = amqpsax.Code(c.data[pos]), pos+1
+	case lv.kind < lvArray && pos < len(lim):
+		code, body = amqpsax.Code(lim[pos]), pos+1
 	case lv.kind == lvArray:
 		code = lv.elem
 	default:
@@ -185,17 +188,17 @@ func (c *Cursor) Next() bool {
 	e := wire.Table[code]
 	v := &c.cur
 	if e.Op()-1 < wire.OpLastPlain { // OpNull to OpLastPlain; not OpInvalid, which wraps
-		if end := body + int(e.W()); end <= lv.end && end >= 8 {
-			// (&63: a zero width leaves the bits unshifted, and the
-			// getters' shift by 64 then leaves 0)
+		if end := body + int(e.W()); end <= len(lim) && end >= 8 {
+			// (&63: a zero width leaves the bits unshifted, and Uint's
+			// shift by 64 then leaves 0)
 			sh := e.Sh()
 			v.kind, v.code, v.start, v.pay, v.end = e.Kind(), code, pos, body, end
-			v.num, v.sh = int64(binary.BigEndian.Uint64(c.data[end-8:end])<<(sh&63)), sh
+			v.num, v.sh = int64(binary.BigEndian.Uint64(lim[end-8:end])<<(sh&63)), sh
 			lv.pos = end
 			return true
 		}
-	} else if e.Op()-1 < wire.OpSymbol8 && body < lv.end && !c.Validate { // 8-bit text
-		if end := body + 1 + int(c.data[body]); end <= lv.end {
+	} else if e.Op()-1 < wire.OpSymbol8 && body < len(lim) && !c.Validate { // 8-bit text
+		if end := body + 1 + int(lim[body]); end <= len(lim) {
 			v.kind, v.code, v.start, v.pay, v.end = e.Kind(), code, pos, body+1, end
 			lv.pos = end
 			return true
@@ -203,11 +206,13 @@ func (c *Cursor) Next() bool {
 	} else if op := e.Op(); op == wire.OpList32 || op == wire.OpMap32 {
 		// The 32-bit list or map every peer's encoder writes. (wire.Body,
 		// through readSlow, names any fault.)
-		if rest, count := wire.Compound32(c.data[body:lv.end]); rest >= 0 && (count&1 == 0 || op == wire.OpList32) {
-			v.kind, v.code, v.start, v.pay, v.count = e.Kind(), code, pos, body+8, count
-			v.end = v.pay + rest
-			lv.pos = v.end
-			return true
+		if body <= len(lim) {
+			if rest, count := wire.Compound32(lim[body:]); rest >= 0 && (count&1 == 0 || op == wire.OpList32) {
+				v.kind, v.code, v.start, v.pay, v.count = e.Kind(), code, pos, body+8, count
+				v.end = v.pay + rest
+				lv.pos = v.end
+				return true
+			}
 		}
 	} else if op == wire.OpDescribed && lv.kind != lvDescribed {
 		// A described value with its own constructor, whose end is not
@@ -430,6 +435,7 @@ func (c *Cursor) Enter() bool {
 			}
 		}
 	}
+	c.lim = c.lim[:lv.end] // the same array: only the length is written
 	v.kind = amqpsax.KindInvalid
 	return true
 }
@@ -460,6 +466,7 @@ func (c *Cursor) Exit() bool {
 	}
 	c.depth--
 	c.lv = s.lv
+	c.lim = c.lim[:c.lv.end]
 	c.lv.pos = end
 	c.cur.kind = amqpsax.KindInvalid
 	return true

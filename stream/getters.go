@@ -53,7 +53,7 @@ func (c *Cursor) notUint() uint64 {
 // Int returns the current byte, short, int or long.
 func (c *Cursor) Int() int64 {
 	if c.cur.kind-amqpsax.KindByte < 4 { // byte to long
-		return c.cur.num >> c.cur.sh
+		return c.cur.num >> (c.cur.sh & 63) // < 64 for every integer kind
 	}
 	return c.notInt()
 }
