@@ -32,6 +32,7 @@ type Cursor struct {
 	// The enclosing levels, each with its current value: the first
 	// inlineLevels in inl, the rest in deep (kept across Reset).
 	depth int
+	max   int // MaxDepth, or its default, as of Reset
 	inl   [inlineLevels]saved
 	deep  []saved
 }
@@ -125,6 +126,10 @@ func (c *Cursor) Reset(data []byte) {
 	c.err = nil
 	c.lv = level{kind: lvTop, end: len(data), left: -1, count: -1, desc: -1}
 	c.lim = data
+	c.max = c.MaxDepth
+	if c.max <= 0 {
+		c.max = DefaultMaxDepth
+	}
 	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
 }
@@ -395,26 +400,14 @@ func (c *Cursor) failAt(st wire.Status, off int) bool {
 // nesting limit would be passed.
 func (c *Cursor) Enter() bool {
 	v := &c.cur
-	if c.err != nil || v.kind < amqpsax.KindList {
-		if c.err != nil {
-			return false
-		}
-		if v.kind == amqpsax.KindInvalid {
-			return c.fail(wire.WrongKind, c.lv.pos, 0, false)
-		}
-		return c.fail(wire.WrongKind, v.start, v.code, true)
-	}
-	max := c.MaxDepth
-	if max <= 0 {
-		max = DefaultMaxDepth
-	}
-	if c.depth >= max {
-		return c.fail(wire.TooDeep, v.start, v.code, true)
+	if v.kind < amqpsax.KindList || c.depth >= c.max || c.err != nil {
+		return c.enterFault()
 	}
 	c.push(v)
 	// The new level, written over the one just saved.
+	// (desc and exact are read only by the levels that set them.)
 	lv := &c.lv
-	lv.pos, lv.end, lv.left, lv.count, lv.desc, lv.exact = v.pay, v.end, v.count, v.count, -1, false
+	lv.pos, lv.end, lv.left, lv.count = v.pay, v.end, v.count, v.count
 	switch v.kind {
 	case amqpsax.KindList:
 		lv.kind = lvList
@@ -429,7 +422,7 @@ func (c *Cursor) Enter() bool {
 		if v.desc >= 0 { // an element of an array of described values
 			lv.kind, lv.elem, lv.desc, lv.pos = lvDescElem, v.ector, v.desc, v.start
 		} else {
-			lv.kind, lv.end = lvDescribed, c.parent().lv.end
+			lv.kind, lv.end, lv.exact = lvDescribed, c.parent().lv.end, false
 			if v.end >= 0 { // measured: the descriptor and value end there
 				lv.end, lv.exact = v.end, true
 			}
@@ -438,6 +431,20 @@ func (c *Cursor) Enter() bool {
 	c.lim = c.lim[:lv.end] // the same array: only the length is written
 	v.kind = amqpsax.KindInvalid
 	return true
+}
+
+// enterFault is Enter on a value it cannot enter.
+func (c *Cursor) enterFault() bool {
+	v := &c.cur
+	switch {
+	case c.err != nil:
+		return false
+	case v.kind == amqpsax.KindInvalid:
+		return c.fail(wire.WrongKind, c.lv.pos, 0, false)
+	case v.kind < amqpsax.KindList:
+		return c.fail(wire.WrongKind, v.start, v.code, true)
+	}
+	return c.fail(wire.TooDeep, v.start, v.code, true)
 }
 
 // Exit leaves the current level, skipping whatever of it was not read
@@ -450,19 +457,12 @@ func (c *Cursor) Exit() bool {
 	}
 	s := c.parent()
 	end := s.end
-	if end < 0 { // a described value not measured: skip what is left of it
-		if c.lv.pos < 0 && !c.measure() {
-			return false
-		}
-		pos := c.lv.pos
-		for range c.lv.left {
-			n, off := wire.Skip(c.data[pos:c.lv.end])
-			if n < 0 {
-				return c.failAt(c.status(n), pos+off)
+	if end < 0 { // a described value not measured: its end is after its last value
+		if end = c.lv.pos; c.lv.left != 0 || end < 0 {
+			if end = c.skipRest(); end < 0 {
+				return false
 			}
-			pos += n
 		}
-		end = pos
 	}
 	c.depth--
 	c.lv = s.lv
@@ -470,6 +470,24 @@ func (c *Cursor) Exit() bool {
 	c.lv.pos = end
 	c.cur.kind = amqpsax.KindInvalid
 	return true
+}
+
+// skipRest skips the values of the level not yet read and returns the
+// offset after them, or -1 after recording a fault.
+func (c *Cursor) skipRest() int {
+	if c.lv.pos < 0 && !c.measure() {
+		return -1
+	}
+	pos := c.lv.pos
+	for range c.lv.left {
+		n, off := wire.Skip(c.data[pos:c.lv.end])
+		if n < 0 {
+			c.failAt(c.status(n), pos+off)
+			return -1
+		}
+		pos += n
+	}
+	return pos
 }
 
 // Depth returns the number of levels entered and not exited.
