@@ -174,6 +174,7 @@ func (c *Cursor) cut(off int, code amqpsax.Code) bool {
 // its own constructor or as an element of an array of such values, and
 // sets only the fields such a value has; everything else, and everything
 // near a limit, goes to nextSlow.
+//
 //go:nosplit
 func (c *Cursor) Next() bool {
 	lv := &c.lv
@@ -411,6 +412,7 @@ func (c *Cursor) failAt(st wire.Status, off int) bool {
 // described value its descriptor, then its value). It returns false, and
 // records an error, when the current value is of another kind or the
 // nesting limit would be passed.
+//
 //go:nosplit
 func (c *Cursor) Enter() bool {
 	v := &c.cur
@@ -465,6 +467,7 @@ func (c *Cursor) enterFault() bool {
 // (in O(1) for lists, maps and arrays), and makes the value that was
 // entered the current value again, moved past: the next Next reads the
 // value after it. It returns false at the top level or after an error.
+//
 //go:nosplit
 func (c *Cursor) Exit() bool {
 	if c.err != nil || c.depth == 0 {
