@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,11 @@ import (
 // Recorder is a loopback TCP proxy that forwards bytes unchanged and
 // records both directions of every connection. It understands nothing of
 // AMQP: what it records is what the peers wrote.
+//
+// A Recorder made by NewTLSRecorder accepts TLS (amqps) from the client
+// and forwards the plaintext to the broker: it records the AMQP bytes
+// inside the TLS session, as the client wrote them. (uAMQP-C's Python
+// binding has no plain-TCP transport.)
 type Recorder struct {
 	upstream string
 	ln       net.Listener
@@ -34,7 +40,20 @@ type recConn struct {
 // NewRecorder listens on a free loopback port and forwards every
 // connection to upstream.
 func NewRecorder(upstream string) (*Recorder, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return NewTLSRecorder(upstream, nil)
+}
+
+// NewTLSRecorder is NewRecorder with clients connecting over TLS with
+// cfg (nil: plain TCP). See SelfSigned for a cfg that loopback clients
+// can verify.
+func NewTLSRecorder(upstream string, cfg *tls.Config) (*Recorder, error) {
+	var ln net.Listener
+	var err error
+	if cfg != nil {
+		ln, err = tls.Listen("tcp", "127.0.0.1:0", cfg)
+	} else {
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +108,8 @@ func (r *Recorder) pipe(rc *recConn, src, dst net.Conn, rec *[]byte) {
 			break
 		}
 	}
-	if tc, ok := dst.(*net.TCPConn); ok {
-		tc.CloseWrite()
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
 	} else {
 		dst.Close()
 	}

@@ -9,6 +9,8 @@
 // every frame and every message of a live run. See interop/README.md.
 package interop
 
+import "crypto/tls"
+
 // A Tap sits between clients and the broker: clients connect to Addr, the
 // tap forwards every byte unchanged to the broker and keeps both
 // directions of every connection. The recording proxy of this package is
@@ -34,5 +36,7 @@ type Conn struct {
 }
 
 // NewTap starts a Tap in front of the broker at upstream (host:port).
+// Clients connect with TLS when cfg is not nil (the tap terminates it and
+// keeps the plaintext); the broker is always reached over plain TCP.
 // Swap it to record through another tap.
-var NewTap = func(upstream string) (Tap, error) { return NewRecorder(upstream) }
+var NewTap = func(upstream string, cfg *tls.Config) (Tap, error) { return NewTLSRecorder(upstream, cfg) }

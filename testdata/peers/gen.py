@@ -178,7 +178,7 @@ def main():
                        glob.glob(os.path.join(out_dir, '*-server.bin'))):
         base = os.path.basename(path)[:-len('.bin')]
         conn, direction = base.rsplit('-', 1)
-        client = conn.rsplit('-', 1)[0]
+        client = conn.split('-')[0]
         with open(path, 'rb') as f:
             buf = f.read()
         items = split(buf)

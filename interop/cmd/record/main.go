@@ -4,17 +4,21 @@
 //	record -broker 127.0.0.1:5672 -out DIR -name NAME -- PROGRAM ARGS...
 //
 // PROGRAM is started with AMQP_ADDR set to the proxy's host:port (the
-// clients of interop/ connect there). When it exits the proxy waits for
+// clients of interop/ connect there). With -tls the proxy takes TLS from
+// the client, with a throwaway self-signed certificate whose PEM file is
+// named by AMQP_CA, and records the AMQP bytes inside. When it exits the proxy waits for
 // its connections to end and writes DIR/NAME-N-client.bin (client to
 // broker) and DIR/NAME-N-server.bin (broker to client) for every
 // connection N, from 1 in accept order. The exit status is the program's.
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/amqpsax/amqpsax/interop"
 )
@@ -23,18 +27,41 @@ func main() {
 	broker := flag.String("broker", "127.0.0.1:5672", "the broker's host:port")
 	out := flag.String("out", ".", "directory for the recorded streams")
 	name := flag.String("name", "conn", "file name prefix")
+	useTLS := flag.Bool("tls", false, "clients connect with TLS (AMQP_CA names the certificate to trust)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: record -broker HOST:PORT -out DIR -name NAME -- PROGRAM ARGS...")
 		os.Exit(2)
 	}
-	tap, err := interop.NewTap(*broker)
+	var cfg *tls.Config
+	env := os.Environ()
+	if *useTLS {
+		var ca []byte
+		var err error
+		if cfg, ca, err = interop.SelfSigned(); err != nil {
+			fmt.Fprintln(os.Stderr, "record:", err)
+			os.Exit(1)
+		}
+		dir, err := os.MkdirTemp("", "record-ca")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "record:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+		caFile := filepath.Join(dir, "ca.pem")
+		if err := os.WriteFile(caFile, ca, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "record:", err)
+			os.Exit(1)
+		}
+		env = append(env, "AMQP_CA="+caFile)
+	}
+	tap, err := interop.NewTap(*broker, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
-	cmd.Env = append(os.Environ(), "AMQP_ADDR="+tap.Addr())
+	cmd.Env = append(env, "AMQP_ADDR="+tap.Addr())
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	runErr := cmd.Run()
 	if err := tap.Close(); err != nil {
