@@ -138,3 +138,33 @@ func readJSONL(t testing.TB, path string, line func([]byte) error) {
 		t.Fatal(err)
 	}
 }
+
+// UAMQPMessage is one line of testdata/uamqp/messages.jsonl: a message
+// written by uAMQP-C's own encoder, with Proton's trace.
+type UAMQPMessage struct {
+	Name     string   `json:"name"`
+	Hex      string   `json:"hex"`
+	Trace    string   `json:"trace"`
+	Sections []string `json:"sections"`
+	Data     []byte   `json:"-"`
+}
+
+// LoadUAMQP reads testdata/uamqp/messages.jsonl.
+func LoadUAMQP(t testing.TB) []UAMQPMessage {
+	t.Helper()
+	var out []UAMQPMessage
+	readJSONL(t, filepath.Join(Dir(), "..", "uamqp", "messages.jsonl"), func(b []byte) error {
+		var m UAMQPMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		var err error
+		m.Data, err = hex.DecodeString(m.Hex)
+		out = append(out, m)
+		return err
+	})
+	if len(out) == 0 {
+		t.Fatal("testdata/uamqp: no messages")
+	}
+	return out
+}
