@@ -223,10 +223,7 @@ func transferRoute(w *Workload) Op {
 			}
 			to = p.To
 			v, err := message.Lookup(s.ApplicationProperties, "tenant")
-			tenant = nil
-			if len(v) > 2 && v[0] == byte(amqpsax.CodeStr8) {
-				tenant = v[2:]
-			}
+			tenant = v.Bytes()
 			return err
 		},
 		Check: func() error { return checkRoute(w, to, tenant) },

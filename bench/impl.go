@@ -732,12 +732,7 @@ func routeMessage(w *Workload) Op {
 			}
 			to = p.To
 			v, err := message.Lookup(s.ApplicationProperties, "tenant")
-			tenant = nil
-			if len(v) > 2 && v[0] == byte(amqpsax.CodeStr8) {
-				tenant = v[2:]
-			} else if len(v) > 5 && v[0] == byte(amqpsax.CodeStr32) {
-				tenant = v[5:]
-			}
+			tenant = v.Bytes()
 			return err
 		},
 		Check: func() error { return checkRoute(w, to, tenant) },

@@ -12,7 +12,6 @@ import (
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
-	"github.com/amqpsax/amqpsax/stream"
 )
 
 // orderMessage builds a message whose application property "region" is
@@ -93,10 +92,7 @@ func Example() {
 			log.Fatal(err)
 		}
 		v, _ := message.Lookup(s.ApplicationProperties, "region")
-		var c stream.Cursor
-		c.Reset(v)
-		c.Next()
-		fmt.Printf("delivery %d (%d frames, settled %v) → queue %s\n", d.DeliveryID, d.Frames, d.Settled, c.Bytes())
+		fmt.Printf("delivery %d (%d frames, settled %v) → queue %s\n", d.DeliveryID, d.Frames, d.Settled, v.Bytes())
 	}
 	// Output:
 	// delivery 0 (1 frames, settled false) → queue eu-west

@@ -1,11 +1,78 @@
 package message
 
 import (
+	"errors"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/wire"
+	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 )
+
+// The accessors read one section, as Scan returned it, through a
+// stream.Cursor declared in each call (no allocation). Their errors are
+// *amqpsax.Error with Op "message/" and the section's name
+// ("message/properties"), and the offset is within the section's bytes.
+
+// sectionOp is the Op of the errors of the accessor of section r.
+var sectionOps = [...]string{
+	rHeader:                "message/header",
+	rDeliveryAnnotations:   "message/delivery-annotations",
+	rMessageAnnotations:    "message/message-annotations",
+	rProperties:            "message/properties",
+	rApplicationProperties: "message/application-properties",
+	rBody:                  "message/body",
+	rFooter:                "message/footer",
+	rNone:                  "message/section",
+}
+
+// relabel gives an error of the cursor reading section r the accessor's
+// Op; its offset is already within the section.
+func relabel(err error, r int) error {
+	if err == nil {
+		return nil
+	}
+	return relabelErr(err, r)
+}
+
+func relabelErr(err error, r int) error {
+	var e *amqpsax.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Op = sectionOps[r]
+	return &c
+}
+
+// fieldErr is the error for a field of the wrong type at the cursor.
+func fieldErr(c *stream.Cursor, r int) error {
+	return &amqpsax.Error{Op: sectionOps[r], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrSectionType}
+}
+
+// open makes c read the fields (a list) or entries (a map, keys and
+// values alternately) of the section sec, of rank r, whose value must be
+// of kind k.
+func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
+	c.Reset(sec)
+	if !c.Next() {
+		if c.Err() != nil {
+			return relabel(c.Err(), r)
+		}
+		return &amqpsax.Error{Op: sectionOps[r], Err: ErrNotSection}
+	}
+	if c.Kind() != amqpsax.KindDescribed {
+		return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrNotSection}
+	}
+	if !c.EnterValue() {
+		return relabel(c.Err(), r)
+	}
+	if c.Kind() != k {
+		return fieldErr(c, r)
+	}
+	c.Enter()
+	return nil
+}
 
 // Header is the header section (part 3 §3.2.1), with the spec's defaults
 // for absent fields.
@@ -30,56 +97,49 @@ func (h *Header) AddDelivery() {
 // DefaultHeader is a header of all defaults.
 var DefaultHeader = Header{Priority: 4}
 
-// fieldErr is the error for a field of the wrong type.
-func fieldErr(v val) error { return fail(ErrSectionType, v.start, v.code) }
-
 // ParseHeader reads a header section, as Scan returned it; nil gives the
-// defaults. A field of the wrong type is an ErrSectionType error with its
-// offset in sec. It does not allocate.
+// defaults. Null fields take their defaults. A field of the wrong type is
+// an ErrSectionType error with its offset in sec. It does not allocate.
 func ParseHeader(sec []byte) (Header, error) {
 	h := DefaultHeader
 	if sec == nil {
 		return h, nil
 	}
-	it, err := openSection(sec, amqpsax.KindList)
-	if err != nil {
+	var c stream.Cursor
+	if err := open(&c, sec, rHeader, amqpsax.KindList); err != nil {
 		return h, err
 	}
-	for i := 0; ; i++ {
-		v, ok, err := it.next()
-		if err != nil || !ok {
-			return h, err
-		}
-		if v.kind == amqpsax.KindNull {
+	for c.Next() {
+		if c.IsNull() {
 			continue
 		}
-		p := sec[v.payload:]
-		switch i {
+		switch i := c.Index(); i {
 		case 0, 3:
-			if v.kind != amqpsax.KindBool {
-				return h, fieldErr(v)
+			if c.Kind() != amqpsax.KindBool {
+				return h, fieldErr(&c, rHeader)
 			}
 			if i == 0 {
-				h.Durable = wire.Bool(v.code, p)
+				h.Durable = c.Bool()
 			} else {
-				h.FirstAcquirer = wire.Bool(v.code, p)
+				h.FirstAcquirer = c.Bool()
 			}
 		case 1:
-			if v.kind != amqpsax.KindUbyte {
-				return h, fieldErr(v)
+			if c.Kind() != amqpsax.KindUbyte {
+				return h, fieldErr(&c, rHeader)
 			}
-			h.Priority = p[0]
+			h.Priority = uint8(c.Uint())
 		case 2, 4:
-			if v.kind != amqpsax.KindUint {
-				return h, fieldErr(v)
+			if c.Kind() != amqpsax.KindUint {
+				return h, fieldErr(&c, rHeader)
 			}
 			if i == 2 {
-				h.TTL, h.HasTTL = uint32(wire.Uint(v.code, p)), true
+				h.TTL, h.HasTTL = uint32(c.Uint()), true
 			} else {
-				h.DeliveryCount = uint32(wire.Uint(v.code, p))
+				h.DeliveryCount = uint32(c.Uint())
 			}
 		}
 	}
+	return h, relabel(c.Err(), rHeader)
 }
 
 // AppendHeader appends h as a header section (descriptor smallulong 0x70,
@@ -106,13 +166,13 @@ func AppendHeader(b []byte, h Header) []byte {
 	b = append(b, byte(amqpsax.CodeList8), 0, byte(n))
 	b = encode.AppendBool(b, h.Durable)
 	if n > 1 {
-		b = append(b, byte(amqpsax.CodeUbyte), h.Priority)
+		b = encode.AppendUbyte(b, h.Priority)
 	}
 	if n > 2 {
 		if h.HasTTL {
 			b = encode.AppendUint(b, h.TTL)
 		} else {
-			b = append(b, byte(amqpsax.CodeNull))
+			b = encode.AppendNull(b)
 		}
 	}
 	if n > 3 {
@@ -155,38 +215,36 @@ type Properties struct {
 }
 
 // ParseProperties reads a properties section, as Scan returned it; nil
-// gives no fields. Byte fields are views into sec; it does not allocate.
-// Address and string fields may be strings or symbols (peers use both);
-// a field of another type is an ErrSectionType error.
+// gives no fields, and so do null fields. Byte fields are views into sec;
+// it does not allocate. Address and string fields may be strings or
+// symbols (peers use both); a field of another type is an ErrSectionType
+// error with its offset in sec.
 func ParseProperties(sec []byte) (Properties, error) {
 	var p Properties
 	p.MessageID.Kind, p.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
 	if sec == nil {
 		return p, nil
 	}
-	it, err := openSection(sec, amqpsax.KindList)
-	if err != nil {
+	var c stream.Cursor
+	if err := open(&c, sec, rProperties, amqpsax.KindList); err != nil {
 		return p, err
 	}
-	for i := 0; ; i++ {
-		v, ok, err := it.next()
-		if err != nil || !ok {
-			return p, err
-		}
-		if v.kind == amqpsax.KindNull {
+	for c.Next() {
+		if c.IsNull() {
 			continue
 		}
+		k := c.Kind()
 		var bad bool
-		switch i {
+		switch i := c.Index(); i {
 		case 0, 5:
-			id := ID{Kind: v.kind}
-			switch v.kind {
+			id := ID{Kind: k}
+			switch k {
 			case amqpsax.KindUlong:
-				id.Ulong = wire.Uint(v.code, sec[v.payload:])
+				id.Ulong = c.Uint()
 			case amqpsax.KindUUID:
-				id.UUID = uuid.UUID(sec[v.payload : v.payload+16])
+				id.UUID = c.UUID()
 			case amqpsax.KindBinary, amqpsax.KindString:
-				id.Bytes = v.bytes(sec)
+				id.Bytes = c.Bytes()
 			default:
 				bad = true
 			}
@@ -196,10 +254,14 @@ func ParseProperties(sec []byte) (Properties, error) {
 				p.CorrelationID = id
 			}
 		case 1:
-			p.UserID, bad = v.bytes(sec), v.kind != amqpsax.KindBinary
+			if bad = k != amqpsax.KindBinary; !bad {
+				p.UserID = c.Bytes()
+			}
 		case 2, 3, 4, 6, 7, 10, 12:
-			bad = v.kind != amqpsax.KindString && v.kind != amqpsax.KindSymbol
-			b := v.bytes(sec)
+			if bad = k != amqpsax.KindString && k != amqpsax.KindSymbol; bad {
+				break
+			}
+			b := c.Bytes()
 			switch i {
 			case 2:
 				p.To = b
@@ -217,55 +279,105 @@ func ParseProperties(sec []byte) (Properties, error) {
 				p.ReplyToGroupID = b
 			}
 		case 8, 9:
-			if bad = v.kind != amqpsax.KindTimestamp; !bad {
-				ts := wire.Timestamp(sec[v.payload:])
+			if bad = k != amqpsax.KindTimestamp; !bad {
 				if i == 8 {
-					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = ts, true
+					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = c.Timestamp(), true
 				} else {
-					p.CreationTime, p.HasCreationTime = ts, true
+					p.CreationTime, p.HasCreationTime = c.Timestamp(), true
 				}
 			}
 		case 11:
-			if bad = v.kind != amqpsax.KindUint; !bad {
-				p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(v.code, sec[v.payload:])), true
+			if bad = k != amqpsax.KindUint; !bad {
+				p.GroupSequence, p.HasGroupSequence = uint32(c.Uint()), true
 			}
 		}
 		if bad {
-			return p, fieldErr(v)
+			return p, fieldErr(&c, rProperties)
 		}
 	}
+	return p, relabel(c.Err(), rProperties)
 }
 
-// Lookup returns the encoded value (constructor included: read it with a
-// stream.Cursor or dispatch) of the entry whose key is a string or symbol
-// equal to key, in a map section: application-properties, delivery- or
-// message-annotations, or footer, as Scan returned it. It returns nil
-// when there is no such key. Other entries' values are skipped by their
-// size, not read; it does not allocate.
-func Lookup(sec []byte, key string) ([]byte, error) {
+// rankOfMap returns the rank of the map section sec by its descriptor
+// (application-properties, annotations or footer), for its errors.
+func rankOfMap(sec []byte) int {
+	var c stream.Cursor
+	c.Reset(sec)
+	if c.Next() {
+		if d, _, ok := c.Descriptor(); ok {
+			if r, _ := rankOf(d); r != rBody {
+				return r
+			}
+		}
+	}
+	return rNone
+}
+
+// Lookup returns the value of the entry whose key is a string or symbol
+// equal to key in a map section — application-properties, delivery- or
+// message-annotations, or footer, as Scan returned it — as a stream.Value:
+// read it with its getters (v.Bytes(), v.Int() …), or Raw for the encoded
+// bytes. The zero Value (Kind KindInvalid) means there is no such key.
+// Other entries' values are skipped by their size, not read; it does not
+// allocate.
+func Lookup(sec []byte, key string) (stream.Value, error) {
+	return LookupKey(sec, Symbol(key))
+}
+
+// LookupKey is Lookup for any key: a symbol or string (Symbol), or a
+// ulong (Ulong), as annotation keys may be.
+func LookupKey(sec []byte, key Key) (stream.Value, error) {
 	if sec == nil {
-		return nil, nil
+		return stream.Value{}, nil
 	}
-	it, err := openSection(sec, amqpsax.KindMap)
-	if err != nil {
-		return nil, err
+	var c stream.Cursor
+	if err := open(&c, sec, rNone, amqpsax.KindMap); err != nil {
+		return stream.Value{}, relabel(err, rankOfMap(sec))
 	}
-	for {
-		k, ok, err := it.next()
-		if err != nil || !ok {
-			return nil, err
-		}
-		v, _, err := it.next() // a map's count is even: the value is there
-		if err != nil {
-			return nil, err
-		}
-		if keyIs(sec, k, key) {
-			return sec[v.start:v.end:v.end], nil
-		}
+	var found bool
+	if key.isUlong {
+		found = c.LookupUlong(key.ulong)
+	} else {
+		found = c.Lookup(key.name)
 	}
+	if !found {
+		return stream.Value{}, relabel(c.Err(), rankOfMap(sec))
+	}
+	return c.Value(), nil
 }
 
-// keyIs reports whether k is a string or symbol equal to key.
-func keyIs(data []byte, k val, key string) bool {
-	return (k.kind == amqpsax.KindString || k.kind == amqpsax.KindSymbol) && string(k.bytes(data)) == key
+// ErrMapKey is the error of Map for a key that is not a string or symbol.
+var ErrMapKey = errors.New("map key is not a string or symbol")
+
+// Map returns the entries of a map section — application-properties,
+// annotations, footer — as a Go map of string keys (strings and symbols
+// alike) and plain Go values (see stream.Cursor.Any for their types). It
+// is the convenience for when Go values are wanted; it allocates. A key
+// of another type (annotations may have ulong keys; see LookupKey) is
+// ErrMapKey. A nil section gives an empty map.
+func Map(sec []byte) (map[string]any, error) {
+	if sec == nil {
+		return map[string]any{}, nil
+	}
+	var c stream.Cursor
+	if err := open(&c, sec, rNone, amqpsax.KindMap); err != nil {
+		return nil, relabel(err, rankOfMap(sec))
+	}
+	out := make(map[string]any, c.Count())
+	for c.Next() {
+		if k := c.Kind(); k != amqpsax.KindString && k != amqpsax.KindSymbol {
+			r := rankOfMap(sec)
+			return nil, &amqpsax.Error{Op: sectionOps[r], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrMapKey}
+		}
+		key := string(c.Bytes())
+		if !c.Next() {
+			break
+		}
+		v, err := c.Any()
+		if err != nil {
+			return nil, relabel(err, rankOfMap(sec))
+		}
+		out[key] = v
+	}
+	return out, relabel(c.Err(), rankOfMap(sec))
 }

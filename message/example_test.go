@@ -44,13 +44,13 @@ func Example() {
 	p, _ := message.ParseProperties(s.Properties)
 	region, _ := message.Lookup(s.ApplicationProperties, "region")
 	h, _ := message.ParseHeader(s.Header)
-	fmt.Printf("to=%s region=% x durable=%v body=%s\n", p.To, region, h.Durable, s.BodyKind)
+	fmt.Printf("to=%s region=%s durable=%v body=%s\n", p.To, region.Bytes(), h.Durable, s.BodyKind)
 
 	h.AddDelivery()
 	out, err := message.Append(nil, s, &message.Changes{
 		Header: &h,
 		MessageAnnotations: message.Edit{Set: []message.Entry{
-			{Key: "x-opt-routed-by", Value: encode.AppendString(nil, "amqpsax")},
+			{Key: message.Symbol("x-opt-routed-by"), Value: encode.AppendString(nil, "amqpsax")},
 		}},
 	})
 	if err != nil {
@@ -61,6 +61,6 @@ func Example() {
 	h2, _ := message.ParseHeader(s2.Header)
 	fmt.Println("delivery-count", h2.DeliveryCount, "bare unchanged:", string(s2.Bare) == string(s.Bare))
 	// Output:
-	// to=orders region=a1 07 65 75 2d 77 65 73 74 durable=true body=amqp-value
+	// to=orders region=eu-west durable=true body=amqp-value
 	// delivery-count 1 bare unchanged: true
 }

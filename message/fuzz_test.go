@@ -3,12 +3,14 @@ package message
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/corpus"
+	"github.com/amqpsax/amqpsax/stream"
 )
 
 // FuzzScan: Scan, the accessors and the splice never panic; errors are
@@ -24,16 +26,23 @@ func FuzzScan(f *testing.F) {
 	for _, tc := range cases.Valid {
 		f.Add(cases.Bytes(tc.Hex))
 	}
-	set := []Entry{{"x-opt-a", encode.AppendString(nil, "v")}, {"k", encode.AppendNull(nil)}}
-	remove := []string{"k", "x-opt-b"}
+	set := []Entry{{Symbol("x-opt-a"), encode.AppendString(nil, "v")}, {Symbol("k"), encode.AppendNull(nil)}, {Ulong(7), encode.AppendUint(nil, 1)}}
+	remove := []Key{Symbol("k"), Symbol("x-opt-b"), Ulong(9)}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Scan(data)
 		if err != nil {
 			checkErr(t, err, len(data))
-			return
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				return
+			}
+			// a prefix: the complete sections are usable
 		}
 		for _, sec := range [][]byte{s.DeliveryAnnotations, s.MessageAnnotations, s.ApplicationProperties, s.Footer} {
 			_, err := Lookup(sec, "k")
+			checkErr(t, err, len(sec))
+			_, err = LookupKey(sec, Ulong(7))
+			checkErr(t, err, len(sec))
+			_, err = Map(sec)
 			checkErr(t, err, len(sec))
 		}
 		_, err = ParseProperties(s.Properties)
@@ -62,8 +71,20 @@ func FuzzScan(f *testing.F) {
 		if err != nil || h2 != h {
 			t.Fatalf("header %+v, want %+v (%v)", h2, h, err)
 		}
-		if v, err := Lookup(s2.MessageAnnotations, "x-opt-a"); err != nil || !bytes.Equal(v, set[0].Value) {
-			t.Fatalf("annotation not set: %x %v", v, err)
+		if v, err := Lookup(s2.MessageAnnotations, "x-opt-a"); err != nil || !bytes.Equal(v.Raw(), set[0].Value) {
+			t.Fatalf("annotation not set: %x %v", v.Raw(), err)
+		}
+		if v, err := LookupKey(s2.MessageAnnotations, Ulong(7)); err != nil || v.Uint() != 1 {
+			t.Fatalf("ulong-keyed annotation not set: %x %v", v.Raw(), err)
+		}
+		// Append refuses what is not one well-formed value, and writes
+		// nothing then.
+		bad, err := Append(out[:0:0], s, &Changes{MessageAnnotations: Edit{Set: []Entry{{Symbol("x"), data}}}})
+		if _, e := stream.ParseValue(data); (e == nil) != (err == nil) {
+			t.Fatalf("Append of value %x: %v, ParseValue: %v", data, err, e)
+		}
+		if err != nil && len(bad) != 0 {
+			t.Fatalf("Append wrote %d bytes with an error", len(bad))
 		}
 	})
 }

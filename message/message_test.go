@@ -123,29 +123,109 @@ func TestScanSymbolicAndSeveralData(t *testing.T) {
 		assert.Equal(t, "queue", string(p.To))
 		v, err := Lookup(s.ApplicationProperties, "region")
 		require.NoError(t, err)
-		assert.Equal(t, "string:6575", traceOf(t, v))
+		assert.Equal(t, "string:6575", traceOf(t, v.Raw()))
+		assert.Equal(t, "eu", string(v.Bytes()))
+		assert.Equal(t, Offsets{0, -1, len(hdr), len(hdr) + len(ma), len(hdr) + len(ma) + len(props), len(msg) - len(footer) - len(d1) - len(d2), len(msg) - len(footer)},
+			s.Offsets)
+		assert.False(t, s.OutOfOrder)
 	}
 }
 
-func TestScanFooterFirst(t *testing.T) {
+// TestScanAnyOrder: sections in the orders deployed encoders write them
+// are accepted, reported OutOfOrder, and written back by Append in the
+// spec's order with every section byte for byte.
+func TestScanAnyOrder(t *testing.T) {
+	hdr := mkSection(amqpsax.DescriptorHeader, false, list(func(b []byte) []byte { return encode.AppendBool(b, true) }))
+	da := mkSection(amqpsax.DescriptorDeliveryAnnotations, false, strMap("x-opt-d", "1"))
 	props := mkSection(amqpsax.DescriptorProperties, false, list(strv("id")))
+	ap := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap("region", "eu"))
 	footer := mkSection(amqpsax.DescriptorFooter, false, strMap("sig", "x"))
 	body := mkSection(amqpsax.DescriptorAMQPValue, false, strv("v"))
-	msg := join(props, footer, body)
-	s, err := Scan(msg)
+	d1 := mkSection(amqpsax.DescriptorData, false, bin("a"))
+	d2 := mkSection(amqpsax.DescriptorData, false, bin("b"))
+	for _, tt := range []struct {
+		name      string
+		msg, want []byte // as read; as Append writes it
+		bare      []byte // Bare, nil when the bare sections are apart
+	}{
+		{"rhea: footer before the body", join(props, ap, footer, body), join(props, ap, body, footer), nil},
+		{"uAMQP: delivery annotations after the application properties", join(hdr, props, ap, da, body), join(hdr, da, props, ap, body), nil},
+		{"delivery annotations last", join(hdr, props, ap, body, da), join(hdr, da, props, ap, body), join(props, ap, body)},
+		{"header last", join(props, d1, d2, hdr), join(hdr, props, d1, d2), join(props, d1, d2)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Scan(tt.msg)
+			require.NoError(t, err)
+			assert.True(t, s.OutOfOrder)
+			assert.Equal(t, tt.bare, s.Bare)
+			out, err := Append(nil, s, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, out)
+			s2, err := Scan(out)
+			require.NoError(t, err)
+			assert.False(t, s2.OutOfOrder)
+			for i, pair := range [][2][]byte{{s.Header, s2.Header}, {s.DeliveryAnnotations, s2.DeliveryAnnotations},
+				{s.Properties, s2.Properties}, {s.ApplicationProperties, s2.ApplicationProperties}, {s.Body, s2.Body}, {s.Footer, s2.Footer}} {
+				assert.Equal(t, pair[0], pair[1], "section %d", i)
+			}
+		})
+	}
+	// Still refused: a section twice, in any order.
+	_, err := Scan(join(props, footer, body, footer))
+	assertCause(t, err, ErrDuplicateSection, len(props)+len(footer)+len(body))
+	assert.ErrorContains(t, err, "footer: duplicate section")
+	// Body sections apart.
+	_, err = Scan(join(d1, footer, d2))
+	assertCause(t, err, ErrSectionOrder, len(d1)+len(footer))
+}
+
+// TestScanPrefix: on every prefix of a message Scan returns the sections
+// complete in it and a cut at the offset where the input ends.
+func TestScanPrefix(t *testing.T) {
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		if len(e.Data) > 4096 {
+			continue
+		}
+		full, err := Scan(e.Data)
+		require.NoError(t, err)
+		for cut := range len(e.Data) {
+			s, err := Scan(e.Data[:cut:cut])
+			if err == nil {
+				continue // a cut between sections: a shorter message
+			}
+			require.ErrorIs(t, err, io.ErrUnexpectedEOF, "%s cut at %d", e.Name, cut)
+			var ae *amqpsax.Error
+			require.ErrorAs(t, err, &ae)
+			// every section that ends before the cut is there, whole
+			for i, pair := range [][2][]byte{{full.Header, s.Header}, {full.DeliveryAnnotations, s.DeliveryAnnotations},
+				{full.MessageAnnotations, s.MessageAnnotations}, {full.Properties, s.Properties},
+				{full.ApplicationProperties, s.ApplicationProperties}, {full.Footer, s.Footer}} {
+				off := []int{full.Offsets.Header, full.Offsets.DeliveryAnnotations, full.Offsets.MessageAnnotations,
+					full.Offsets.Properties, full.Offsets.ApplicationProperties, full.Offsets.Footer}[i]
+				if off >= 0 && off+len(pair[0]) <= cut {
+					assert.Equal(t, pair[0], pair[1], "%s cut at %d: section %d", e.Name, cut, i)
+				} else {
+					assert.Nil(t, pair[1], "%s cut at %d: section %d", e.Name, cut, i)
+				}
+			}
+			assert.LessOrEqual(t, ae.Offset, cut)
+		}
+	}
+	// The router's case: header and properties in the first frame.
+	hdr := mkSection(amqpsax.DescriptorHeader, false, list(func(b []byte) []byte { return encode.AppendBool(b, true) }))
+	props := mkSection(amqpsax.DescriptorProperties, false, list(strv("id"), null, strv("orders")))
+	body := mkSection(amqpsax.DescriptorData, false, bin(strings.Repeat("x", 1000)))
+	first := join(hdr, props, body)[:len(hdr)+len(props)+100]
+	s, err := Scan(first)
+	assertCause(t, err, io.ErrUnexpectedEOF, len(hdr)+len(props))
+	p, err := ParseProperties(s.Properties)
 	require.NoError(t, err)
-	assert.True(t, s.FooterFirst)
-	assert.Equal(t, footer, s.Footer)
-	assert.Equal(t, body, s.Body)
-	assert.Equal(t, msg, s.Bare) // runs to the end of the body, footer inside
-	out, err := Append(nil, s, &Changes{MessageAnnotations: Edit{Set: []Entry{{"k", encode.AppendNull(nil)}}}})
-	require.NoError(t, err)
-	assert.True(t, bytes.HasSuffix(out, msg))
-	// Nothing may follow the body then.
-	_, err = Scan(join(msg, footer))
-	assertCause(t, err, ErrDuplicateSection, len(msg))
-	_, err = Scan(join(msg, props))
-	assertCause(t, err, ErrSectionOrder, len(msg))
+	assert.Equal(t, "orders", string(p.To))
+	assert.Nil(t, s.Body)
+	// One allocation: the error, which carries its offset. The sections
+	// themselves are views.
+	allocs := testing.AllocsPerRun(100, func() { _, _ = Scan(first) })
+	assert.LessOrEqual(t, allocs, 1.0)
 }
 
 func assertCause(t *testing.T, err, cause error, off int) {
@@ -172,8 +252,8 @@ func TestScanMalformed(t *testing.T) {
 		cause error
 		off   int
 	}{
-		{"out of order", join(props, hdr), ErrSectionOrder, len(props)},
 		{"duplicate properties", join(props, props), ErrDuplicateSection, len(props)},
+		{"duplicate out of order", join(props, hdr, props), ErrDuplicateSection, len(props) + len(hdr)},
 		{"two amqp-values", join(value, value), ErrDuplicateSection, len(value)},
 		{"data then value", join(data, value), ErrMixedBody, len(data)},
 		{"data then sequence", join(data, seq), ErrMixedBody, len(data)},
@@ -181,9 +261,9 @@ func TestScanMalformed(t *testing.T) {
 		{"non-section value", join(hdr, encode.AppendString(nil, "x")), ErrNotSection, len(hdr)},
 		{"unknown descriptor", join(mkSection(0x1234, false, list())), ErrNotSection, 0},
 		{"open performative", join(mkSection(amqpsax.DescriptorOpen, false, list())), ErrNotSection, 0},
-		{"header is a map", mkSection(amqpsax.DescriptorHeader, false, strMap()), ErrSectionType, 0},
-		{"data is a string", mkSection(amqpsax.DescriptorData, false, strv("x")), ErrSectionType, 0},
-		{"app props after body", join(value, ap), ErrSectionOrder, len(value)},
+		{"header is a map", mkSection(amqpsax.DescriptorHeader, false, strMap()), ErrSectionType, 10}, // the value's offset
+		{"data is a string", mkSection(amqpsax.DescriptorData, false, strv("x")), ErrSectionType, 10},
+		{"app props twice around the body", join(ap, value, ap), ErrDuplicateSection, len(ap) + len(value)},
 		{"invalid code", []byte{0x3f}, amqpsax.ErrInvalidCode, 0},
 	}
 	for _, tc := range tests {
@@ -240,7 +320,11 @@ func TestParseHeader(t *testing.T) {
 	}
 	assert.Equal(t, "00537045", hexOf(AppendHeader(nil, DefaultHeader)))
 	_, err = ParseHeader(mkSection(amqpsax.DescriptorHeader, false, list(strv("x"))))
-	assertCause(t, err, ErrSectionType, 13) // 00, 8-byte ulong, list8 header
+	require.ErrorIs(t, err, ErrSectionType)
+	var e *amqpsax.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 13, e.Offset) // in the section: 00, 8-byte ulong, list8 header
+	assert.Equal(t, "message/header: value of the wrong type (str8-utf8) at offset 13", err.Error())
 }
 
 func hexOf(b []byte) string {
@@ -300,7 +384,7 @@ func TestSplice(t *testing.T) {
 		h, err := ParseHeader(s.Header)
 		require.NoError(t, err)
 		h.AddDelivery()
-		ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{"x-opt-routed-by", encode.AppendString(nil, "amqpsax")}}}}
+		ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{Symbol("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}}}
 		out, err := Append(nil, s, &ch)
 		require.NoError(t, err, e.Name)
 		s2, err := Scan(out)
@@ -313,7 +397,7 @@ func TestSplice(t *testing.T) {
 		assert.Equal(t, h, h2)
 		v, err := Lookup(s2.MessageAnnotations, "x-opt-routed-by")
 		require.NoError(t, err)
-		assert.Equal(t, "string:616d7170736178", traceOf(t, v), e.Name)
+		assert.Equal(t, "string:616d7170736178", traceOf(t, v.Raw()), e.Name)
 		// The other annotations are unchanged, in order.
 		if s.MessageAnnotations != nil {
 			entries := func(tr string) string { // the trace between "map:N" and "/map"
@@ -332,8 +416,8 @@ func TestSpliceEdits(t *testing.T) {
 	s, err := Scan(join(ma, body))
 	require.NoError(t, err)
 	out, err := Append(nil, s, &Changes{MessageAnnotations: Edit{
-		Set:    []Entry{{"b", encode.AppendInt(nil, 20)}, {"d", encode.AppendNull(nil)}, {"c", encode.AppendNull(nil)}},
-		Remove: []string{"a", "c"},
+		Set:    []Entry{{Symbol("b"), encode.AppendInt(nil, 20)}, {Symbol("d"), encode.AppendNull(nil)}, {Symbol("c"), encode.AppendNull(nil)}},
+		Remove: []Key{Symbol("a"), Symbol("c")},
 	}})
 	require.NoError(t, err)
 	s2, err := Scan(out)
@@ -342,11 +426,11 @@ func TestSpliceEdits(t *testing.T) {
 	assert.Equal(t, "described ulong:114 map:3 symbol:62 int:20 symbol:64 null symbol:63 null /map /described", traceOf(t, s2.MessageAnnotations))
 	assert.Equal(t, body, s2.Body)
 	// Removing every entry drops the section.
-	out, err = Append(nil, s, &Changes{MessageAnnotations: Edit{Remove: []string{"a", "b", "c"}}})
+	out, err = Append(nil, s, &Changes{MessageAnnotations: Edit{Remove: []Key{Symbol("a"), Symbol("b"), Symbol("c")}}})
 	require.NoError(t, err)
 	assert.Equal(t, body, out)
 	// Delivery annotations created where there were none, in their place.
-	out, err = Append(nil, s, &Changes{DeliveryAnnotations: Edit{Set: []Entry{{"x", encode.AppendNull(nil)}}}})
+	out, err = Append(nil, s, &Changes{DeliveryAnnotations: Edit{Set: []Entry{{Symbol("x"), encode.AppendNull(nil)}}}})
 	require.NoError(t, err)
 	s3, err := Scan(out)
 	require.NoError(t, err)
@@ -365,13 +449,14 @@ func TestAllocs(t *testing.T) {
 		msgs = append(msgs, e.Data)
 	}
 	buf := make([]byte, 0, 1<<20)
-	set := []Entry{{"x-opt-routed-by", encode.AppendString(nil, "amqpsax")}}
+	set := []Entry{{Symbol("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}
 	allocs := testing.AllocsPerRun(5, func() {
 		for _, m := range msgs {
 			s, _ := Scan(m)
 			h, _ := ParseHeader(s.Header)
 			_, _ = ParseProperties(s.Properties)
 			_, _ = Lookup(s.ApplicationProperties, "k")
+			_, _ = LookupKey(s.MessageAnnotations, Ulong(7))
 			h.AddDelivery()
 			ch := Changes{Header: &h, MessageAnnotations: Edit{Set: set}}
 			buf, _ = Append(buf[:0], s, &ch)

@@ -75,7 +75,7 @@ func forward(t *testing.T, msg []byte) []byte {
 	h, err := ParseHeader(s.Header)
 	require.NoError(t, err)
 	h.AddDelivery() // saturates at the largest uint
-	ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{routedBy, encode.AppendString(nil, "amqpsax")}}}}
+	ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{Symbol(routedBy), encode.AppendString(nil, "amqpsax")}}}}
 	out, err := Append(nil, s, &ch)
 	require.NoError(t, err)
 
@@ -90,7 +90,7 @@ func forward(t *testing.T, msg []byte) []byte {
 	assert.Equal(t, h, h2)
 	v, err := Lookup(s2.MessageAnnotations, routedBy)
 	require.NoError(t, err)
-	assert.Equal(t, encode.AppendString(nil, "amqpsax"), v)
+	assert.Equal(t, encode.AppendString(nil, "amqpsax"), v.Raw())
 	return out
 }
 

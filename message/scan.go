@@ -2,21 +2,37 @@ package message
 
 import (
 	"errors"
+	"io"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
 // Causes of the errors Scan and the accessors return, for errors.Is; they
-// arrive wrapped in an *amqpsax.Error with the offset of the section at
-// fault. Malformed encodings have the causes of package amqpsax.
+// arrive in an *amqpsax.Error whose cause is a *SectionError naming the
+// section at fault. Malformed encodings have the causes of package
+// amqpsax.
 var (
 	ErrNotSection       = errors.New("value is not a message section")
-	ErrSectionOrder     = errors.New("section out of order")
+	ErrSectionOrder     = errors.New("body sections not together")
 	ErrDuplicateSection = errors.New("duplicate section")
 	ErrMixedBody        = errors.New("body sections of different kinds")
-	ErrSectionType      = errors.New("section value of the wrong type")
+	ErrSectionType      = errors.New("value of the wrong type")
 )
+
+// SectionError is the cause of a message error about one section: its
+// name ("properties", "application-properties" …) and what is wrong.
+// It unwraps to the cause, so errors.Is(err, ErrDuplicateSection) and
+// errors.Is(err, io.ErrUnexpectedEOF) work.
+type SectionError struct {
+	Section string
+	Err     error
+}
+
+func (e *SectionError) Error() string { return e.Section + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SectionError) Unwrap() error { return e.Err }
 
 // BodyKind tells how a message's body is encoded (AMQP 1.0 part 3 §3.2).
 type BodyKind uint8
@@ -48,18 +64,33 @@ type Sections struct {
 	Body   []byte
 	Footer []byte
 	// Bare is the bare message, properties through body: the bytes a
-	// sender signs, which a broker forwards unchanged. When the footer
-	// precedes the body (FooterFirst), Bare runs from the first of
-	// properties, application-properties and footer to the end of the body,
-	// and so contains the footer.
+	// sender signs, which a broker forwards unchanged. It is nil when the
+	// bare message's sections do not lie together in the spec's order
+	// (another section between them); Append then copies each of them on
+	// its own, byte for byte.
 	Bare     []byte
 	BodyKind BodyKind
-	// FooterFirst reports a footer written before the body sections, as a
-	// widely used JavaScript client does (see Scan).
+	// FooterFirst reports a footer written before the body, as a widely
+	// used JavaScript client (rhea) writes it; OutOfOrder is set too.
 	FooterFirst bool
+	// OutOfOrder reports sections not in the spec's order (header,
+	// delivery-annotations, message-annotations, properties,
+	// application-properties, body, footer), as some deployed encoders
+	// write them. Append writes them back in the spec's order.
+	OutOfOrder bool
+	// Offsets holds the offset of each section in the data, -1 for a
+	// section that is absent.
+	Offsets Offsets
 }
 
-// Section ranks: the order the spec requires.
+// Offsets gives where each section starts in the data Scan read.
+type Offsets struct {
+	Header, DeliveryAnnotations, MessageAnnotations int
+	Properties, ApplicationProperties              int
+	Body, Footer                                   int
+}
+
+// Section ranks: the order the spec gives.
 const (
 	rHeader = iota
 	rDeliveryAnnotations
@@ -70,6 +101,18 @@ const (
 	rFooter
 	rNone
 )
+
+// sectionNames names the sections by rank, as errors do.
+var sectionNames = [...]string{
+	rHeader:                "header",
+	rDeliveryAnnotations:   "delivery-annotations",
+	rMessageAnnotations:    "message-annotations",
+	rProperties:            "properties",
+	rApplicationProperties: "application-properties",
+	rBody:                  "body",
+	rFooter:                "footer",
+	rNone:                  "section",
+}
 
 // rankOf maps a section descriptor to its rank and body kind.
 func rankOf(d amqpsax.Descriptor) (int, BodyKind) {
@@ -106,174 +149,6 @@ var sectionKinds = [...]amqpsax.Kind{
 	rFooter:                amqpsax.KindMap,
 }
 
-func fail(cause error, off int, code amqpsax.Code) error {
-	return &amqpsax.Error{Op: "message", Offset: off, Code: code, HasCode: true, Err: cause}
-}
-
-func failStatus(st wire.Status, off int, data []byte) error {
-	return wire.NewErrorAt("message", st, data, off)
-}
-
-// section reads the section starting at data[pos]: its descriptor, the
-// code of its value and its end. Every length is checked; the value is
-// skipped by its size (O(1) for lists, maps and binaries).
-func section(data []byte, pos int) (d amqpsax.Descriptor, valueCode amqpsax.Code, end int, err error) {
-	if pos >= len(data) {
-		return 0, 0, 0, failStatus(wire.EOF, pos, data)
-	}
-	if data[pos] != byte(amqpsax.CodeDescribed) {
-		if wire.Table[data[pos]].Cat() == wire.Invalid {
-			return 0, 0, 0, failStatus(wire.BadCode, pos, data)
-		}
-		return 0, 0, 0, fail(ErrNotSection, pos, amqpsax.Code(data[pos]))
-	}
-	dp := pos + 1
-	if dp >= len(data) {
-		return 0, 0, 0, failStatus(wire.EOF, dp, data)
-	}
-	dc := amqpsax.Code(data[dp])
-	known := false
-	switch wire.Table[dc].Kind() {
-	case amqpsax.KindUlong:
-		hdr, _, _ := wire.Body(dc, data[dp+1:])
-		if hdr < 0 {
-			return 0, 0, 0, failStatus(wire.Status(hdr), dp, data)
-		}
-		d, known = amqpsax.Descriptor(wire.Uint(dc, data[dp+1:])), true
-	case amqpsax.KindSymbol:
-		hdr, size, _ := wire.Body(dc, data[dp+1:])
-		if hdr < 0 {
-			return 0, 0, 0, failStatus(wire.Status(hdr), dp, data)
-		}
-		d, known = amqpsax.LookupDescriptor(data[dp+1+hdr : dp+1+hdr+size])
-	}
-	if r, _ := rankOf(d); !known || r == rNone {
-		// Not a section descriptor; still report a malformed encoding
-		// as such.
-		if n, off := wire.Skip(data[pos:]); n < 0 {
-			return 0, 0, 0, failStatus(wire.Status(n), pos+off, data)
-		}
-		return 0, 0, 0, fail(ErrNotSection, pos, amqpsax.CodeDescribed)
-	}
-	n, off := wire.Skip(data[dp:])
-	if n < 0 {
-		return 0, 0, 0, failStatus(wire.Status(n), dp+off, data)
-	}
-	vp := dp + n
-	if vp >= len(data) {
-		return 0, 0, 0, failStatus(wire.EOF, vp, data)
-	}
-	valueCode = amqpsax.Code(data[vp])
-	n, off = wire.Skip(data[vp:])
-	if n < 0 {
-		return 0, 0, 0, failStatus(wire.Status(n), vp+off, data)
-	}
-	return d, valueCode, vp + n, nil
-}
-
-// Scan finds the sections of the encoded message data in one pass,
-// skipping each section's value by its size: O(1) per section, whatever
-// the body's size, and no allocation.
-//
-// Descriptors are recognised in every encoding a peer may use: ulong
-// (smallulong or the 8-byte form) and the symbolic names
-// ("amqp:properties:list" …). Sections must come in the order of the spec
-// (header, delivery-annotations, message-annotations, properties,
-// application-properties, body, footer), each non-body section at most
-// once, and body sections all of one kind (one amqp-value, or one or more
-// amqp-sequence, or one or more data); each section's value must be of its
-// type (list, map or binary). Anything else is an error with the offset
-// of the section at fault. One exception is accepted because real traffic
-// has it: a footer written before the body sections (a widely used
-// JavaScript client does this); Scan then reports FooterFirst, and no
-// section may follow the body.
-func Scan(data []byte) (Sections, error) {
-	var s Sections
-	rank := -1
-	bareStart, bareEnd, bodyStart, bodyEnd, footerStart := -1, -1, -1, -1, -1
-	pos := 0
-	for pos < len(data) {
-		d, vc, end, err := section(data, pos)
-		if err != nil {
-			return Sections{}, err
-		}
-		r, bk := rankOf(d)
-		if want := kindFor(r, bk); want != amqpsax.KindInvalid && wire.Table[vc].Kind() != want {
-			return Sections{}, fail(ErrSectionType, pos, amqpsax.CodeDescribed)
-		}
-		raw := data[pos:end:end]
-		switch {
-		case s.FooterFirst: // after footer and body, only more body
-			if r == rFooter {
-				return Sections{}, fail(ErrDuplicateSection, pos, amqpsax.CodeDescribed)
-			}
-			if r != rBody {
-				return Sections{}, fail(ErrSectionOrder, pos, amqpsax.CodeDescribed)
-			}
-			if bk != s.BodyKind {
-				return Sections{}, fail(ErrMixedBody, pos, amqpsax.CodeDescribed)
-			}
-			if bk == BodyValue {
-				return Sections{}, fail(ErrDuplicateSection, pos, amqpsax.CodeDescribed)
-			}
-		case r == rBody && rank == rFooter && s.BodyKind == BodyNone:
-			s.FooterFirst = true // the footer came before the body
-		case r == rBody && rank == rBody:
-			if bk != s.BodyKind {
-				return Sections{}, fail(ErrMixedBody, pos, amqpsax.CodeDescribed)
-			}
-			if bk == BodyValue {
-				return Sections{}, fail(ErrDuplicateSection, pos, amqpsax.CodeDescribed)
-			}
-		case r == rank:
-			return Sections{}, fail(ErrDuplicateSection, pos, amqpsax.CodeDescribed)
-		case r < rank:
-			return Sections{}, fail(ErrSectionOrder, pos, amqpsax.CodeDescribed)
-		}
-		rank = max(rank, r)
-		if r >= rProperties && r <= rBody {
-			if bareStart < 0 {
-				bareStart = pos
-			}
-			bareEnd = end
-		}
-		switch r {
-		case rHeader:
-			s.Header = raw
-		case rDeliveryAnnotations:
-			s.DeliveryAnnotations = raw
-		case rMessageAnnotations:
-			s.MessageAnnotations = raw
-		case rProperties:
-			s.Properties = raw
-		case rApplicationProperties:
-			s.ApplicationProperties = raw
-		case rBody:
-			if bodyStart < 0 {
-				bodyStart = pos
-			}
-			bodyEnd = end
-			s.BodyKind = bk
-		case rFooter:
-			s.Footer = raw
-			footerStart = pos
-		}
-		pos = end
-	}
-	if bodyStart >= 0 {
-		s.Body = data[bodyStart:bodyEnd:bodyEnd]
-	}
-	if s.FooterFirst && bareStart > footerStart {
-		// No properties before the footer: the range that holds the
-		// body and the footer starts at the footer.
-		bareStart = footerStart
-	}
-	if bareStart >= 0 {
-		s.Bare = data[bareStart:bareEnd:bareEnd]
-	}
-	return s, nil
-}
-
 func kindFor(r int, bk BodyKind) amqpsax.Kind {
 	switch {
 	case r < len(sectionKinds) && r != rBody:
@@ -284,4 +159,213 @@ func kindFor(r int, bk BodyKind) amqpsax.Kind {
 		return amqpsax.KindList
 	}
 	return amqpsax.KindInvalid
+}
+
+// sectionFault is an error of Scan about the section at off (an offset in
+// the message), of rank r.
+func sectionFault(cause error, r int, off int, code amqpsax.Code, hasCode bool) error {
+	return &amqpsax.Error{Op: "message", Offset: off, Code: code, HasCode: hasCode,
+		Err: &SectionError{Section: sectionNames[r], Err: cause}}
+}
+
+// cutAt is the error of Scan on a prefix that ends inside the section of
+// rank r starting at pos: one allocation (the error and its cause
+// together).
+func cutAt(pos, r int) error {
+	e := &struct {
+		amqpsax.Error
+		SectionError
+	}{}
+	e.SectionError = SectionError{Section: sectionNames[r], Err: io.ErrUnexpectedEOF}
+	e.Error = amqpsax.Error{Op: "message", Offset: pos, Code: amqpsax.CodeDescribed, HasCode: true, Err: &e.SectionError}
+	return &e.Error
+}
+
+// errCut stands, inside Scan, for a section that the data's end cuts:
+// Scan makes the error it returns (cutAt), once.
+var errCut = errors.New("message: cut")
+
+// wireFault is sectionFault for a fault of a wire primitive at data[off].
+// Truncation is errCut: a section is a top-level value, so its limit is
+// the data's end and every truncation a cut.
+func wireFault(st wire.Status, r int, data []byte, off int) error {
+	if st == wire.EOF {
+		return errCut
+	}
+	if off < len(data) {
+		return sectionFault(st.Err(), r, off, amqpsax.Code(data[off]), true)
+	}
+	return sectionFault(st.Err(), r, off, 0, false)
+}
+
+// section reads the section starting at data[pos]: its rank, body kind,
+// the code of its value and its end. Every length is checked; the value is
+// skipped by its size (O(1) for lists, maps and binaries). The data is the
+// whole message: a section is a top-level value, so a value that runs past
+// the data's end is a cut (io.ErrUnexpectedEOF).
+func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, end int, err error) {
+	if data[pos] != byte(amqpsax.CodeDescribed) {
+		if wire.Table[data[pos]].Cat() == wire.Invalid {
+			return rNone, 0, 0, 0, wireFault(wire.BadCode, rNone, data, pos)
+		}
+		return rNone, 0, 0, 0, sectionFault(ErrNotSection, rNone, pos, amqpsax.Code(data[pos]), true)
+	}
+	d, _, n, ok := wire.Descriptor(data[pos+1:])
+	if n < 0 {
+		off := pos + 1
+		if off < len(data) {
+			// where the descriptor's fault lies
+			_, f := wire.Skip(data[off:])
+			off += f
+		}
+		return rNone, 0, 0, 0, wireFault(wire.Status(n), rNone, data, off)
+	}
+	r, bk = rankOf(d)
+	if !ok || r == rNone {
+		// Not a section; still report a malformed encoding as such.
+		if n, off := wire.Skip(data[pos:]); n < 0 {
+			return rNone, 0, 0, 0, wireFault(wire.Status(n), rNone, data, pos+off)
+		}
+		return rNone, 0, 0, 0, sectionFault(ErrNotSection, rNone, pos, amqpsax.CodeDescribed, true)
+	}
+	vp := pos + 1 + n
+	if vp >= len(data) {
+		return r, bk, 0, 0, wireFault(wire.EOF, r, data, vp)
+	}
+	valueCode = amqpsax.Code(data[vp])
+	if want := kindFor(r, bk); want != amqpsax.KindInvalid && wire.Table[valueCode].Kind() != want {
+		if wire.Table[valueCode].Cat() == wire.Invalid {
+			return r, bk, 0, 0, wireFault(wire.BadCode, r, data, vp)
+		}
+		return r, bk, 0, 0, sectionFault(ErrSectionType, r, vp, valueCode, true)
+	}
+	// Lists, maps and binaries, which every section but amqp-value
+	// holds, by their size; anything else by wire.Skip.
+	if e := wire.Table[valueCode]; e.Cat() == wire.Compound || e.Cat() == wire.Variable {
+		h, size, _ := wire.Body(valueCode, data[vp+1:])
+		if h < 0 {
+			return r, bk, 0, 0, wireFault(wire.Status(h), r, data, vp)
+		}
+		return r, bk, valueCode, vp + 1 + h + size, nil
+	}
+	sn, off := wire.Skip(data[vp:])
+	if sn < 0 {
+		return r, bk, 0, 0, wireFault(wire.Status(sn), r, data, vp+off)
+	}
+	return r, bk, valueCode, vp + sn, nil
+}
+
+// Scan finds the sections of the encoded message data in one pass,
+// skipping each section's value by its size: O(1) per section, whatever
+// the body's size, and no allocation.
+//
+// Descriptors are recognised in every encoding a peer may use: ulong
+// (smallulong or the 8-byte form) and the symbolic names
+// ("amqp:properties:list" …). Sections may come in any order, as deployed
+// encoders write them (one writes delivery annotations after the
+// application properties, another the footer before the body); Sections
+// then reports OutOfOrder. Each non-body section may appear at most once;
+// body sections must be all of one kind (one amqp-value, or one or more
+// amqp-sequence, or one or more data) and lie together; each section's
+// value must be of its type (list, map or binary). Anything else is an
+// error with the offset in data of the section at fault, naming it.
+//
+// On a prefix of a message — the first transfer frames of a delivery —
+// Scan returns every section complete in the prefix, and an error wrapping
+// io.ErrUnexpectedEOF with the offset where the input ended: a router can
+// decide on the header, properties and application properties before the
+// body has arrived. Any other error returns no sections.
+func Scan(data []byte) (Sections, error) {
+	var s Sections
+	s.Offsets = Offsets{-1, -1, -1, -1, -1, -1, -1}
+	seen := 0 // ranks seen, a bit each
+	top := -1 // the highest rank seen
+	bodyStart, bodyEnd := -1, -1
+	pos := 0
+	for pos < len(data) {
+		r, bk, _, end, err := section(data, pos)
+		if err != nil {
+			if err == errCut {
+				// The complete sections before the cut, and the cut at
+				// the start of the section it ends in.
+				s.finish(data, bodyStart, bodyEnd)
+				return s, cutAt(pos, r)
+			}
+			return Sections{}, err
+		}
+		raw := data[pos:end:end]
+		if r < top && !(r == rBody && top == rBody) {
+			s.OutOfOrder = true
+			s.FooterFirst = s.FooterFirst || r == rBody && top == rFooter
+		}
+		if r == rBody {
+			switch {
+			case s.BodyKind == BodyNone:
+				s.BodyKind, bodyStart, s.Offsets.Body = bk, pos, pos
+			case bk != s.BodyKind:
+				return Sections{}, sectionFault(ErrMixedBody, r, pos, amqpsax.CodeDescribed, true)
+			case bk == BodyValue:
+				return Sections{}, sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true)
+			case bodyEnd != pos:
+				return Sections{}, sectionFault(ErrSectionOrder, r, pos, amqpsax.CodeDescribed, true)
+			}
+			bodyEnd = end
+		} else {
+			if seen&(1<<r) != 0 {
+				return Sections{}, sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true)
+			}
+			s.set(r, raw, pos)
+		}
+		seen |= 1 << r
+		top = max(top, r)
+		pos = end
+	}
+	s.finish(data, bodyStart, bodyEnd)
+	return s, nil
+}
+
+// set records the non-body section of rank r.
+func (s *Sections) set(r int, raw []byte, pos int) {
+	switch r {
+	case rHeader:
+		s.Header, s.Offsets.Header = raw, pos
+	case rDeliveryAnnotations:
+		s.DeliveryAnnotations, s.Offsets.DeliveryAnnotations = raw, pos
+	case rMessageAnnotations:
+		s.MessageAnnotations, s.Offsets.MessageAnnotations = raw, pos
+	case rProperties:
+		s.Properties, s.Offsets.Properties = raw, pos
+	case rApplicationProperties:
+		s.ApplicationProperties, s.Offsets.ApplicationProperties = raw, pos
+	case rFooter:
+		s.Footer, s.Offsets.Footer = raw, pos
+	}
+}
+
+// finish sets Body and Bare from the offsets found (on a prefix, from the
+// sections complete in it).
+func (s *Sections) finish(data []byte, bodyStart, bodyEnd int) {
+	if bodyStart >= 0 {
+		s.Body = data[bodyStart:bodyEnd:bodyEnd]
+	}
+	// The bare message lies together when its sections follow one
+	// another, in the spec's order, with nothing between them.
+	start, end := -1, -1
+	for _, sec := range [...]struct {
+		off int
+		raw []byte
+	}{{s.Offsets.Properties, s.Properties}, {s.Offsets.ApplicationProperties, s.ApplicationProperties}, {s.Offsets.Body, s.Body}} {
+		switch {
+		case sec.off < 0:
+			continue
+		case start < 0:
+			start = sec.off
+		case sec.off != end:
+			return
+		}
+		end = sec.off + len(sec.raw)
+	}
+	if start >= 0 {
+		s.Bare = data[start:end:end]
+	}
 }

@@ -117,7 +117,8 @@ func (c *Cursor) Value() Value {
 	if raw == nil {
 		return Value{}
 	}
-	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start}
+	elem := c.lv.kind == lvArray || c.lv.kind == lvDescElem && c.lv.left == 0
+	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start, elem: elem}
 }
 
 // arrayBody returns the element bodies of the current array, if its

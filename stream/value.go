@@ -20,7 +20,8 @@ type Value struct {
 	raw  []byte // the whole value: constructor (none for an array element), length fields, payload
 	kind amqpsax.Kind
 	code amqpsax.Code
-	pay  int // offset of the payload in raw
+	pay  int  // offset of the payload in raw
+	elem bool // an array element: raw has no constructor
 }
 
 // ParseValue reads the one encoded value b holds, checking it whole

@@ -245,16 +245,7 @@ func withMessage(msg []byte) (fields, error) {
 	f.Durable, f.Priority = h.Durable, h.Priority
 	f.MessageID = idString(p.MessageID.Kind, p.MessageID.Ulong, p.MessageID.UUID, p.MessageID.Bytes)
 	f.To, f.Subject = string(p.To), string(p.Subject)
-	if region != nil {
-		var c stream.Cursor
-		c.Reset(region)
-		if c.Next() {
-			f.Region = cursorText(&c)
-		}
-		if err := c.Err(); err != nil {
-			return f, err
-		}
-	}
+	f.Region = string(region.Bytes()) // "" when absent or null
 	f.BodyBytes = len(s.Body)
 	return f, nil
 }
@@ -315,7 +306,7 @@ func forward(msg []byte) (forwarded, error) {
 	ch := message.Changes{
 		Header: &h,
 		MessageAnnotations: message.Edit{Set: []message.Entry{
-			{Key: routedBy, Value: encode.AppendString(nil, "amqpsax")},
+			{Key: message.Symbol(routedBy), Value: encode.AppendString(nil, "amqpsax")},
 		}},
 	}
 	if f.out, err = message.Append(make([]byte, 0, len(msg)+64), s, &ch); err != nil {

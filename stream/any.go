@@ -1,0 +1,187 @@
+package stream
+
+import (
+	"errors"
+	"time"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/google/uuid"
+)
+
+// Symbol is an AMQP symbol as a Go value (from Any), told apart from a
+// string.
+type Symbol string
+
+// Described is a described value as Go values (from Any).
+type Described struct {
+	Descriptor any
+	Value      any
+}
+
+// ErrMapKey is the error Any returns for a map whose key has no Go map
+// key form (a binary, list, map or array key).
+var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
+
+// Any returns the current value as a plain Go value, reading a list, map,
+// array or described value whole, and moves past it as Next would. It is
+// the convenience for when Go values are wanted; it allocates (strings,
+// byte slices, slices, maps, boxing), so a hot path reads with the getters
+// instead. The types:
+//
+//	null → nil                     boolean → bool
+//	ubyte, ushort, uint, ulong → uint8, uint16, uint32, uint64
+//	byte, short, int, long → int8, int16, int32, int64
+//	float, double → float32, float64
+//	decimal32/64/128 → amqpsax.Decimal32/64/128
+//	char → rune                    timestamp → time.Time (UTC)
+//	uuid → uuid.UUID               binary → []byte (a copy)
+//	string → string                symbol → Symbol
+//	list, array → []any            map → map[any]any
+//	described → Described
+//
+// A map whose keys cannot key a Go map (binary, list, map, array) is
+// ErrMapKey. Bad input is the cursor's error, as Err then reports.
+func (c *Cursor) Any() (any, error) {
+	v, err := c.anyValue()
+	if err == nil {
+		err = c.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (c *Cursor) anyValue() (any, error) {
+	switch c.cur.kind {
+	case amqpsax.KindNull:
+		return nil, nil
+	case amqpsax.KindBool:
+		return c.Bool(), nil
+	case amqpsax.KindUbyte:
+		return uint8(c.Uint()), nil
+	case amqpsax.KindUshort:
+		return uint16(c.Uint()), nil
+	case amqpsax.KindUint:
+		return uint32(c.Uint()), nil
+	case amqpsax.KindUlong:
+		return c.Uint(), nil
+	case amqpsax.KindByte:
+		return int8(c.Int()), nil
+	case amqpsax.KindShort:
+		return int16(c.Int()), nil
+	case amqpsax.KindInt:
+		return int32(c.Int()), nil
+	case amqpsax.KindLong:
+		return c.Int(), nil
+	case amqpsax.KindFloat:
+		return c.Float(), nil
+	case amqpsax.KindDouble:
+		return c.Double(), nil
+	case amqpsax.KindDecimal32:
+		return c.Decimal32(), nil
+	case amqpsax.KindDecimal64:
+		return c.Decimal64(), nil
+	case amqpsax.KindDecimal128:
+		return c.Decimal128(), nil
+	case amqpsax.KindChar:
+		return c.Char(), nil
+	case amqpsax.KindTimestamp:
+		return time.UnixMilli(c.Timestamp()).UTC(), nil
+	case amqpsax.KindUUID:
+		return uuid.UUID(c.UUID()), nil
+	case amqpsax.KindBinary:
+		return append([]byte(nil), c.Bytes()...), nil
+	case amqpsax.KindString:
+		return string(c.Bytes()), nil
+	case amqpsax.KindSymbol:
+		return Symbol(c.Bytes()), nil
+	case amqpsax.KindList, amqpsax.KindArray:
+		out := make([]any, 0, c.Count())
+		if !c.Enter() {
+			return nil, c.err
+		}
+		for c.Next() {
+			x, err := c.anyValue()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, x)
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		c.Exit()
+		return out, nil
+	case amqpsax.KindMap:
+		out := make(map[any]any, c.Count())
+		if !c.Enter() {
+			return nil, c.err
+		}
+		for c.Next() {
+			switch c.cur.kind {
+			case amqpsax.KindBinary, amqpsax.KindList, amqpsax.KindMap, amqpsax.KindArray:
+				return nil, ErrMapKey
+			}
+			k, err := c.anyValue()
+			if err != nil {
+				return nil, err
+			}
+			if _, ok := k.(Described); ok {
+				return nil, ErrMapKey
+			}
+			if !c.Next() {
+				break
+			}
+			v, err := c.anyValue()
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		c.Exit()
+		return out, nil
+	case amqpsax.KindDescribed:
+		if !c.Enter() {
+			return nil, c.err
+		}
+		var d Described
+		var err error
+		if c.Next() {
+			if d.Descriptor, err = c.anyValue(); err != nil {
+				return nil, err
+			}
+		}
+		if c.Next() {
+			if d.Value, err = c.anyValue(); err != nil {
+				return nil, err
+			}
+		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		c.Exit()
+		return d, nil
+	}
+	c.want("a value")
+	return nil, c.err
+}
+
+// Any returns the value as a plain Go value, as Cursor.Any does.
+func (v Value) Any() (any, error) {
+	if v.kind == amqpsax.KindInvalid {
+		return nil, nil
+	}
+	raw := v.raw
+	if v.elem {
+		// An array element: give it back its constructor.
+		raw = append([]byte{byte(v.code)}, raw...)
+	}
+	var c Cursor
+	c.Reset(raw)
+	c.Next()
+	return c.Any()
+}
