@@ -86,8 +86,8 @@ type Sections struct {
 // Offsets gives where each section starts in the data Scan read.
 type Offsets struct {
 	Header, DeliveryAnnotations, MessageAnnotations int
-	Properties, ApplicationProperties              int
-	Body, Footer                                   int
+	Properties, ApplicationProperties               int
+	Body, Footer                                    int
 }
 
 // Section ranks: the order the spec gives.
