@@ -240,7 +240,18 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 		return r, bk, 0, 0, sectionFault(ErrSectionType, r, vp, valueCode, true)
 	}
 	// Lists, maps and binaries, which every section but amqp-value
-	// holds, by their size; anything else by wire.Skip.
+	// holds, by their size (the fast paths first, then wire.Body, which
+	// names any fault); anything else by wire.Skip.
+	switch e := wire.Table[valueCode]; e.Op() {
+	case wire.OpList32, wire.OpMap32:
+		if size, count := wire.Compound32(data[vp+1:]); size >= 0 && (count&1 == 0 || e.Op() == wire.OpList32) {
+			return r, bk, valueCode, vp + 9 + size, nil
+		}
+	case wire.OpBinary8:
+		if size := wire.Var8(data[vp+1:]); size >= 0 {
+			return r, bk, valueCode, vp + 2 + size, nil
+		}
+	}
 	if e := wire.Table[valueCode]; e.Cat() == wire.Compound || e.Cat() == wire.Variable {
 		h, size, _ := wire.Body(valueCode, data[vp+1:])
 		if h < 0 {
@@ -351,21 +362,28 @@ func (s *Sections) finish(data []byte, bodyStart, bodyEnd int) {
 	// The bare message lies together when its sections follow one
 	// another, in the spec's order, with nothing between them.
 	start, end := -1, -1
-	for _, sec := range [...]struct {
-		off int
-		raw []byte
-	}{{s.Offsets.Properties, s.Properties}, {s.Offsets.ApplicationProperties, s.ApplicationProperties}, {s.Offsets.Body, s.Body}} {
-		switch {
-		case sec.off < 0:
-			continue
-		case start < 0:
-			start = sec.off
-		case sec.off != end:
-			return
-		}
-		end = sec.off + len(sec.raw)
-	}
-	if start >= 0 {
+	s.bare(&start, &end, s.Offsets.Properties, len(s.Properties))
+	s.bare(&start, &end, s.Offsets.ApplicationProperties, len(s.ApplicationProperties))
+	s.bare(&start, &end, s.Offsets.Body, len(s.Body))
+	if start >= 0 && end >= 0 {
 		s.Bare = data[start:end:end]
+	}
+}
+
+// bare extends the bare message [*start, *end) with the section at off, of
+// n bytes (absent when off < 0); *end becomes -1 when the section does not
+// follow the ones before.
+func (s *Sections) bare(start, end *int, off, n int) {
+	switch {
+	case off < 0:
+		return
+	case *start < 0:
+		*start = off
+	case off != *end:
+		*end = -2 // apart: no bare message in one piece
+		return
+	}
+	if *end != -2 {
+		*end = off + n
 	}
 }

@@ -552,6 +552,9 @@ func ValidASCII(b []byte) bool {
 // fields do not fit in b. ok is false for a descriptor of another type
 // (which n still measures) and on a fault.
 func Descriptor(b []byte) (d amqpsax.Descriptor, sym []byte, n int, ok bool) {
+	if len(b) >= 2 && b[0] == byte(amqpsax.CodeSmallUlong) {
+		return amqpsax.Descriptor(b[1]), nil, 2, true // the spec's descriptors, as peers write them
+	}
 	if len(b) == 0 {
 		return 0, nil, int(EOF), false
 	}
