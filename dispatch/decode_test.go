@@ -362,3 +362,65 @@ func TestArrayDescriptor(t *testing.T) {
 		assert.Equal(t, tt.descs, strings.Join(r.descs, " "))
 	}
 }
+
+// offsetRecorder records Offset at every event.
+type offsetRecorder struct {
+	trace.Recorder
+	d    *Decoder
+	offs []int
+}
+
+func (r *offsetRecorder) at() { r.offs = append(r.offs, r.d.Offset()) }
+
+func (r *offsetRecorder) OnUint(v uint32) error   { r.at(); return r.Recorder.OnUint(v) }
+func (r *offsetRecorder) OnString(v []byte) error { r.at(); return r.Recorder.OnString(v) }
+func (r *offsetRecorder) OnListStart(n int) error { r.at(); return r.Recorder.OnListStart(n) }
+func (r *offsetRecorder) OnListEnd() error        { r.at(); return r.Recorder.OnListEnd() }
+func (r *offsetRecorder) OnArrayStart(n int, k amqpsax.Kind) error {
+	r.at()
+	return r.Recorder.OnArrayStart(n, k)
+}
+func (r *offsetRecorder) OnDescribedStart() error { r.at(); return r.Recorder.OnDescribedStart() }
+func (r *offsetRecorder) OnUlong(v uint64) error  { r.at(); return r.Recorder.OnUlong(v) }
+
+// TestOffset: during a Handler call, Offset is the offset of the value
+// being reported (an array element's body; the compound for an end).
+func TestOffset(t *testing.T) {
+	var d Decoder
+	r := &offsetRecorder{d: &d}
+	in := cases.Bytes("c00c03" + "5201" + "a10161" + "e0040252" + "0708")
+	_, err := d.Decode(in, r)
+	require.NoError(t, err)
+	assert.Equal(t, "list:3 uint:1 string:61 array:2:uint uint:7 uint:8 /array /list", r.String())
+	assert.Equal(t, []int{0, 3, 5, 8, 12, 13, 0}, r.offs)
+	r = &offsetRecorder{d: &d}
+	_, err = d.Decode(cases.Bytes("e00702005373"+"52"+"0102"), r)
+	require.NoError(t, err)
+	// array, element 1 (described start at its body), its replayed
+	// descriptor (in the constructor), its value; element 2 likewise
+	assert.Equal(t, []int{0, 7, 4, 7, 8, 4, 8}, r.offs)
+}
+
+// errAfter fails with its own *amqpsax.Error at the n-th uint.
+type errAfter struct {
+	amqpsax.NopHandler
+	n int
+}
+
+var handlerErr = &amqpsax.Error{Op: "handler", Offset: 999, Err: errors.New("no")}
+
+func (h *errAfter) OnUint(uint32) error {
+	if h.n--; h.n == 0 {
+		return handlerErr
+	}
+	return nil
+}
+
+// TestDecodeNHandlerError: n is where decoding stopped, whatever error the
+// Handler returns (even an *amqpsax.Error of its own).
+func TestDecodeNHandlerError(t *testing.T) {
+	in := cases.Bytes("c00703" + "5201" + "5202" + "5203")
+	n, err := Decode(in, &errAfter{n: 2})
+	assert.Same(t, handlerErr, err)
+	assert.Equal(t, 7, n)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/corpus"
 	"github.com/amqpsax/amqpsax/internal/trace"
 	"github.com/google/uuid"
@@ -463,4 +464,71 @@ func TestAllocs(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestAppendValidates: every value given to Append must be exactly one
+// well-formed value; anything else is an error and nothing is written.
+func TestAppendValidates(t *testing.T) {
+	body := mkSection(amqpsax.DescriptorAMQPValue, false, strv("v"))
+	s, err := Scan(body)
+	require.NoError(t, err)
+	dst := []byte("keep")
+	for _, tt := range []struct {
+		name  string
+		value []byte
+		cause error
+	}{
+		{"nothing", nil, io.ErrUnexpectedEOF},
+		{"undefined code", []byte{0xee}, amqpsax.ErrInvalidCode},
+		{"two values", []byte{0x40, 0x40}, amqpsax.ErrTrailing},
+		{"truncated", []byte{0xa1, 0x05, 'a'}, io.ErrUnexpectedEOF},
+		{"overrun inside a list", cases.Bytes("c00301a105" + "6161616161"), amqpsax.ErrOverrun},
+	} {
+		out, err := Append(dst, s, &Changes{MessageAnnotations: Edit{Set: []Entry{{Symbol("x"), tt.value}}}})
+		require.ErrorIs(t, err, tt.cause, tt.name)
+		assert.True(t, strings.HasPrefix(err.Error(), "message/edit: "), err.Error())
+		assert.Equal(t, "keep", string(out), tt.name)
+	}
+	// with room in dst, a validated Append allocates nothing
+	buf := make([]byte, 0, 256)
+	set := []Entry{{Symbol("x-opt-a"), encode.AppendString(nil, "v")}, {Ulong(5), cases.Bytes("c0030243" + "40")}}
+	allocs := testing.AllocsPerRun(100, func() {
+		buf, _ = Append(buf[:0], s, &Changes{MessageAnnotations: Edit{Set: set}})
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestLookupKeyAndMap: keys by symbol or ulong; Go values for a section.
+func TestLookupKeyAndMap(t *testing.T) {
+	ma := encode.AppendDescribed(nil)
+	ma = encode.AppendSmallUlong(ma, uint8(amqpsax.DescriptorMessageAnnotations))
+	m := len(ma)
+	ma = encode.BeginMap(ma)
+	ma = encode.AppendSymbol(ma, "x-opt-a")
+	ma = encode.AppendInt(ma, 7)
+	ma = encode.AppendUlong(ma, 42)
+	ma = encode.AppendString(ma, "by number")
+	ma = encode.EndMap(ma, m, 2)
+	v, err := LookupKey(ma, Ulong(42))
+	require.NoError(t, err)
+	assert.Equal(t, "by number", string(v.Bytes()))
+	v, err = Lookup(ma, "x-opt-a")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), v.Int())
+	v, err = Lookup(ma, "absent")
+	require.NoError(t, err)
+	assert.Equal(t, amqpsax.KindInvalid, v.Kind())
+	_, err = Map(ma)
+	assert.ErrorIs(t, err, ErrMapKey) // a ulong key
+	var e *amqpsax.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "message/message-annotations", e.Op)
+
+	ap := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap("region", "eu", "tier", "gold"))
+	got, err := Map(ap)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"region": "eu", "tier": "gold"}, got)
+	got, err = Map(nil)
+	require.NoError(t, err)
+	assert.Empty(t, got)
 }

@@ -1,9 +1,10 @@
 package message
 
 import (
+	"errors"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
@@ -141,14 +142,22 @@ func Append(dst []byte, s Sections, ch *Changes) ([]byte, error) {
 
 // checkValue checks that v is exactly one well-formed encoded value.
 func checkValue(v []byte) error {
-	n, off := wire.Skip(v)
-	switch {
-	case n < 0:
-		return wire.NewErrorAt("message/edit", wire.Status(n), v, off)
-	case n != len(v):
-		return wire.NewErrorAt("message/edit", wire.Trailing, v, n)
+	if _, err := stream.ParseValue(v); err != nil {
+		return relabelEdit(err)
 	}
 	return nil
+}
+
+// relabelEdit gives an error about a value of an edit the Op
+// "message/edit".
+func relabelEdit(err error) error {
+	var e *amqpsax.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Op = "message/edit"
+	return &c
 }
 
 // appendMapSection appends the map section sec (nil when absent) with the

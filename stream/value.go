@@ -24,22 +24,52 @@ type Value struct {
 	elem bool // an array element: raw has no constructor
 }
 
-// ParseValue reads the one encoded value b holds, checking it whole
-// (every length field inside it, not the text of strings and symbols). It
-// is an error with the offset of the fault when b is not exactly one
-// well-formed value.
+// ParseValue reads the one encoded value b holds, checking it whole, as a
+// decoder walking every value in it would (every length field, count and
+// constructor; not the text of strings and symbols). It is an error with
+// the offset of the fault when b is not exactly one well-formed value. It
+// allocates nothing for values nested up to four levels deep.
 func ParseValue(b []byte) (Value, error) {
-	n, off := wire.Skip(b)
-	switch {
-	case n < 0:
-		return Value{}, wire.NewErrorAt("stream", wire.Status(n), b, off)
-	case n != len(b):
-		return Value{}, wire.NewErrorAt("stream", wire.Trailing, b, n)
-	}
 	var c Cursor
 	c.Reset(b)
-	c.Next()
-	return c.Value(), nil
+	if !c.Next() {
+		if c.err != nil {
+			return Value{}, c.err
+		}
+		return Value{}, wire.NewError("stream", wire.EOF, 0, 0, false)
+	}
+	v := c.Value()
+	if err := c.check(); err != nil {
+		return Value{}, err
+	}
+	if len(v.raw) != len(b) {
+		return Value{}, wire.NewErrorAt("stream", wire.Trailing, b, len(v.raw))
+	}
+	return v, nil
+}
+
+// check walks the current value and everything in it, as a decoder
+// would, and returns the first fault.
+func (c *Cursor) check() error {
+	d0 := c.depth
+	for {
+		if k := c.cur.kind; k >= amqpsax.KindList && k <= amqpsax.KindDescribed {
+			if !c.Enter() {
+				return c.err
+			}
+		} else if c.depth == d0 {
+			return c.err // a primitive at the level it started from
+		}
+		for !c.Next() {
+			if c.err != nil {
+				return c.err
+			}
+			c.Exit()
+			if c.depth == d0 {
+				return c.err
+			}
+		}
+	}
 }
 
 // Kind returns the value's AMQP type, KindInvalid for the zero Value.
