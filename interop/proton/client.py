@@ -209,7 +209,7 @@ def refused_by_broker():
         ('modified', modify),
     ]
     for name, run in cases:
-        conn = BlockingConnection('amqp://guest:guest@' + ADDR, timeout=10, max_frame_size=512,
+        conn = BlockingConnection('amqp://guest:guest@' + ADDR, timeout=4, max_frame_size=512,
                                   container_id='amqpsax-proton-' + name)
         try:
             run(conn, '/queue/amqpsax-proton-%s-%s' % (name, RUN))
