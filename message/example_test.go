@@ -1,15 +1,18 @@
 package message_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/message"
 )
 
-// sample builds a message: a header, properties with a "to", application
-// properties and an amqp-value body.
+// sample builds a message: a header, properties with a subject but no
+// user-id and no to (nulls: absent), application properties and an
+// amqp-value body.
 func sample() []byte {
 	b := message.AppendHeader(nil, message.Header{Durable: true, Priority: 4})
 	b = encode.AppendDescribed(b)
@@ -17,9 +20,10 @@ func sample() []byte {
 	s := len(b)
 	b = encode.BeginList(b)
 	b = encode.AppendString(b, "id-7")
-	b = encode.AppendNull(b)
-	b = encode.AppendString(b, "orders")
-	b = encode.EndList(b, s, 3)
+	b = encode.AppendNull(b) // user-id
+	b = encode.AppendNull(b) // to
+	b = encode.AppendString(b, "order.created")
+	b = encode.EndList(b, s, 4)
 	b = encode.AppendDescribed(b)
 	b = encode.AppendUlong(b, uint64(amqpsax.DescriptorApplicationProperties))
 	s = len(b)
@@ -36,7 +40,7 @@ func sample() []byte {
 // routes on, count the delivery, stamp an annotation, forward.
 func Example() {
 	msg := sample()
-	s, err := message.Scan(msg)
+	s, err := message.Scan(msg) // O(1) per section
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -44,7 +48,7 @@ func Example() {
 	p, _ := message.ParseProperties(s.Properties)
 	region, _ := message.Lookup(s.ApplicationProperties, "region")
 	h, _ := message.ParseHeader(s.Header)
-	fmt.Printf("to=%s region=%s durable=%v body=%s\n", p.To, region.Bytes(), h.Durable, s.BodyKind)
+	fmt.Printf("to=%q subject=%s region=%s durable=%v body=%s\n", p.To, p.Subject, region.Bytes(), h.Durable, s.BodyKind)
 
 	h.AddDelivery()
 	out, err := message.Append(nil, s, &message.Changes{
@@ -52,7 +56,7 @@ func Example() {
 		MessageAnnotations: message.Edit{Set: []message.Entry{
 			{Key: message.Symbol("x-opt-routed-by"), Value: encode.AppendString(nil, "amqpsax")},
 		}},
-	})
+	}) // the bare message copied byte for byte
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -61,6 +65,25 @@ func Example() {
 	h2, _ := message.ParseHeader(s2.Header)
 	fmt.Println("delivery-count", h2.DeliveryCount, "bare unchanged:", string(s2.Bare) == string(s.Bare))
 	// Output:
-	// to=orders region=eu-west durable=true body=amqp-value
+	// to="" subject=order.created region=eu-west durable=true body=amqp-value
 	// delivery-count 1 bare unchanged: true
+}
+
+// Go values, when they are wanted: the application properties as a map.
+func ExampleMap() {
+	s, _ := message.Scan(sample())
+	props, err := message.Map(s.ApplicationProperties)
+	fmt.Println(props, err)
+	// Output: map[region:eu-west] <nil>
+}
+
+// On the first transfer frame of a large message, the sections complete
+// in it can be read before the rest arrives.
+func ExampleScan_prefix() {
+	msg := sample()
+	first := msg[:len(msg)-4] // the body is cut
+	s, err := message.Scan(first)
+	p, _ := message.ParseProperties(s.Properties)
+	fmt.Printf("subject=%s wait=%v\n", p.Subject, errors.Is(err, io.ErrUnexpectedEOF))
+	// Output: subject=order.created wait=true
 }

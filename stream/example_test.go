@@ -8,17 +8,19 @@ import (
 	"github.com/amqpsax/amqpsax/stream"
 )
 
-// message builds a small AMQP message: properties (message-id, user-id,
-// to) and application properties, then a data body.
+// message builds a small AMQP message: properties with a message-id, a
+// subject and null in between (no user-id, no to — AMQP's absent fields),
+// application properties, then a data body.
 func message() []byte {
 	b := encode.AppendDescribed(nil)
 	b = encode.AppendUlong(b, uint64(amqpsax.DescriptorProperties))
 	start := len(b)
 	b = encode.BeginList(b)
 	b = encode.AppendString(b, "id-1")
-	b = encode.AppendNull(b)
-	b = encode.AppendString(b, "orders")
-	b = encode.EndList(b, start, 3)
+	b = encode.AppendNull(b) // user-id
+	b = encode.AppendNull(b) // to
+	b = encode.AppendString(b, "order.created")
+	b = encode.EndList(b, start, 4)
 
 	b = encode.AppendDescribed(b)
 	b = encode.AppendUlong(b, uint64(amqpsax.DescriptorApplicationProperties))
@@ -35,45 +37,44 @@ func message() []byte {
 	return encode.AppendBinary(b, make([]byte, 1000))
 }
 
-// A broker's routing step: read properties.to and one application
-// property, and skip everything else — the body is never read.
+// A broker's routing step: read properties.to, properties.subject and one
+// application property, and skip everything else — the body is never
+// read. A null field reads as absent: Bytes returns nil, no error.
 func Example_route() {
+	msg := message()
+	var to, subject, region []byte // views into msg
 	var c stream.Cursor
-	c.Reset(message())
-	for c.Next() {
-		d, _, _ := c.Descriptor()
-		switch d {
+	c.Reset(msg)
+	for c.Next() { // each section; the body is skipped by its size
+		switch d, _, _ := c.Descriptor(); d {
 		case amqpsax.DescriptorProperties:
+			c.EnterValue() // into the section, onto its list
 			c.Enter()
-			c.Next() // the descriptor
-			c.Next() // the list
-			c.Enter()
-			if c.Elem(2) { // to
-				fmt.Printf("to=%s\n", c.Bytes())
+			if c.Elem(2) {
+				to = c.Bytes() // null here: nil
+			}
+			if c.Elem(3) {
+				subject = c.Bytes()
 			}
 			c.Exit()
 			c.Exit()
 		case amqpsax.DescriptorApplicationProperties:
-			c.Enter()
-			c.Next()
-			c.Next()
+			c.EnterValue()
 			c.Enter()
 			if c.Lookup("region") {
-				fmt.Printf("region=%s\n", c.Bytes())
+				region = c.Bytes()
 			}
 			c.Exit()
 			c.Exit()
-		default:
-			fmt.Printf("skipped %s (%d bytes)\n", d, len(c.Raw()))
 		}
 	}
 	if err := c.Err(); err != nil {
 		fmt.Println(err)
+		return
 	}
+	fmt.Printf("to=%q subject=%s region=%s\n", to, subject, region)
 	// Output:
-	// to=orders
-	// region=eu-west
-	// skipped amqp:data:binary (1008 bytes)
+	// to="" subject=order.created region=eu-west
 }
 
 func ExampleCursor_Lookup() {
@@ -138,4 +139,43 @@ func ExampleCursor_AppendInts() {
 	buf := make([]int64, 0, 16) // reused: no allocation
 	fmt.Println(c.AppendInts(buf))
 	// Output: [10 -20 30]
+}
+
+func ExampleCursor_IsNull() {
+	b := encode.BeginList(nil)
+	b = encode.AppendString(b, "a")
+	b = encode.AppendNull(b)
+	b = encode.AppendUint(b, 7)
+	b = encode.EndList(b, 0, 3)
+
+	var c stream.Cursor
+	c.Reset(b)
+	c.Next()
+	c.Enter()
+	for c.Next() {
+		fmt.Println(c.Index(), c.Kind(), c.IsNull(), c.Uint())
+	}
+	fmt.Println(c.Err())
+	// Output:
+	// 0 string false 0
+	// 1 null true 0
+	// 2 uint false 7
+	// stream: value of another kind: want ubyte, ushort, uint or ulong, have string (str8-utf8) at offset 3
+}
+
+func ExampleCursor_Any() {
+	var c stream.Cursor
+	c.Reset(message())
+	c.Next()
+	c.Next() // the application properties
+	c.EnterValue()
+	m, err := c.Any()
+	fmt.Println(m, err)
+	// Output: map[priority:3 region:eu-west] <nil>
+}
+
+func ExampleValue() {
+	v, err := stream.ParseValue(encode.AppendTimestamp(nil, 1767323045678))
+	fmt.Println(v.Kind(), v.Timestamp(), err)
+	// Output: timestamp 1767323045678 <nil>
 }
