@@ -28,8 +28,18 @@
 // format code of the value at fault, and a cause for errors.Is —
 // io.ErrUnexpectedEOF for truncation, ErrInvalidCode, ErrMalformed (and
 // its refinements ErrCountTooLarge, ErrSizeMismatch, ErrOddMapCount,
-// ErrInvalidBool, ErrInvalidArrayCode), ErrTooDeep, ErrInvalidUTF8,
-// ErrInvalidSymbol. Errors a Handler returns pass through unchanged.
+// ErrInvalidBool, ErrInvalidArrayCode, ErrOverrun, ErrTrailing),
+// ErrTooDeep, ErrInvalidUTF8, ErrInvalidSymbol. A getter on a value of
+// another kind records a *KindError (which unwraps to ErrWrongKind).
+// Errors a Handler returns pass through unchanged.
+//
+// A cut is not a fault: an error wraps io.ErrUnexpectedEOF only when the
+// input itself ends before a value that claims to continue past it, the
+// case where more bytes (the next transfer frame) will complete it. A
+// value that runs past the end of its list, map, array or section while
+// the input goes on is ErrOverrun, which wraps ErrMalformed: no more input
+// can mend it. A loop that reassembles deliveries waits on the first and
+// rejects on the second.
 //
 // # Where peers bend the spec
 //
@@ -42,7 +52,7 @@
 // byte other than 0 or 1 (Proton reads it as true) is ErrInvalidBool; a
 // list or map whose elements do not end where its size says (Proton
 // ignores the size) is ErrSizeMismatch; a value running past the end of
-// its container is truncation. Strings are checked for UTF-8, and chars
+// its container is ErrOverrun. Strings are checked for UTF-8, and chars
 // not at all, only when a decoder is asked to validate.
 //
 // # Limits on what input can claim

@@ -23,13 +23,22 @@
 // input, valid only during the call; batches are the decoder's buffers,
 // valid only during the call.
 //
+// # Context
+//
+// During a Handler call, [Decoder.Offset] is the offset in the input of
+// the value being reported (for an …End event, of the compound that ends).
+//
 // # Errors
 //
-// Bad input is an *amqpsax.Error with the byte offset of the fault (for
-// truncation, the offset of the value that runs past the end) and the
-// cause. A value's length fields are checked before its events; a
-// compound's contents are checked against its size when they end; every
-// value must lie within its container.
+// Bad input is an *amqpsax.Error with the byte offset of the fault and the
+// cause. A value that runs past the end of the input is a cut
+// (io.ErrUnexpectedEOF, at the offset of the value that runs past the
+// end): more input may complete it. A value that runs past its list, map
+// or array while the input goes on is malformed (amqpsax.ErrOverrun): no
+// more input can. A value's length fields are checked before its events;
+// a compound's contents are checked against its size when they end. When a
+// Handler stops decoding (an error, or SkipAll), Decode's n is the offset
+// reached, whatever the error.
 //
 // # Limits
 //
