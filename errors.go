@@ -104,6 +104,7 @@ type KindError struct {
 	Have Kind   // what the value is
 }
 
+// Error returns "value of another kind: want …, have …".
 func (e *KindError) Error() string {
 	return "value of another kind: want " + e.Want + ", have " + e.Have.String()
 }

@@ -206,6 +206,7 @@ func (w *Writer) elemCode() amqpsax.Code {
 	return f.elem
 }
 
+// OnNull writes null.
 func (w *Writer) OnNull() error {
 	elem, err := w.value(amqpsax.KindNull)
 	if err == nil && !elem {
@@ -214,6 +215,7 @@ func (w *Writer) OnNull() error {
 	return err
 }
 
+// OnBool writes true or false (as an array element, the one-byte 0x56 form).
 func (w *Writer) OnBool(v bool) error {
 	elem, err := w.value(amqpsax.KindBool)
 	if err == nil {
@@ -240,54 +242,66 @@ func (w *Writer) fixed(k amqpsax.Kind, v uint64, full func([]byte, uint64) []byt
 	return err
 }
 
+// OnUbyte writes a ubyte.
 func (w *Writer) OnUbyte(v uint8) error {
 	return w.fixed(amqpsax.KindUbyte, uint64(v), func(b []byte, v uint64) []byte { return AppendUbyte(b, uint8(v)) })
 }
 
+// OnUshort writes a ushort.
 func (w *Writer) OnUshort(v uint16) error {
 	return w.fixed(amqpsax.KindUshort, uint64(v), func(b []byte, v uint64) []byte { return AppendUshort(b, uint16(v)) })
 }
 
+// OnUint writes a uint in its smallest encoding (uint0, smalluint, uint).
 func (w *Writer) OnUint(v uint32) error {
 	return w.fixed(amqpsax.KindUint, uint64(v), func(b []byte, v uint64) []byte { return AppendUint(b, uint32(v)) })
 }
 
+// OnUlong writes a ulong in its smallest encoding (ulong0, smallulong, ulong).
 func (w *Writer) OnUlong(v uint64) error {
 	return w.fixed(amqpsax.KindUlong, v, AppendUlong)
 }
 
+// OnByte writes a byte.
 func (w *Writer) OnByte(v int8) error {
 	return w.fixed(amqpsax.KindByte, uint64(v), func(b []byte, v uint64) []byte { return AppendByte(b, int8(v)) })
 }
 
+// OnShort writes a short.
 func (w *Writer) OnShort(v int16) error {
 	return w.fixed(amqpsax.KindShort, uint64(v), func(b []byte, v uint64) []byte { return AppendShort(b, int16(v)) })
 }
 
+// OnInt writes an int in its smallest encoding (smallint, int).
 func (w *Writer) OnInt(v int32) error {
 	return w.fixed(amqpsax.KindInt, uint64(v), func(b []byte, v uint64) []byte { return AppendInt(b, int32(v)) })
 }
 
+// OnLong writes a long in its smallest encoding (smalllong, long).
 func (w *Writer) OnLong(v int64) error {
 	return w.fixed(amqpsax.KindLong, uint64(v), func(b []byte, v uint64) []byte { return AppendLong(b, int64(v)) })
 }
 
+// OnFloat writes a float.
 func (w *Writer) OnFloat(v float32) error {
 	return w.fixed(amqpsax.KindFloat, uint64(math.Float32bits(v)), func(b []byte, v uint64) []byte {
 		return AppendFloat(b, math.Float32frombits(uint32(v)))
 	})
 }
 
+// OnDouble writes a double.
 func (w *Writer) OnDouble(v float64) error {
 	return w.fixed(amqpsax.KindDouble, math.Float64bits(v), func(b []byte, v uint64) []byte {
 		return AppendDouble(b, math.Float64frombits(v))
 	})
 }
 
+// OnChar writes a char.
 func (w *Writer) OnChar(v rune) error {
 	return w.fixed(amqpsax.KindChar, uint64(uint32(v)), func(b []byte, v uint64) []byte { return AppendChar(b, rune(v)) })
 }
 
+// OnTimestamp writes a timestamp (ms since the Unix epoch).
 func (w *Writer) OnTimestamp(ms int64) error {
 	return w.fixed(amqpsax.KindTimestamp, uint64(ms), func(b []byte, v uint64) []byte { return AppendTimestamp(b, int64(v)) })
 }
@@ -304,18 +318,22 @@ func (w *Writer) raw(k amqpsax.Kind, c amqpsax.Code, v []byte) error {
 	return err
 }
 
+// OnDecimal32 writes a decimal32, its bytes as they are.
 func (w *Writer) OnDecimal32(v amqpsax.Decimal32) error {
 	return w.raw(amqpsax.KindDecimal32, amqpsax.CodeDecimal32, v[:])
 }
 
+// OnDecimal64 writes a decimal64, its bytes as they are.
 func (w *Writer) OnDecimal64(v amqpsax.Decimal64) error {
 	return w.raw(amqpsax.KindDecimal64, amqpsax.CodeDecimal64, v[:])
 }
 
+// OnDecimal128 writes a decimal128, its bytes as they are.
 func (w *Writer) OnDecimal128(v amqpsax.Decimal128) error {
 	return w.raw(amqpsax.KindDecimal128, amqpsax.CodeDecimal128, v[:])
 }
 
+// OnUUID writes a uuid.
 func (w *Writer) OnUUID(v uuid.UUID) error { return w.raw(amqpsax.KindUUID, amqpsax.CodeUUID, v[:]) }
 
 // variable writes a binary, string or symbol.
@@ -346,10 +364,13 @@ func (w *Writer) variable(k amqpsax.Kind, c8 amqpsax.Code, v []byte) error {
 	return err
 }
 
+// OnBinary writes a binary (vbin8 when it fits; as an array element, vbin32).
 func (w *Writer) OnBinary(v []byte) error {
 	return w.variable(amqpsax.KindBinary, amqpsax.CodeVbin8, v)
 }
+// OnString writes a string (str8-utf8 when it fits), its bytes unchecked.
 func (w *Writer) OnString(v []byte) error { return w.variable(amqpsax.KindString, amqpsax.CodeStr8, v) }
+// OnSymbol writes a symbol (sym8 when it fits), its bytes unchecked.
 func (w *Writer) OnSymbol(v []byte) error { return w.variable(amqpsax.KindSymbol, amqpsax.CodeSym8, v) }
 
 // open starts a list, map or array: whole (code and 32-bit header), or as
@@ -389,18 +410,22 @@ func (w *Writer) close(k amqpsax.Kind) error {
 	return nil
 }
 
+// OnListStart starts a list; its count is the number of values written before OnListEnd.
 func (w *Writer) OnListStart(int) error {
 	_, err := w.open(amqpsax.KindList, amqpsax.CodeList32)
 	return err
 }
 
+// OnListEnd ends the innermost list, back-patching its size and count.
 func (w *Writer) OnListEnd() error { return w.close(amqpsax.KindList) }
 
+// OnMapStart starts a map; its count is the number of keys and values written before OnMapEnd.
 func (w *Writer) OnMapStart(int) error {
 	_, err := w.open(amqpsax.KindMap, amqpsax.CodeMap32)
 	return err
 }
 
+// OnMapEnd ends the innermost map; an odd number of keys and values is ErrOddMap.
 func (w *Writer) OnMapEnd() error {
 	if len(w.stack) > 0 && w.stack[len(w.stack)-1].kind == amqpsax.KindMap && w.stack[len(w.stack)-1].n&1 != 0 {
 		return ErrOddMap
@@ -408,6 +433,7 @@ func (w *Writer) OnMapEnd() error {
 	return w.close(amqpsax.KindMap)
 }
 
+// OnArrayStart starts an array of elements of kind elem (see Writer for the element constructor).
 func (w *Writer) OnArrayStart(_ int, elem amqpsax.Kind) error {
 	code, ok := ArrayCode(elem)
 	if !ok {
@@ -509,6 +535,7 @@ func appendPrimitive(b, v []byte) ([]byte, error) {
 	return append(b, v...), nil // one encoding only: null, ubyte, float, uuid …
 }
 
+// OnArrayEnd ends the innermost array, back-patching its size and count.
 func (w *Writer) OnArrayEnd() error {
 	if len(w.stack) > 0 {
 		if f := &w.stack[len(w.stack)-1]; f.kind == amqpsax.KindArray && f.elem == 0 {
@@ -520,6 +547,7 @@ func (w *Writer) OnArrayEnd() error {
 	return w.close(amqpsax.KindArray)
 }
 
+// OnDescribedStart starts a described value: the next two values are its descriptor and its value.
 func (w *Writer) OnDescribedStart() error {
 	if len(w.stack) > 0 {
 		if f := &w.stack[len(w.stack)-1]; f.kind == amqpsax.KindArray {
@@ -542,6 +570,7 @@ func (w *Writer) OnDescribedStart() error {
 	return nil
 }
 
+// OnDescribedEnd ends the innermost described value, which must have had exactly two values.
 func (w *Writer) OnDescribedEnd() error {
 	if len(w.stack) == 0 || w.stack[len(w.stack)-1].kind != amqpsax.KindDescribed {
 		return ErrUnbalanced
