@@ -368,8 +368,10 @@ func (w *Writer) variable(k amqpsax.Kind, c8 amqpsax.Code, v []byte) error {
 func (w *Writer) OnBinary(v []byte) error {
 	return w.variable(amqpsax.KindBinary, amqpsax.CodeVbin8, v)
 }
+
 // OnString writes a string (str8-utf8 when it fits), its bytes unchecked.
 func (w *Writer) OnString(v []byte) error { return w.variable(amqpsax.KindString, amqpsax.CodeStr8, v) }
+
 // OnSymbol writes a symbol (sym8 when it fits), its bytes unchecked.
 func (w *Writer) OnSymbol(v []byte) error { return w.variable(amqpsax.KindSymbol, amqpsax.CodeSym8, v) }
 
