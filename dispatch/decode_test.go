@@ -23,7 +23,7 @@ func TestValid(t *testing.T) {
 	var d Decoder
 	var rec trace.Recorder
 	for _, tc := range cases.Valid {
-		t.Run(tc.Name, func(t *testing.T) {
+		t.Run(tc.String(), func(t *testing.T) {
 			rec.Reset()
 			in := cases.Bytes(tc.Hex)
 			n, err := d.Decode(in, &rec)
@@ -37,13 +37,13 @@ func TestValid(t *testing.T) {
 func TestInvalid(t *testing.T) {
 	var d Decoder
 	for _, tc := range cases.Invalid {
-		t.Run(tc.Name, func(t *testing.T) {
+		t.Run(tc.String(), func(t *testing.T) {
 			_, err := d.Decode(cases.Bytes(tc.Hex), amqpsax.NopHandler{})
 			assertFault(t, err, tc.Err, tc.Offset)
 		})
 	}
 	for _, tc := range cases.InvalidText {
-		t.Run(tc.Name, func(t *testing.T) {
+		t.Run(tc.String(), func(t *testing.T) {
 			_, err := d.Decode(cases.Bytes(tc.Hex), amqpsax.NopHandler{})
 			assert.NoError(t, err, "validation off")
 			v := Decoder{Validate: true}

@@ -21,8 +21,8 @@ func TestValid(t *testing.T) {
 	for _, tc := range cases.Valid {
 		rec.Reset()
 		c.Reset(cases.Bytes(tc.Hex))
-		require.NoError(t, walk(&c, &rec), tc.Name)
-		assert.Equal(t, tc.Trace, rec.String(), tc.Name)
+		require.NoError(t, walk(&c, &rec), tc.String())
+		assert.Equal(t, tc.Trace, rec.String(), tc.String())
 		assert.Zero(t, c.Depth(), tc.Name)
 	}
 }
@@ -45,7 +45,7 @@ func TestInvalid(t *testing.T) {
 		}
 		c.Reset(cases.Bytes(tc.Hex))
 		err := walk(&c, amqpsax.NopHandler{})
-		assertFault(t, err, tc.Err, tc.Offset, tc.Name)
+		assertFault(t, err, tc.Err, tc.Offset, tc.String())
 	}
 	for _, tc := range cases.InvalidText {
 		c.Validate = false

@@ -287,3 +287,66 @@ func sameBodySet(t *testing.T, a, b []byte) bool {
 	}
 	return true
 }
+
+// TestAnnotationKeys: what the library's key lookups do with the key
+// types peers write. Annotation and footer keys must be symbols or ulongs
+// (part 3 §3.2.10); uAMQP and rhea write strings when given strings, and
+// go-amqp writes integer keys as long.
+func TestAnnotationKeys(t *testing.T) {
+	counts := map[string]int{}
+	for _, s := range Load(t) {
+		if s.Dir != "client" {
+			continue
+		}
+		for _, m := range s.Messages {
+			sc, err := message.Scan(m.Data)
+			if err != nil {
+				continue
+			}
+			for _, sec := range [][]byte{sc.DeliveryAnnotations, sc.MessageAnnotations, sc.Footer} {
+				if sec == nil {
+					continue
+				}
+				var c stream.Cursor
+				c.Reset(sec)
+				require.True(t, c.Next() && c.Enter() && c.Next() && c.Next() && c.Enter())
+				for i := 0; c.Next(); i++ {
+					if i%2 == 1 {
+						continue
+					}
+					switch c.Kind() {
+					case amqpsax.KindString, amqpsax.KindSymbol:
+						// message.Lookup finds string and symbol keys
+						// alike: a string key (illegal) is found too.
+						key := string(c.Bytes())
+						v, err := message.Lookup(sec, key)
+						require.NoError(t, err)
+						assert.NotEqual(t, amqpsax.KindInvalid, v.Kind(), "%s: Lookup(%q)", m.Name, key)
+						counts[s.Client+" "+c.Kind().String()+" key found by message.Lookup"]++
+					case amqpsax.KindLong:
+						// go-amqp's integer keys are longs: no lookup of
+						// the library finds them by number (LookupUlong
+						// matches ulong keys only); a walk sees them.
+						n := c.Int()
+						var k stream.Cursor
+						k.Reset(sec)
+						require.True(t, k.Next() && k.Enter() && k.Next() && k.Next() && k.Enter())
+						assert.False(t, k.LookupUlong(uint64(n)), "%s: LookupUlong(%d) on a long key", m.Name, n)
+						counts[s.Client+" long key not found by LookupUlong"]++
+					case amqpsax.KindUlong:
+						n := c.Uint()
+						var k stream.Cursor
+						k.Reset(sec)
+						require.True(t, k.Next() && k.Enter() && k.Next() && k.Next() && k.Enter())
+						assert.True(t, k.LookupUlong(n), "%s: LookupUlong(%d)", m.Name, n)
+						counts[s.Client+" ulong key found by LookupUlong"]++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%v", counts)
+	assert.Positive(t, counts["goamqp long key not found by LookupUlong"])
+	assert.Positive(t, counts["uamqp string key found by message.Lookup"])
+	assert.Positive(t, counts["rhea string key found by message.Lookup"])
+}
