@@ -67,12 +67,6 @@ func widths(c *stream.Cursor, enc string, tl tally) {
 			} else if ok {
 				tl.add(enc, "ulong-descriptor")
 			}
-		case amqpsax.KindUint, amqpsax.KindUlong:
-			if c.Code() == amqpsax.CodeUint || c.Code() == amqpsax.CodeUlong {
-				if c.Uint() < 256 {
-					tl.add(enc, "uint/ulong-4/8-byte-form-for-a-small-value")
-				}
-			}
 		}
 		if c.Kind() >= amqpsax.KindList {
 			if c.Enter() {
