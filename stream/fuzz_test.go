@@ -68,6 +68,25 @@ func FuzzCursor(f *testing.F) {
 				t.Fatalf("skip walk: %v, ended at %d of %d", c.Err(), end, len(data))
 			}
 		}
+		// ParseValue agrees with a one-value decode, and a Value's
+		// getters and Any never panic.
+		rd.Reset()
+		d.Validate = false // as ParseValue: text unchecked
+		n, errD := d.Decode(data, &rd)
+		v, errP := ParseValue(data)
+		switch {
+		case errD == nil && n == len(data):
+			if errP != nil {
+				t.Fatalf("ParseValue: %v; dispatch decodes %x", errP, data)
+			}
+			_, _, _, _ = v.Bool(), v.Uint(), v.Int(), v.Bytes()
+			_, _, _ = v.Timestamp(), v.UUID(), v.Decimal128()
+			if _, err := v.Any(); err != nil && !errors.Is(err, ErrMapKey) {
+				t.Fatalf("Any on %x: %v", data, err)
+			}
+		case errP == nil:
+			t.Fatalf("ParseValue accepts %x; dispatch: %v, %d of %d bytes", data, errD, n, len(data))
+		}
 	})
 }
 
