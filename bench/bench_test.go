@@ -7,13 +7,17 @@ import (
 // Every benchmark is BenchmarkTask/workload=W/impl=I, so benchstat can
 // put implementations side by side (-col /impl).
 
-func BenchmarkDecode(b *testing.B) { benchTask(b, Decode) }
-func BenchmarkSkip(b *testing.B)   { benchTask(b, Skip) }
-func BenchmarkEncode(b *testing.B) { benchTask(b, Encode) }
-func BenchmarkRoute(b *testing.B)  { benchTask(b, Route) }
+func BenchmarkDecode(b *testing.B)   { benchTask(b, Decode) }
+func BenchmarkSkip(b *testing.B)     { benchTask(b, Skip) }
+func BenchmarkEncode(b *testing.B)   { benchTask(b, Encode) }
+func BenchmarkRoute(b *testing.B)    { benchTask(b, Route) }
+func BenchmarkAppProps(b *testing.B) { benchTask(b, AppProps) }
 
 func benchTask(b *testing.B, task string) {
 	for _, w := range Workloads() {
+		if !anyApplies(task, w) {
+			continue
+		}
 		b.Run("workload="+w.Name, func(b *testing.B) {
 			for i := range Impls {
 				im := &Impls[i]
@@ -68,7 +72,7 @@ func run(op Op, n int) error {
 // decoder, the same bytes or a decodable equivalent for every encoder,
 // the same two fields for every router.
 func TestImpls(t *testing.T) {
-	for _, task := range []string{Decode, Skip, Encode, Route} {
+	for _, task := range []string{Decode, Skip, Encode, Route, AppProps} {
 		for _, w := range Workloads() {
 			for i := range Impls {
 				im := &Impls[i]
@@ -90,4 +94,14 @@ func TestImpls(t *testing.T) {
 			}
 		}
 	}
+}
+
+// anyApplies reports whether some implementation of task runs on w.
+func anyApplies(task string, w *Workload) bool {
+	for i := range Impls {
+		if Impls[i].Task == task && Impls[i].Applies(w) {
+			return true
+		}
+	}
+	return false
 }

@@ -177,6 +177,7 @@ var pairs = []struct{ task, peer, ours, why string }{
 	{"Route", "goamqp", "stream", "the same two fields"},
 	{"Route", "proton-message", "stream", "the same two fields"},
 	{"Route", "goamqp", "message", "the same two fields (message.Scan, ParseProperties, Lookup)"},
+	{"AppProps", "goamqp", "message-map", "both give the application properties as a map[string]any"},
 }
 
 // summary writes the like-for-like ratios: one row per pair, one column
@@ -222,6 +223,10 @@ func ratioCell(r float64) string {
 }
 
 var taskDoc = map[string]string{
+	"AppProps": "Turn the application properties into a Go map of plain values, as a user who wants Go " +
+		"values does. `goamqp`: Azure/go-amqp `Message.UnmarshalBinary`, then `ApplicationProperties` " +
+		"(it decodes the whole message: it has no other way). `message-map`: `message.Scan`, then " +
+		"`message.Map` of the one section.",
 	"Decode": "Read the whole message. `goamqp`: Azure/go-amqp `Message.UnmarshalBinary`. " +
 		"`dispatch-nop`: push decoder, no-op Handler. `dispatch-keep`: push decoder with a Handler that " +
 		"keeps every value as a Go value (strings copied, numbers boxed, maps built), the same kind of tree " +
