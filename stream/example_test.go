@@ -179,3 +179,18 @@ func ExampleValue() {
 	fmt.Println(v.Kind(), v.Timestamp(), err)
 	// Output: timestamp 1767323045678 <nil>
 }
+
+// Copy one section of a message into another buffer through a Writer:
+// Emit reports the cursor's value to any Handler, as dispatch would.
+func ExampleCursor_Emit() {
+	var c stream.Cursor
+	c.Reset(message())
+	c.Next()
+	c.Next() // the application properties
+	var w encode.Writer
+	if err := c.Emit(&w); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Printf("% x\n", w.Bytes())
+	// Output: 00 53 74 c1 1e 04 a1 08 70 72 69 6f 72 69 74 79 54 03 a1 06 72 65 67 69 6f 6e a1 07 65 75 2d 77 65 73 74
+}

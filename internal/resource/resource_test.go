@@ -225,52 +225,11 @@ func visit(c *stream.Cursor, raw bool) {
 	}
 }
 
-// emitAll reports the values of the cursor's level to h as dispatch
-// would (only the events the constructions below use).
+// emitAll reports the values of the cursor's level to h, as dispatch
+// would.
 func emitAll(c *stream.Cursor, h amqpsax.Handler) error {
 	for c.Next() {
-		var err error
-		k := c.Kind()
-		switch k {
-		case amqpsax.KindNull:
-			err = h.OnNull()
-		case amqpsax.KindUint:
-			err = h.OnUint(uint32(c.Uint()))
-		case amqpsax.KindUlong:
-			err = h.OnUlong(c.Uint())
-		case amqpsax.KindSymbol:
-			err = h.OnSymbol(c.Bytes())
-		case amqpsax.KindString:
-			err = h.OnString(c.Bytes())
-		case amqpsax.KindBinary:
-			err = h.OnBinary(c.Bytes())
-		case amqpsax.KindList, amqpsax.KindArray, amqpsax.KindDescribed:
-			switch c.Kind() {
-			case amqpsax.KindList:
-				err = h.OnListStart(c.Count())
-			case amqpsax.KindArray:
-				err = h.OnArrayStart(c.Count(), c.ArrayElem())
-			default:
-				err = h.OnDescribedStart()
-			}
-			if err == nil && c.Enter() {
-				err = emitAll(c, h)
-				c.Exit()
-			}
-			if err == nil {
-				switch k {
-				case amqpsax.KindList:
-					err = h.OnListEnd()
-				case amqpsax.KindArray:
-					err = h.OnArrayEnd()
-				default:
-					err = h.OnDescribedEnd()
-				}
-			}
-		default:
-			return fmt.Errorf("emitAll: no event for %v", c.Kind())
-		}
-		if err != nil {
+		if err := c.Emit(h); err != nil {
 			return err
 		}
 	}
