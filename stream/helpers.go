@@ -121,6 +121,28 @@ func (c *Cursor) Value() Value {
 	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start, elem: elem}
 }
 
+// Field is Elem and Value in one call: element i of the level just
+// entered as a Value, the zero Value when there is none. With the Value's
+// getters, reading a field is one expression that allocates nothing:
+// c.Field(2).Bytes() is properties.to, nil when null or absent.
+func (c *Cursor) Field(i int) Value {
+	if !c.Elem(i) {
+		return Value{}
+	}
+	return c.Value()
+}
+
+// Entry is Lookup and Value in one call: the value of the entry whose key
+// is a string or symbol equal to key, in the map just entered, as a
+// Value; the zero Value when there is none (the cursor is then at the end
+// of the map). c.Entry("region").Bytes() reads an application property.
+func (c *Cursor) Entry(key string) Value {
+	if !c.Lookup(key) {
+		return Value{}
+	}
+	return c.Value()
+}
+
 // arrayBody returns the element bodies of the current array, if its
 // elements are of a fixed-width code of a kind in [lo, hi].
 func (c *Cursor) arrayBody(lo, hi amqpsax.Kind, want string) (amqpsax.Code, []byte, int, bool) {

@@ -219,3 +219,50 @@ func TestAny(t *testing.T) {
 	_, err = c.Any()
 	assert.ErrorIs(t, err, ErrMapKey)
 }
+
+// TestFieldAndEntry: one call to a typed value, allocating nothing.
+func TestFieldAndEntry(t *testing.T) {
+	props := encode.AppendDescribed(nil)
+	props = encode.AppendUlong(props, 0x73)
+	s := len(props)
+	props = encode.BeginList(props)
+	props = encode.AppendString(props, "id")
+	props = encode.AppendNull(props)
+	props = encode.AppendNull(props)
+	props = encode.AppendString(props, "sub")
+	props = encode.EndList(props, s, 4)
+	var c Cursor
+	allocs := testing.AllocsPerRun(100, func() {
+		c.Reset(props)
+		c.Next()
+		c.EnterValue()
+		c.Enter()
+		if to := c.Field(2); !to.IsNull() || to.Bytes() != nil {
+			t.Fatal("to")
+		}
+		if string(c.Field(3).Bytes()) != "sub" {
+			t.Fatal("subject")
+		}
+		if c.Field(9).Kind() != amqpsax.KindInvalid || c.Err() != nil {
+			t.Fatal("absent field")
+		}
+	})
+	assert.Zero(t, allocs)
+
+	m := encode.BeginMap(nil)
+	m = encode.AppendString(m, "region")
+	m = encode.AppendString(m, "eu-west")
+	m = encode.AppendString(m, "n")
+	m = encode.AppendLong(m, 7)
+	m = encode.EndMap(m, 0, 2)
+	c.Reset(m)
+	c.Next()
+	c.Enter()
+	assert.Equal(t, int64(7), c.Entry("n").Int())
+	c.Reset(m)
+	c.Next()
+	c.Enter()
+	assert.Equal(t, "eu-west", string(c.Entry("region").Bytes()))
+	assert.Equal(t, amqpsax.KindInvalid, c.Entry("none").Kind())
+	assert.NoError(t, c.Err())
+}
