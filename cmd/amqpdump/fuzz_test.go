@@ -1,20 +1,26 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/corpus"
 )
 
 // FuzzDump: on any input, printing values fails exactly as dispatch does
-// (or succeeds when it does), and printing a frame stream ends without
-// error or with a *frameError or *amqpsax.Error; neither panics.
+// (or succeeds when it does); printing a frame stream reports only
+// *dump.FrameError and *amqpsax.Error faults; the JSON output of both is
+// one valid JSON object a line; no output is longer than maxPerByte bytes
+// per input byte (plus a constant); nothing panics.
 func FuzzDump(f *testing.F) {
 	for _, c := range cases.Valid {
 		f.Add(cases.Bytes(c.Hex))
@@ -37,7 +43,8 @@ func FuzzDump(f *testing.F) {
 	var d dispatch.Decoder
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want := d.DecodeAll(data, amqpsax.NopHandler{})
-		got := dump(t, data, false).err
+		r := dumpBytes(t, data, false)
+		got := r.err
 		var we, ge *amqpsax.Error
 		switch {
 		case want == nil && got != nil, want != nil && got == nil:
@@ -48,10 +55,55 @@ func FuzzDump(f *testing.F) {
 				t.Fatalf("dispatch: %v; amqpdump: %v", want, got)
 			}
 		}
+		checkBounded(t, data, r.out)
 
-		var fe *frameError
-		if err := dump(t, data, true).err; err != nil && !errors.As(err, &fe) && !errors.As(err, &ge) {
-			t.Fatalf("frames: %v", err)
+		r = dumpBytes(t, data, true)
+		for _, err := range r.faults {
+			var fe *dump.FrameError
+			if !errors.As(err, &fe) && !errors.As(err, &ge) {
+				t.Fatalf("frames: %T %v", err, err)
+			}
+		}
+		checkBounded(t, data, r.out)
+
+		for _, frames := range []bool{false, true} {
+			r := dumpJSON(t, data, frames)
+			checkBounded(t, data, r)
+			for line := range strings.SplitSeq(strings.TrimSuffix(r, "\n"), "\n") {
+				if line != "" && !json.Valid([]byte(line)) {
+					t.Fatalf("frames %v: not JSON: %s", frames, line)
+				}
+			}
 		}
 	})
+}
+
+// maxPerByte bounds the output per input byte: an array of 255 nulls in
+// 4 bytes prints 4 lines, 34 bytes of lists nested deeper than the
+// indentation shown print 34 lines of at most 80 bytes, and a frame
+// prints a few lines of its own.
+const maxPerByte = 200
+
+// checkBounded fails when out is longer than maxPerByte per input byte,
+// plus a constant.
+func checkBounded(t *testing.T, data []byte, out string) {
+	t.Helper()
+	if len(out) > maxPerByte*len(data)+1000 {
+		t.Fatalf("%d bytes printed for %d bytes of input", len(out), len(data))
+	}
+}
+
+// dumpJSON prints data as amqpdump -json does.
+func dumpJSON(t testing.TB, data []byte, frames bool) string {
+	t.Helper()
+	var b bytes.Buffer
+	out := dump.NewOut(&b)
+	opts := dump.Options{JSON: true, MaxMessageSize: len(data) + 1}
+	if frames {
+		dump.NewStream(out, opts).WriteAll(data)
+	} else {
+		dump.NewValues(out, opts).Print(data)
+	}
+	out.Flush()
+	return b.String()
 }

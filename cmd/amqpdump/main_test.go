@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/internal/cases"
@@ -44,6 +45,13 @@ var goldenCases = []struct {
 	{"bad-truncated", []string{"-x", "testdata/amqpdump/bad-truncated.hex"}, ""},
 	{"bad-code-offsets", []string{"-x", "-o", "testdata/amqpdump/bad-code.hex"}, ""},
 	{"bad-hex", []string{"-x", "testdata/amqpdump/all-sections.amqp"}, ""},
+	{"frames-client-json", []string{"-frames", "-json", "testdata/proton/conn-client.bin"}, ""},
+	{"frames-server-json", []string{"-frames", "-json", "testdata/proton/conn-server.bin"}, ""},
+	{"all-sections-json", []string{"-json", "testdata/amqpdump/all-sections.amqp"}, ""},
+	{"frames-bad-goes-on", []string{"-frames", "-x", "-o", "testdata/amqpdump/bad-frames.hex"}, ""},
+	{"refuse-frames", []string{"testdata/proton/conn-client.bin"}, ""},
+	{"pcap", []string{"-pcap", "testdata/amqpdump/proton.pcap"}, ""},
+	{"zero-width", []string{"-x", "testdata/amqpdump/zero-width.hex"}, ""},
 }
 
 // result is one run of amqpdump.
@@ -181,7 +189,7 @@ func TestFramesMatchProton(t *testing.T) {
 
 // TestTruncatedStream: on a stream cut in the middle of a frame, the
 // output up to that frame is exactly the output for the whole stream, and
-// the error names the frame's offset.
+// the error names the frame and its offset.
 func TestTruncatedStream(t *testing.T) {
 	dir := corpus.Dir()
 	full := runTool(t, []string{"-frames", filepath.Join(dir, "conn-client.bin")}, "")
@@ -190,65 +198,58 @@ func TestTruncatedStream(t *testing.T) {
 	assert.Equal(t, "amqpdump: frame 5 at offset 161: truncated: size 111, only 55 bytes present (the input ends at offset 216)\n", cut.stderr)
 	i := strings.Index(full.stdout, "frame 5 at 161")
 	require.Positive(t, i)
-	j := strings.IndexByte(full.stdout[i:], '\n')
-	assert.Equal(t, full.stdout[:i+j+1], cut.stdout)
+	assert.Equal(t, full.stdout[:i], cut.stdout)
 }
 
 // TestStreamCutEverywhere: a connection stream cut at any byte prints a
-// prefix of the whole stream's output (but for the header line of the
-// frame cut short) and, unless the cut falls between frames, fails with a
-// *frameError or *amqpsax.Error.
+// prefix of the whole stream's output and, unless the cut falls between
+// frames, reports one fault: a *dump.FrameError for the frame cut short,
+// or an *amqpsax.Error for a message cut short (the transfer that ends
+// it has no more flag: its delivery is whole, its message is not).
 func TestStreamCutEverywhere(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(corpus.Dir(), "conn-server.bin"))
 	require.NoError(t, err)
-	whole := dump(t, data, true)
-	require.NoError(t, whole.err)
+	whole := dumpBytes(t, data, true)
+	require.Empty(t, whole.faults)
 	between := map[int]bool{}
 	for _, it := range loadStream(t, "server") {
 		between[it.Offset] = true
 	}
 	for cut := range len(data) {
-		r := dump(t, data[:cut], true)
+		r := dumpBytes(t, data[:cut], true)
+		assert.True(t, strings.HasPrefix(whole.out, r.out), "cut %d", cut)
 		if between[cut] || cut == 0 {
-			assert.NoError(t, r.err, "cut %d", cut)
-			assert.True(t, strings.HasPrefix(whole.out, r.out), "cut %d", cut)
+			assert.Empty(t, r.faults, "cut %d", cut)
 			continue
 		}
-		var fe *frameError
-		var ae *amqpsax.Error
-		if !assert.True(t, errors.As(r.err, &fe) || errors.As(r.err, &ae), "cut %d: %v", cut, r.err) {
-			continue
+		if assert.Len(t, r.faults, 1, "cut %d", cut) {
+			var fe *dump.FrameError
+			assert.ErrorAs(t, r.faults[0], &fe, "cut %d", cut)
 		}
-		// The frame header line of a cut frame says less than the whole.
-		out := r.out
-		if out != "" {
-			if k := strings.LastIndex(out[:len(out)-1], "\n"); strings.HasPrefix(out[k+1:], "frame ") {
-				out = out[:k+1]
-			}
-		}
-		assert.True(t, strings.HasPrefix(whole.out, out), "cut %d", cut)
 	}
 }
 
 type dumped struct {
-	out string
-	err error
+	out    string
+	err    error   // values: the fault that stopped the walk
+	faults []error // frames: every fault reported
 }
 
-// dump prints data as amqpdump does, as a frame stream or as values.
-func dump(t *testing.T, data []byte, frames bool) dumped {
+// dumpBytes prints data as amqpdump does, as a frame stream or as values.
+func dumpBytes(t testing.TB, data []byte, frames bool) dumped {
 	t.Helper()
 	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	p := newPrinter(w, false, len(data)).at(data, nil)
-	var err error
+	out := dump.NewOut(&b)
+	var r dumped
+	opts := dump.Options{OnFault: func(err error) { r.faults = append(r.faults, err) }, MaxMessageSize: len(data) + 1}
 	if frames {
-		err = dumpFrames(p)
+		dump.NewStream(out, opts).WriteAll(data)
 	} else {
-		err = p.all(0, len(data), 0)
+		r.err = dump.NewValues(out, opts).Print(data)
 	}
-	require.NoError(t, w.Flush())
-	return dumped{b.String(), err}
+	require.NoError(t, out.Flush())
+	r.out = b.String()
+	return r
 }
 
 // TestErrorsMatchDispatch: on malformed values amqpdump fails with the
@@ -285,7 +286,7 @@ func checkLikeDispatch(t *testing.T, name string, data []byte) {
 	t.Helper()
 	var d dispatch.Decoder
 	want := d.DecodeAll(data, amqpsax.NopHandler{})
-	got := dump(t, data, false).err
+	got := dumpBytes(t, data, false).err
 	if want == nil {
 		assert.NoError(t, got, name)
 		return
@@ -301,6 +302,7 @@ func checkLikeDispatch(t *testing.T, name string, data []byte) {
 // the offset dispatch reports, for lists, described values, and the
 // elements of arrays of described values (a level of their own).
 func TestDepthLikeDispatch(t *testing.T) {
+	const maxDepth = dispatch.DefaultMaxDepth
 	lists := func(n int, inner []byte) []byte {
 		for range n {
 			inner = encode.EndList32(append(encode.BeginList(nil), inner...), 0, 1)
@@ -324,7 +326,7 @@ func TestDepthLikeDispatch(t *testing.T) {
 // corpus prints without error, with one line per value at least.
 func TestCorpusPrints(t *testing.T) {
 	for _, e := range corpus.All(t) {
-		r := dump(t, e.Data, false)
+		r := dumpBytes(t, e.Data, false)
 		if assert.NoError(t, r.err, e.Name) {
 			assert.NotEmpty(t, r.out, e.Name)
 		}
@@ -386,9 +388,10 @@ func TestReassembly(t *testing.T) {
 	s = append(s, frameBytes(2, transferPerf(7, 9, true, false), small)...)    // frame 7: never finished
 
 	var out bytes.Buffer
-	p := newPrinter(bufio.NewWriter(&out), true, len(s)).at(s, nil)
-	require.NoError(t, dumpFrames(p))
-	require.NoError(t, p.w.Flush())
+	o := dump.NewOut(&out)
+	o.Offsets, o.Width = true, len(strconv.Itoa(len(s)))
+	st := dump.NewStream(o, dump.Options{OnFault: func(err error) { t.Error(err) }})
+	st.WriteAll(s)
 	text := out.String()
 
 	assert.Contains(t, text, "  payload: 5 bytes, more to come\n")
@@ -420,9 +423,10 @@ func TestReassemblyError(t *testing.T) {
 	var s []byte
 	s = append(s, frameBytes(0, transferPerf(0, 1, true, false), bad[:6])...)
 	s = append(s, frameBytes(0, transferPerf(0, 1, false, false), bad[6:])...)
-	r := dump(t, s, true)
+	r := dumpBytes(t, s, true)
+	require.Len(t, r.faults, 1)
 	var ae *amqpsax.Error
-	require.ErrorAs(t, r.err, &ae)
+	require.ErrorAs(t, r.faults[0], &ae)
 	assert.ErrorIs(t, ae, io.ErrUnexpectedEOF)
 	assert.Equal(t, 8+len(transferPerf(0, 1, true, false))+3, ae.Offset, "the vbin8, in the first frame")
 	assert.True(t, strings.HasSuffix(r.out, "    described amqp:data:binary (ulong 0x75 <smallulong>)\n"), r.out)
@@ -439,8 +443,9 @@ func TestHexInput(t *testing.T) {
 	assert.Equal(t, []byte{0xab, 0xcd}, b)
 	_, err = decodeHex([]byte("00\n0x"))
 	assert.EqualError(t, err, `hex input: invalid character 'x' at line 2, column 2`)
-	_, err = decodeHex([]byte("005"))
-	assert.Equal(t, errOddHex, err)
+	_, err = decodeHex([]byte("00\n 5 # x"))
+	assert.ErrorIs(t, err, errOddHex)
+	assert.EqualError(t, err, "hex input: odd number of hex digits: the last digit, at line 2, column 2, has no pair")
 }
 
 // TestUsage: bad usage exits with status 2, -h with 0, and a missing file
@@ -465,8 +470,8 @@ func TestExtendedHeader(t *testing.T) {
 	s := []byte{0, 0, 0, 12, 3, 0, 0, 5, 0xde, 0xad, 0xbe, 0xef}
 	s = append(s, 0, 0, 0, byte(16+len(perf)), 4, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8)
 	s = append(s, perf...)
-	r := dump(t, s, true)
-	require.NoError(t, r.err)
+	r := dumpBytes(t, s, true)
+	require.Empty(t, r.faults)
 	assert.Equal(t, `frame 1 at 0: size 12, doff 3, type 0 (AMQP), channel 5: empty (heartbeat)
   extended header: deadbeef
 frame 2 at 12: size 20, doff 4, type 0 (AMQP), channel 1: end

@@ -10,7 +10,8 @@ Proton 0.37) or, for the filter example's sample, built with Proton's
 Message (Debian package python3-qpid-proton); the bad inputs are cut or
 patched from them by hand, as the comments in each file say. The output is
 the same on every run. The golden files (*.golden) are not written here:
-they are the output of `go test ./cmd/amqpdump -update`.
+they are the output of `cd cmd && go test ./amqpdump -update`. The
+capture proton.pcap is written by gen_pcap.py.
 """
 
 import json
@@ -84,6 +85,36 @@ def main():
           "# protocol header\n414d515000010000\n"
           + "# empty frame\n0000000802000000\n"
           + "# frame with doff 1\n0000000c01000000 00537045\n")
+
+    # A connection stream with a fault in most frames, for amqpdump's
+    # going on after a bad frame or message: every good frame after a bad
+    # one is printed.
+    def frame(body, doff=2, typ=0, channel=0):
+        return (8 + len(body)).to_bytes(4, "big") + bytes([doff, typ]) + channel.to_bytes(2, "big") + body
+    write("testdata/amqpdump/bad-frames.hex",
+          "# protocol header\n414d515000010000\n"
+          + "# open, container-id \"a\"\n" + frame(bytes.fromhex("005310c00401a10161")).hex() + "\n"
+          + "# a frame whose data offset is 1: skipped by its size, 12\n0000000c01000000 00537045\n"
+          + "# begin whose second field has no format code (0x3f)\n" + frame(bytes.fromhex("005311c00302403f")).hex() + "\n"
+          + "# begin whose next-outgoing-id is a string\n" + frame(bytes.fromhex("005311c0070440a101784343")).hex() + "\n"
+          + "# transfer of a message whose data section is cut short\n"
+          + frame(bytes.fromhex("005314c006034343a00100") + bytes.fromhex("005375a0050102")).hex() + "\n"
+          + "# transfer of a message with two header sections\n"
+          + frame(bytes.fromhex("005314c007034352 01a00101".replace(" ", "")) + bytes.fromhex("0053704500537045")).hex() + "\n"
+          + "# end\n" + frame(bytes.fromhex("00531745")).hex() + "\n"
+          + "# a frame of 32 bytes cut after 10\n0000002002000000 0053\n")
+
+    # Values that would print far more lines than they have bytes: an
+    # array of 255 nulls in 4 bytes, a list of five equal ulongs, and 34
+    # lists nested around a null (deeper than the 32 levels amqpdump
+    # indents).
+    nested = bytes.fromhex("40")
+    for _ in range(34):
+        nested = bytes([0xc0, len(nested) + 1, 1]) + nested
+    write("testdata/amqpdump/zero-width.hex",
+          "# array8 of 255 nulls\ne002ff40\n"
+          + "# list8 of five smallulong 1\nc00b05" + "5301" * 5 + "\n"
+          + "# 34 lists around a null\n" + hex_lines(nested))
 
     # The filter example's sample: header, properties, application
     # properties with a "secret", a string body, and no message

@@ -1,0 +1,64 @@
+// Package dump prints AMQP 1.0 encoded values and connection byte streams
+// for amqpdump and amqpspy, through the public packages only: frames are
+// read with frame.Reader, performatives checked with frame's Parse
+// functions, deliveries joined with frame.Assembler, values walked with a
+// stream.Cursor that enters everything (so its faults and their offsets
+// are the ones package dispatch reports), messages checked with
+// message.Scan.
+//
+// # Text
+//
+// One line per value, indented two spaces per level of nesting, with its
+// type name (part 1 §1.6), its value, its encoding where that says more
+// than the type ("<smalluint>", "<str8-utf8>"), the symbolic name of
+// every descriptor the spec defines ("amqp:properties:list"), the names
+// of the fields of the spec's described lists ("durable: boolean true"),
+// and the names of enumerated values (role, settle modes, terminus
+// durability, SASL outcome code):
+//
+//	described amqp:attach:list (ulong 0x12 <smallulong>)
+//	  list[14] <list8>
+//	    name: string "amqpsax-sender" <str8-utf8>
+//	    handle: uint 0 <uint0>
+//	    role: boolean false (sender) <false>
+//	    snd-settle-mode: ubyte 2 (mixed)
+//
+// A map is printed one pair a line ("key => value") when the key is a
+// primitive; an array's line gives its count, encoding and element type
+// ("array[1] <array8> of symbol <sym8>"), and its elements share that
+// encoding. Strings and symbols are quoted and cut after 64 bytes, a
+// binary shows up to 32 bytes in hex, a timestamp is also shown in UTC.
+//
+// A stream of frames prints each protocol header and each frame's header
+// fields and performative, then the performative's tree; the payloads of
+// a delivery's transfers are joined and its message printed under the
+// transfer that completes it.
+//
+// # JSON
+//
+// One object a line: a protocol header ({"offset","header","protocol",
+// "id","version"}), a frame ({"frame","offset","size","doff","type",
+// "channel","performative","fields"}, "heartbeat" for an empty frame,
+// "payload" and "delivery" for a transfer, and "message" ({"bytes",
+// "frames","sections":[{"offset","section","value"}]}) for the transfer
+// that completes a delivery), a fault ({"offset","error"}), or a delivery
+// left incomplete ({"incomplete":{…}}). Values map to JSON as: null,
+// booleans and numbers as themselves (NaN and infinities as strings),
+// strings and symbols as strings, binaries, decimals and compound map
+// keys as hex, timestamps as milliseconds, uuids and chars as strings,
+// lists and arrays as arrays, maps as objects (a key that is not a string
+// or symbol is its JSON text), a described list of named fields as the
+// object of its fields with "descriptor", any other described value as
+// {"descriptor","value"}. Enumerated fields are their names.
+//
+// # Limits
+//
+// Output is bounded by a constant times the input, whatever the input:
+// of a run of identical values in a list or array (a zero-width array
+// claims up to hundreds of thousands of elements in a few bytes) the
+// first two are printed and the rest summed up in one line ("… 253 more
+// null"); lines deeper than 32 levels are indented as at 32 and say their
+// depth; strings and binaries are cut. Out.Limit caps the bytes written.
+// Work is linear too: offsets inside a message joined from n transfers
+// are found in amortised O(1) each, not O(n).
+package dump

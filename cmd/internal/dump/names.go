@@ -1,0 +1,113 @@
+package dump
+
+import (
+	"strings"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/stream"
+)
+
+// otherFields names the fields of the described lists the spec defines
+// that package frame does not decode: the header and properties sections
+// (part 3 §3.2.1, §3.2.4) and the transaction types (part 4 §4.5). Package
+// frame's FieldName names the rest (performatives, source, target, error,
+// delivery states, coordinator, SASL frames).
+var otherFields = map[amqpsax.Descriptor][]string{
+	amqpsax.DescriptorHeader: {"durable", "priority", "ttl", "first-acquirer", "delivery-count"},
+	amqpsax.DescriptorProperties: {"message-id", "user-id", "to", "subject", "reply-to",
+		"correlation-id", "content-type", "content-encoding", "absolute-expiry-time",
+		"creation-time", "group-id", "group-sequence", "reply-to-group-id"},
+	amqpsax.DescriptorDeclare:            {"global-id"},
+	amqpsax.DescriptorDischarge:          {"txn-id", "fail"},
+	amqpsax.DescriptorDeclared:           {"txn-id"},
+	amqpsax.DescriptorTransactionalState: {"txn-id", "outcome"},
+}
+
+// fieldName returns the name of field i of the described list with
+// descriptor d, or "" when the spec gives it none.
+func fieldName(d amqpsax.Descriptor, i int) string {
+	if i < 0 || i > 255 {
+		return ""
+	}
+	if s := frame.FieldName(d, frame.Field(i)); s != "" {
+		return s
+	}
+	if names := otherFields[d]; i < len(names) {
+		return names[i]
+	}
+	return ""
+}
+
+// hasFields reports whether the list of a value described by d has named
+// fields.
+func hasFields(d amqpsax.Descriptor) bool {
+	return frame.NumFields(d) > 0 || len(otherFields[d]) > 0
+}
+
+// isPerformative reports whether d is one of the frame bodies the spec
+// defines (part 2 §2.7, part 5 §5.3.3).
+func isPerformative(d amqpsax.Descriptor) bool {
+	switch d {
+	case amqpsax.DescriptorOpen, amqpsax.DescriptorBegin, amqpsax.DescriptorAttach,
+		amqpsax.DescriptorFlow, amqpsax.DescriptorTransfer, amqpsax.DescriptorDisposition,
+		amqpsax.DescriptorDetach, amqpsax.DescriptorEnd, amqpsax.DescriptorClose,
+		amqpsax.DescriptorSASLMechanisms, amqpsax.DescriptorSASLInit,
+		amqpsax.DescriptorSASLChallenge, amqpsax.DescriptorSASLResponse,
+		amqpsax.DescriptorSASLOutcome:
+		return true
+	}
+	return false
+}
+
+// shortName returns the short name of a descriptor the spec defines:
+// "attach" for amqp:attach:list, "header" for amqp:header:list.
+func shortName(d amqpsax.Descriptor) string {
+	s := strings.TrimPrefix(d.Name(), "amqp:")
+	if i := strings.LastIndexByte(s, ':'); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// perfName names a frame body by its performative, for a frame's line.
+func perfName(body []byte) string {
+	d, err := frame.Performative(body)
+	switch {
+	case err != nil:
+		return "not a performative"
+	case isPerformative(d):
+		return shortName(d)
+	case d == 0:
+		return "not a performative: an undefined symbolic descriptor"
+	case d.Name() != "":
+		return "not a performative: " + d.Name()
+	}
+	return "not a performative: " + d.String()
+}
+
+// enumName returns the name the spec gives the value the cursor is on,
+// when it is field i of the composite with descriptor d and that field is
+// one of the enumerated types (part 2 §2.8.1 to §2.8.3, part 3 §3.5.5, part
+// 5 §5.3.3.6), or "" otherwise. Symbols (expiry policies, error
+// conditions) name themselves, and delivery states are named by their
+// descriptors.
+func enumName(d amqpsax.Descriptor, i int, c *stream.Cursor) string {
+	k := c.Kind()
+	switch {
+	case k == amqpsax.KindBool && (d == amqpsax.DescriptorAttach && i == int(frame.AttachRole) ||
+		d == amqpsax.DescriptorDisposition && i == int(frame.DispositionRole)):
+		return frame.Role(c.Bool()).String()
+	case k == amqpsax.KindUbyte && d == amqpsax.DescriptorAttach && i == int(frame.AttachSndSettleMode):
+		return frame.SenderSettleMode(c.Uint()).String()
+	case k == amqpsax.KindUbyte && (d == amqpsax.DescriptorAttach && i == int(frame.AttachRcvSettleMode) ||
+		d == amqpsax.DescriptorTransfer && i == int(frame.TransferRcvSettleMode)):
+		return frame.ReceiverSettleMode(c.Uint()).String()
+	case k == amqpsax.KindUint && (d == amqpsax.DescriptorSource && i == int(frame.SourceDurable) ||
+		d == amqpsax.DescriptorTarget && i == int(frame.TargetDurable)):
+		return frame.TerminusDurability(c.Uint()).String() // a uint: 32 bits
+	case k == amqpsax.KindUbyte && d == amqpsax.DescriptorSASLOutcome && i == int(frame.SASLOutcomeCode):
+		return frame.SASLCode(c.Uint()).String()
+	}
+	return ""
+}

@@ -1,0 +1,251 @@
+package dump
+
+import (
+	"encoding/hex"
+	"strconv"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/amqpsax/amqpsax/stream"
+)
+
+// frameJSON prints a frame as one JSON object.
+func (s *Stream) frameJSON(f frame.Frame, at int64) {
+	o := s.out
+	bodyAt := at + 4*int64(f.DataOffset())
+	d, _ := frame.Performative(f.Body)
+	// The performative is checked before anything of it is written, so
+	// that a fault cannot leave half an object.
+	var n int
+	var bad, fieldErr error
+	if len(f.Body) > 0 {
+		var err error
+		if n, err = s.dec.Decode(f.Body, amqpsax.NopHandler{}); err != nil {
+			bad = remap(err, s.segs.at(bodyAt))
+		} else {
+			fieldErr = s.parse(d, f.Body, bodyAt)
+		}
+	}
+	o.beginRecord(at)
+	o.buf = append(o.buf, '{')
+	o.buf = append(o.buf, s.opts.Tag...)
+	o.buf = append(o.buf, `"frame":`...)
+	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
+	o.buf = append(o.buf, `,"offset":`...)
+	o.buf = strconv.AppendInt(o.buf, at, 10)
+	o.buf = append(o.buf, `,"size":`...)
+	o.buf = strconv.AppendUint(o.buf, uint64(f.Size), 10)
+	o.buf = append(o.buf, `,"doff":`...)
+	o.buf = strconv.AppendUint(o.buf, uint64(f.DataOffset()), 10)
+	o.buf = append(o.buf, `,"type":`...)
+	o.buf = appendJSONString(o.buf, []byte(name(frameTypes[:], int(f.Type))))
+	o.buf = append(o.buf, `,"channel":`...)
+	o.buf = strconv.AppendUint(o.buf, uint64(f.Channel), 10)
+	if len(f.Ext) > 0 {
+		o.buf = append(o.buf, `,"ext":"`...)
+		o.buf = hex.AppendEncode(o.buf, f.Ext)
+		o.buf = append(o.buf, '"')
+	}
+	if len(f.Body) == 0 {
+		o.buf = append(o.buf, `,"heartbeat":true}`...)
+		o.endRecord()
+		return
+	}
+	o.buf = append(o.buf, `,"performative":`...)
+	if isPerformative(d) {
+		o.buf = appendJSONString(o.buf, []byte(shortName(d)))
+	} else {
+		o.buf = append(o.buf, "null"...)
+	}
+	if bad != nil {
+		s.endWithError(bad)
+		return
+	}
+	o.buf = append(o.buf, `,"fields":`...)
+	j := &s.json
+	j.c.Reset(f.Body)
+	if !j.c.Next() || !j.perf() {
+		o.endRecord()
+		return
+	}
+	if fieldErr != nil {
+		s.endWithError(fieldErr)
+		return
+	}
+	if d == amqpsax.DescriptorTransfer {
+		s.transferJSON(f, bodyAt)
+	} else if n < len(f.Body) {
+		o.buf = append(o.buf, `,"payload":`...)
+		o.buf = strconv.AppendInt(o.buf, int64(len(f.Body)-n), 10)
+	}
+	o.buf = append(o.buf, '}')
+	o.endRecord()
+}
+
+// endWithError ends the object being written with an "error" member, and
+// reports err.
+func (s *Stream) endWithError(err error) {
+	o := s.out
+	o.buf = append(o.buf, `,"error":`...)
+	o.buf = appendJSONString(o.buf, []byte(err.Error()))
+	o.buf = append(o.buf, '}')
+	o.endRecord()
+	s.faults++
+	if s.opts.OnFault != nil {
+		s.opts.OnFault(err)
+	}
+}
+
+// transferJSON writes the members of a transfer's object about its
+// payload and delivery: "payload" (its length), "delivery" (what became
+// of it: "more", "aborted", "ignored", "complete"), and "message" when it
+// completes its delivery.
+func (s *Stream) transferJSON(f frame.Frame, bodyAt int64) {
+	o := s.out
+	t, payload, err := frame.ParseTransfer(f.Body)
+	if err != nil {
+		return
+	}
+	j := s.join(f, t, payload, bodyAt)
+	o.buf = append(o.buf, `,"payload":`...)
+	o.buf = strconv.AppendInt(o.buf, int64(j.n), 10)
+	switch j.what {
+	case joinFault:
+		o.buf = append(o.buf, `,"delivery":"refused","error":`...)
+		o.buf = appendJSONString(o.buf, []byte(j.err.Error()))
+		s.faults++
+		if s.opts.OnFault != nil {
+			s.opts.OnFault(j.err)
+		}
+	case joinAborted:
+		o.buf = append(o.buf, `,"delivery":"aborted","dropped":`...)
+		o.buf = strconv.AppendInt(o.buf, int64(j.dropped), 10)
+	case joinIgnored:
+		o.buf = append(o.buf, `,"delivery":"ignored"`...)
+	case joinMore:
+		o.buf = append(o.buf, `,"delivery":"more"`...)
+	case joinDone:
+		o.buf = append(o.buf, `,"delivery":"complete","message":`...)
+		s.messageJSON(j.d.Payload, j.segs, j.first)
+	}
+}
+
+// messageJSON writes a message as an object: "bytes", "frames" (the
+// first and last frame of its transfers), and "sections", each with its
+// "offset", "section" (its short name: "header", "application-properties"
+// …; null for a value that is not a section) and "value"; or "error".
+func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
+	o := s.out
+	o.buf = append(o.buf, `{"bytes":`...)
+	o.buf = strconv.AppendInt(o.buf, int64(len(m)), 10)
+	o.buf = append(o.buf, `,"frames":[`...)
+	o.buf = strconv.AppendInt(o.buf, int64(first), 10)
+	o.buf = append(o.buf, ',')
+	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
+	o.buf = append(o.buf, ']')
+	var bad error
+	if err := s.dec.DecodeAll(m, amqpsax.NopHandler{}); err != nil {
+		bad = remap(err, s.segs.set(segs))
+	} else {
+		o.buf = append(o.buf, `,"sections":[`...)
+		j := &s.json
+		j.c.Reset(m)
+		s.segs.set(segs)
+		for i := 0; j.c.Next(); i++ {
+			j.work++
+			if i > 0 {
+				o.buf = append(o.buf, ',')
+			}
+			o.buf = append(o.buf, `{"offset":`...)
+			o.buf = strconv.AppendInt(o.buf, s.segs.offset(j.c.Offset()), 10)
+			o.buf = append(o.buf, `,"section":`...)
+			if !j.section() {
+				return
+			}
+			o.buf = append(o.buf, '}')
+		}
+		o.buf = append(o.buf, ']')
+		if _, err := message.Scan(m); err != nil {
+			bad = remap(err, s.segs.set(segs))
+		}
+	}
+	if bad != nil {
+		o.buf = append(o.buf, `,"error":`...)
+		o.buf = appendJSONString(o.buf, []byte(bad.Error()))
+		s.faults++
+		if s.opts.OnFault != nil {
+			s.opts.OnFault(bad)
+		}
+	}
+	o.buf = append(o.buf, '}')
+}
+
+// perf writes the performative the cursor is on as the object of its
+// fields (or, when it is not a described list the spec names the fields
+// of, as any value).
+func (j *jsonw) perf() bool {
+	c := &j.c
+	d, known := describedAs(c)
+	if !known || !hasFields(d) {
+		return j.value(0, 0, false)
+	}
+	return j.fields(d)
+}
+
+// section writes the name of the section the cursor is on and its
+// "value" member: the object of its fields for the header and
+// properties, any value for the others. A value that is not a section
+// has a null name and is written whole.
+func (j *jsonw) section() bool {
+	c, o := &j.c, j.out
+	d, known := describedAs(c)
+	if !known {
+		o.buf = append(o.buf, `null,"value":`...)
+		return j.value(0, 0, false)
+	}
+	o.buf = appendJSONString(o.buf, []byte(shortName(d)))
+	o.buf = append(o.buf, `,"value":`...)
+	if hasFields(d) {
+		return j.fields(d)
+	}
+	if !c.EnterValue() {
+		return false
+	}
+	j.work += 2
+	return j.value(0, 0, false) && !c.Next() && c.Err() == nil && c.Exit()
+}
+
+// fields writes the value of the described value the cursor is on, whose
+// descriptor is d: a list as the object of its fields, anything else as
+// it is.
+func (j *jsonw) fields(d amqpsax.Descriptor) bool {
+	c := &j.c
+	if !c.EnterValue() {
+		return false
+	}
+	j.work += 2
+	ok := false
+	if c.Kind() == amqpsax.KindList {
+		ok = j.list(d, true)
+	} else {
+		ok = j.value(0, 0, false)
+	}
+	return ok && !c.Next() && c.Err() == nil && c.Exit()
+}
+
+// describedAs returns the descriptor of the described value the cursor
+// is on, without entering it, and whether it is one the spec defines.
+func describedAs(c *stream.Cursor) (amqpsax.Descriptor, bool) {
+	if c.Kind() != amqpsax.KindDescribed {
+		return 0, false
+	}
+	d, sym, ok := c.Descriptor()
+	switch {
+	case !ok:
+		return 0, false
+	case sym != nil:
+		return d, d != 0
+	}
+	return d, d.Name() != ""
+}
