@@ -23,7 +23,9 @@ import (
 	"github.com/amqpsax/amqpsax/interop"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+func run() int {
 	broker := flag.String("broker", "127.0.0.1:5672", "the broker's host:port")
 	out := flag.String("out", ".", "directory for the recorded streams")
 	name := flag.String("name", "conn", "file name prefix")
@@ -31,7 +33,7 @@ func main() {
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: record -broker HOST:PORT -out DIR -name NAME -- PROGRAM ARGS...")
-		os.Exit(2)
+		return 2
 	}
 	var cfg *tls.Config
 	env := os.Environ()
@@ -40,25 +42,25 @@ func main() {
 		var err error
 		if cfg, ca, err = interop.SelfSigned(); err != nil {
 			fmt.Fprintln(os.Stderr, "record:", err)
-			os.Exit(1)
+			return 1
 		}
 		dir, err := os.MkdirTemp("", "record-ca")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "record:", err)
-			os.Exit(1)
+			return 1
 		}
 		defer os.RemoveAll(dir)
 		caFile := filepath.Join(dir, "ca.pem")
 		if err := os.WriteFile(caFile, ca, 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "record:", err)
-			os.Exit(1)
+			return 1
 		}
 		env = append(env, "AMQP_CA="+caFile)
 	}
 	tap, err := interop.NewTap(*broker, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
-		os.Exit(1)
+		return 1
 	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Env = append(env, "AMQP_ADDR="+tap.Addr())
@@ -74,13 +76,14 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
-		os.Exit(1)
+		return 1
 	}
 	if runErr != nil {
 		fmt.Fprintf(os.Stderr, "record: %s: %v\n", flag.Arg(0), runErr)
 		if ee, ok := runErr.(*exec.ExitError); ok {
-			os.Exit(ee.ExitCode())
+			return ee.ExitCode()
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
