@@ -49,6 +49,8 @@ func (k Key) matches(c *stream.Cursor) bool {
 		return !k.isUlong && string(c.Bytes()) == k.name
 	case amqpsax.KindUlong:
 		return k.isUlong && c.Uint() == k.ulong
+	case amqpsax.KindLong: // go-amqp's integer keys (see stream.Cursor.LookupUlong)
+		return k.isUlong && c.Int() >= 0 && uint64(c.Int()) == k.ulong
 	}
 	return false
 }

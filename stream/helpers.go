@@ -54,7 +54,10 @@ func (c *Cursor) EnterValue() bool {
 func (c *Cursor) Lookup(key string) bool { return c.lookup(key, 0, false) }
 
 // LookupUlong is Lookup for a ulong key, as annotations may have (AMQP 1.0
-// part 3 §3.2.10: their keys are symbols or ulongs).
+// part 3 §3.2.10: their keys are symbols or ulongs). A long key of the
+// same value matches too: Azure/go-amqp writes integer annotation keys as
+// longs, which the spec does not allow but deployed peers send
+// (doc/peers.md).
 func (c *Cursor) LookupUlong(key uint64) bool { return c.lookup("", key, true) }
 
 func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
@@ -72,7 +75,13 @@ func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
 		k := c.cur.kind
 		var match bool
 		if isNum {
-			match = k == amqpsax.KindUlong && wire.Uint(c.cur.code, c.data[c.cur.pay:]) == num
+			switch k {
+			case amqpsax.KindUlong:
+				match = wire.Uint(c.cur.code, c.data[c.cur.pay:]) == num
+			case amqpsax.KindLong:
+				n := wire.Int(c.cur.code, c.data[c.cur.pay:])
+				match = n >= 0 && uint64(n) == num
+			}
 		} else {
 			match = (k == amqpsax.KindString || k == amqpsax.KindSymbol) && string(c.payload()) == key
 		}

@@ -266,3 +266,19 @@ func TestFieldAndEntry(t *testing.T) {
 	assert.Equal(t, amqpsax.KindInvalid, c.Entry("none").Kind())
 	assert.NoError(t, c.Err())
 }
+
+// go-amqp writes integer annotation keys as longs: LookupUlong takes them.
+func TestLookupUlongLongKey(t *testing.T) {
+	m := encode.BeginMap(nil)
+	m = encode.AppendLong(m, -1)
+	m = encode.AppendNull(m)
+	m = encode.AppendLong(m, 42)
+	m = encode.AppendString(m, "long key")
+	m = encode.EndMap(m, 0, 2)
+	var c Cursor
+	c.Reset(m)
+	c.Next()
+	c.Enter()
+	require.True(t, c.LookupUlong(42))
+	assert.Equal(t, "long key", string(c.Bytes()))
+}
