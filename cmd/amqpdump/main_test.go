@@ -480,3 +480,85 @@ frame 2 at 12: size 20, doff 4, type 0 (AMQP), channel 1: end
     list[0] <list0>
 `, r.out)
 }
+
+// TestPcapMatchesFrames: each direction of the connection in the capture
+// (segments cut across frames, two out of order, one sent twice) prints
+// what -frames prints for the stream it carries, line for line, behind
+// the connection's and direction's prefix; the two directions are
+// interleaved in capture order.
+func TestPcapMatchesFrames(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	r := runTool(t, []string{"-pcap", "-o", "testdata/amqpdump/proton.pcap"}, "")
+	require.Equal(t, 0, r.status, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	assert.Equal(t, "c1: client 10.0.0.1:40000, server 10.0.0.2:5672", strings.TrimSpace(lines[0]))
+	var client, server []string
+	interleaved := false
+	for _, line := range lines[1:] {
+		switch {
+		case strings.HasPrefix(line, "c1 > "):
+			client = append(client, line[len("c1 > "):])
+		case strings.HasPrefix(line, "c1 < "):
+			server = append(server, line[len("c1 < "):])
+			interleaved = interleaved || len(client) > 0 && len(client) < 400
+		default:
+			t.Errorf("line without a prefix: %q", line)
+		}
+	}
+	assert.True(t, interleaved, "the directions are interleaved")
+	// The offset column is as wide as the capture's size needs (4
+	// digits), as it is for each stream on its own.
+	for side, got := range map[string][]string{"client": client, "server": server} {
+		want := runTool(t, []string{"-frames", "-o", "testdata/proton/conn-" + side + ".bin"}, "")
+		require.Equal(t, 0, want.status)
+		assert.Equal(t, want.stdout, strings.Join(got, "\n")+"\n", side)
+	}
+}
+
+// TestPcapJSON: with -json, every object of a capture names its
+// connection and the side that sent it.
+func TestPcapJSON(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	r := runTool(t, []string{"-pcap", "-json", "testdata/amqpdump/proton.pcap"}, "")
+	require.Equal(t, 0, r.status, r.stderr)
+	from := map[string]int{}
+	for line := range strings.SplitSeq(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		var obj struct {
+			Conn int
+			From string
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &obj), line)
+		assert.Equal(t, 1, obj.Conn, line)
+		from[obj.From]++
+	}
+	// The connection's own line, then the protocol headers and frames of
+	// each side (testdata/proton/conn-*-frames.jsonl).
+	assert.Equal(t, map[string]int{"": 1, "client": len(loadStream(t, "client")), "server": len(loadStream(t, "server"))}, from)
+}
+
+// TestRefuse: a connection stream or a capture read as values is refused
+// with a hint, and bad flag combinations are usage errors.
+func TestRefuse(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	r := runTool(t, []string{"testdata/amqpdump/proton.pcap"}, "")
+	assert.Equal(t, result{"", "amqpdump: the input is a packet capture: read it with -pcap\n", 1}, r)
+	r = runTool(t, []string{"-x"}, "testdata/amqpdump/bad-doff.hex")
+	assert.Equal(t, 1, r.status)
+	assert.Contains(t, r.stderr, "(AMQP amqp 1.0.0): it is a connection byte stream, read it with -frames")
+	assert.Equal(t, 2, runTool(t, []string{"-frames", "-pcap"}, "").status)
+	assert.Equal(t, 2, runTool(t, []string{"-pcap", "-port", "70000"}, "").status)
+	r = runTool(t, []string{"-pcap", "testdata/amqpdump/all-sections.amqp"}, "")
+	assert.Equal(t, result{"", "amqpdump: not a pcap or pcapng capture\n", 1}, r)
+}
+
+// TestLimitFlag: -limit stops the output with a message saying where.
+func TestLimitFlag(t *testing.T) {
+	t.Chdir(filepath.Join("..", ".."))
+	r := runTool(t, []string{"-frames", "-limit", "500", "testdata/proton/conn-client.bin"}, "")
+	assert.Equal(t, 1, r.status)
+	assert.LessOrEqual(t, len(r.stdout), 500)
+	assert.Equal(t, "amqpdump: output limit of 500 bytes reached at input offset 62: the rest is not printed (set the limit to 0 for no limit)\n", r.stderr)
+	r = runTool(t, []string{"-frames", "-limit", "0", "testdata/proton/conn-client.bin"}, "")
+	assert.Equal(t, 0, r.status)
+}

@@ -170,8 +170,12 @@ func (s *Stream) prefix() {
 	s.out.linePrefix = s.opts.Prefix
 }
 
-// fault reports err.
+// fault reports err, unless it is the output's (which its writer
+// reports).
 func (s *Stream) fault(err error) {
+	if err == s.out.err {
+		return
+	}
 	s.faults++
 	if s.opts.JSON {
 		var at int64
