@@ -3,6 +3,7 @@ module github.com/amqpsax/amqpsax/cmd
 go 1.26
 
 require (
+	github.com/Azure/go-amqp v1.7.0
 	github.com/amqpsax/amqpsax v0.0.0
 	github.com/google/gopacket v1.1.19
 	github.com/stretchr/testify v1.12.1

@@ -3,7 +3,6 @@ package dump
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
@@ -41,6 +40,15 @@ func checkLinear(t *testing.T, small, large cost) {
 	assert.LessOrEqual(t, large.out, limit*large.in, "output per input byte")
 }
 
+// scale is the size of the small inputs, in units of each test's choosing:
+// smaller with -short (the race detector makes the large ones slow).
+func scale(n int) int {
+	if testing.Short() {
+		return n / 4
+	}
+	return n
+}
+
 // maxPerByte bounds the bytes of text printed per input byte in these
 // tests; maxPerByteJSON the bytes of JSON, which leaves nothing out: an
 // array of 255 nulls in 4 bytes is 255 "null,".
@@ -54,7 +62,7 @@ func printValues(t *testing.T, data []byte, opts Options) cost {
 	t.Helper()
 	var b bytes.Buffer
 	out := NewOut(&b)
-	out.Offsets, out.Width = true, len(strconv.Itoa(len(data)))
+	out.Offsets, out.Width = true, 10 // a width that does not grow with the input
 	v := NewValues(out, opts)
 	require.NoError(t, v.Print(data))
 	return cost{len(data), b.Len(), v.Work(), opts.JSON}
@@ -65,7 +73,7 @@ func printFrames(t *testing.T, data []byte, opts Options) cost {
 	t.Helper()
 	var b bytes.Buffer
 	out := NewOut(&b)
-	out.Offsets, out.Width = true, len(strconv.Itoa(len(data)))
+	out.Offsets, out.Width = true, 10 // a width that does not grow with the input
 	opts.OnFault = func(err error) { t.Error(err) }
 	s := NewStream(out, opts)
 	s.WriteAll(data)
@@ -105,8 +113,9 @@ func oneDelivery(n int) []byte {
 // message joined from n transfers finds its offset among n segments:
 // looked up from the start every time, that is quadratic.
 func TestOneDeliveryManyTransfers(t *testing.T) {
-	small := printFrames(t, oneDelivery(2000), Options{})
-	large := printFrames(t, oneDelivery(4000), Options{})
+	n := scale(2000)
+	small := printFrames(t, oneDelivery(n), Options{})
+	large := printFrames(t, oneDelivery(2*n), Options{})
 	checkLinear(t, small, large)
 }
 
@@ -143,14 +152,15 @@ func wrapped(depth int, inner []byte) []byte {
 }
 
 // zeroWidthArrays returns k arrays of zero-width elements, 4 bytes each:
-// array8s of up to 255 nulls, trues, falses, uint0s or ulong0s, each
+// array8s of 206 to 255 nulls, trues, falses, uint0s or ulong0s, each
 // different from the one before, so none is summed up with its
-// neighbours.
+// neighbours. The pattern repeats every 50 arrays, so that k and 2k
+// arrays (k a multiple of 50) print exactly in proportion.
 func zeroWidthArrays(k int) []byte {
 	var b []byte
 	codes := []byte{0x40, 0x41, 0x42, 0x43, 0x44}
 	for i := range k {
-		b = append(b, 0xe0, 0x02, byte(255-i%200), codes[i/200%len(codes)])
+		b = append(b, 0xe0, 0x02, byte(255-i%50), codes[i%len(codes)])
 	}
 	return b
 }
@@ -164,11 +174,12 @@ func TestZeroWidthArraysDeep(t *testing.T) {
 		inner = append(inner, zeroWidthArrays(k)...)
 		return wrapped(995, encode.EndList32(inner, 0, k))
 	}
-	small := printValues(t, build(1000), Options{})
-	large := printValues(t, build(2000), Options{})
+	k := scale(1000)
+	small := printValues(t, build(k), Options{})
+	large := printValues(t, build(2*k), Options{})
 	checkLinear(t, small, large)
-	smallJSON := printValues(t, build(1000), Options{JSON: true})
-	largeJSON := printValues(t, build(2000), Options{JSON: true})
+	smallJSON := printValues(t, build(k), Options{JSON: true})
+	largeJSON := printValues(t, build(2*k), Options{JSON: true})
 	checkLinear(t, smallJSON, largeJSON)
 }
 
@@ -177,9 +188,10 @@ func TestZeroWidthArraysDeep(t *testing.T) {
 // from their neighbours.
 func TestArraysOfNulls(t *testing.T) {
 	same := func(k int) []byte { return bytes.Repeat([]byte{0xe0, 0x02, 0xff, 0x40}, k) }
-	checkLinear(t, printValues(t, same(50_000), Options{}), printValues(t, same(100_000), Options{}))
-	checkLinear(t, printValues(t, zeroWidthArrays(50_000), Options{}), printValues(t, zeroWidthArrays(100_000), Options{}))
-	checkLinear(t, printValues(t, same(50_000), Options{JSON: true}), printValues(t, same(100_000), Options{JSON: true}))
+	k := scale(50_000) // 200 KB, then 400 KB
+	checkLinear(t, printValues(t, same(k), Options{}), printValues(t, same(2*k), Options{}))
+	checkLinear(t, printValues(t, zeroWidthArrays(k), Options{}), printValues(t, zeroWidthArrays(2*k), Options{}))
+	checkLinear(t, printValues(t, same(k), Options{JSON: true}), printValues(t, same(2*k), Options{JSON: true}))
 }
 
 // TestRunsInFrames: the arrays of nulls inside a message, in frames.
@@ -199,8 +211,9 @@ func TestRunsInFrames(t *testing.T) {
 		b = append(b, msg...)
 		return frame.EndFrame(b, 8)
 	}
-	checkLinear(t, printFrames(t, build(10_000), Options{}), printFrames(t, build(20_000), Options{}))
-	checkLinear(t, printFrames(t, build(10_000), Options{JSON: true}), printFrames(t, build(20_000), Options{JSON: true}))
+	k := scale(10_000)
+	checkLinear(t, printFrames(t, build(k), Options{}), printFrames(t, build(2*k), Options{}))
+	checkLinear(t, printFrames(t, build(k), Options{JSON: true}), printFrames(t, build(2*k), Options{JSON: true}))
 }
 
 // TestLimit: output stops at the limit, with whole lines, and says where.

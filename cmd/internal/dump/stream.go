@@ -134,17 +134,23 @@ func (s *Stream) Write(b []byte) (int, error) {
 // number, before the first byte seen), as when a capture dropped a packet:
 // frames cannot be found after them, so nothing more is read.
 func (s *Stream) Lost(n int) {
-	if s.dead {
-		return
-	}
-	s.dead = true
-	at := s.feed.end()
 	msg := strconv.Itoa(n) + " bytes are missing here: the rest of the stream is not decoded"
 	if n < 0 {
 		msg = "the stream's first bytes are missing (the capture starts after the connection did): it is not decoded"
 	}
+	s.Stop(msg)
+}
+
+// Stop ends the decoding of the stream where it has got to: what is
+// written after is not read. msg, saying why, is reported as a fault at
+// that offset.
+func (s *Stream) Stop(msg string) {
+	if s.dead {
+		return
+	}
+	s.dead = true
 	s.prefix()
-	s.fault(&FrameError{Offset: at, Msg: msg})
+	s.fault(&FrameError{Offset: s.feed.end(), Msg: msg})
 }
 
 // WriteAll is Write for the whole rest of the stream, which the Stream

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
+)
+
+// spy is the proxy: it accepts connections and serves each one.
+type spy struct {
+	target  string        // address to connect each client to
+	out     *lockedWriter // where frames and connections are printed
+	quiet   bool          // print only the lines about connections
+	json    bool
+	offsets bool
+	record  string // directory for each connection's two byte streams; "" for none
+	buffer  int    // bytes a connection may hold for printing (and for recording)
+	// dial connects to the target; net.Dialer.Dial by default (tests
+	// replace it).
+	dial func(network, addr string) (net.Conn, error)
+
+	mu     sync.Mutex
+	next   int
+	active map[int]*conns
+	wg     sync.WaitGroup
+}
+
+// conns are the two ends of one proxied connection.
+type conns struct{ client, server net.Conn }
+
+// lockedWriter serialises the writes of all connections: each Write is
+// whole lines (dump.Out writes complete lines), so connections never mix
+// inside a line.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// serve accepts connections on ln until it is closed, at most max of them
+// when max > 0, and serves each; it returns when all have ended.
+func (s *spy) serve(ln net.Listener, max int) error {
+	var err error
+	for n := 0; max <= 0 || n < max; n++ {
+		var c net.Conn
+		if c, err = ln.Accept(); err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				err = nil
+			}
+			break
+		}
+		s.mu.Lock()
+		s.next++
+		id := s.next
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(id, c)
+		}()
+	}
+	s.wg.Wait()
+	return err
+}
+
+// closeAll closes every connection being proxied (on a signal): their
+// handlers then end as if the peers had closed them.
+func (s *spy) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.active {
+		c.client.Close()
+		c.server.Close()
+	}
+}
+
+// Directions of a connection.
+const (
+	fromClient = 0
+	fromServer = 1
+)
+
+var sides = [2]string{"client", "server"}
+
+// handle proxies one connection: it connects to the target, forwards
+// bytes both ways, and prints (and records) them from copies, off the
+// forwarding path.
+func (s *spy) handle(id int, client net.Conn) {
+	defer client.Close()
+	cid := "c" + strconv.Itoa(id)
+	out := dump.NewOut(s.out)
+	out.Offsets, out.Width = s.offsets, 6
+	note := func(text, jsonMembers string) {
+		if s.json {
+			out.Object(`"conn":` + strconv.Itoa(id) + "," + jsonMembers)
+		} else {
+			out.Note(cid + ": " + text)
+		}
+		out.Flush()
+	}
+	dial := s.dial
+	if dial == nil {
+		d := net.Dialer{Timeout: 10 * time.Second}
+		dial = d.Dial
+	}
+	server, err := dial("tcp", s.target)
+	if err != nil {
+		note("client "+client.RemoteAddr().String()+": cannot connect to "+s.target+": "+err.Error(),
+			`"client":`+quote(client.RemoteAddr().String())+`,"error":`+quote(err.Error()))
+		return
+	}
+	defer server.Close()
+	s.mu.Lock()
+	if s.active == nil {
+		s.active = map[int]*conns{}
+	}
+	s.active[id] = &conns{client, server}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, id)
+		s.mu.Unlock()
+	}()
+	// The printer and the recorder each read from a queue of copies,
+	// bounded: when one falls behind, what does not fit is not queued
+	// (and it says so), so forwarding never waits for either. Even the
+	// lines about the connection are written by the printer's goroutine.
+	var done sync.WaitGroup
+	var printQ, recQ *queue
+	var printLost [2]int64
+	notes := []string{"client " + client.RemoteAddr().String() + ", server " + server.RemoteAddr().String(),
+		`"client":` + quote(client.RemoteAddr().String()) + `,"server":` + quote(server.RemoteAddr().String())}
+	var rec *recorder
+	if s.record != "" {
+		if rec, err = newRecorder(s.record, id); err != nil {
+			notes = append(notes, "cannot record: "+err.Error(), `"error":`+quote("cannot record: "+err.Error()))
+		} else {
+			recQ = newQueue(s.buffer)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				rec.run(recQ)
+			}()
+		}
+	}
+	if !s.quiet {
+		printQ = newQueue(s.buffer)
+	}
+	done.Add(1)
+	go func() {
+		defer done.Done()
+		for i := 0; i < len(notes); i += 2 {
+			note(notes[i], notes[i+1])
+		}
+		if printQ != nil {
+			printLost = s.print(id, out, printQ)
+		}
+	}()
+
+	var fwd sync.WaitGroup
+	var n [2]int64
+	fwd.Add(2)
+	go func() {
+		defer fwd.Done()
+		n[fromClient] = pump(client, server, fromClient, printQ, recQ)
+	}()
+	go func() {
+		defer fwd.Done()
+		n[fromServer] = pump(server, client, fromServer, printQ, recQ)
+	}()
+	fwd.Wait()
+	client.Close()
+	server.Close()
+	printQ.close()
+	recQ.close()
+	done.Wait()
+
+	counts := strconv.FormatInt(n[fromClient], 10) + " bytes from the client, " + strconv.FormatInt(n[fromServer], 10) + " from the server"
+	members := `"closed":true,"client-bytes":` + strconv.FormatInt(n[fromClient], 10) + `,"server-bytes":` + strconv.FormatInt(n[fromServer], 10)
+	if printLost != [2]int64{} {
+		counts += "; the printer fell behind: " + strconv.FormatInt(printLost[fromClient], 10) + " bytes from the client and " +
+			strconv.FormatInt(printLost[fromServer], 10) + " from the server were forwarded but not printed"
+		members += `,"not-printed":[` + strconv.FormatInt(printLost[fromClient], 10) + "," + strconv.FormatInt(printLost[fromServer], 10) + "]"
+	}
+	if rec != nil {
+		files, err := rec.close()
+		switch {
+		case err != nil:
+			counts += "; recording failed: " + err.Error()
+			members += `,"record-error":` + quote(err.Error())
+		default:
+			counts += "; recorded in " + strings.Join(files[:], " and ")
+			members += `,"recorded":[` + quote(files[0]) + "," + quote(files[1]) + "]"
+		}
+	}
+	note("closed: "+counts, members)
+}
+
+// quote returns s as a JSON string.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte("0123456789abcdef"[r>>4])
+			b.WriteByte("0123456789abcdef"[r&15])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// pump forwards what src sends to dst until src ends, and returns how
+// many bytes it forwarded. Each chunk is queued for the printer and the
+// recorder (copied, never waiting) before it is forwarded, so that the
+// printer sees the chunks of both directions in the order they arrived.
+// When src ends, dst's write side is closed (half-close), so dst sees the
+// end too while the other direction goes on.
+func pump(src, dst net.Conn, dir int, printQ, recQ *queue) int64 {
+	buf := make([]byte, 32<<10)
+	var total int64
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			printQ.push(dir, buf[:n])
+			recQ.push(dir, buf[:n])
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				src.Close()
+				dst.Close()
+				return total
+			}
+			total += int64(n)
+		}
+		if err != nil {
+			if tc, ok := dst.(interface{ CloseWrite() error }); ok && errors.Is(err, io.EOF) {
+				tc.CloseWrite()
+			} else {
+				dst.Close()
+			}
+			return total
+		}
+	}
+}
+
+// print decodes and prints the chunks of one connection as they come,
+// each direction through its own dump.Stream, and returns the bytes of
+// each direction it could not print because it fell behind.
+func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
+	var streams [2]*dump.Stream
+	for dir, mark := range [2]string{" > ", " < "} {
+		o := dump.Options{
+			JSON:   s.json,
+			Prefix: "c" + strconv.Itoa(id) + mark,
+			Tag:    `"conn":` + strconv.Itoa(id) + `,"from":"` + sides[dir] + `",`,
+		}
+		if !s.json {
+			o.OnFault = func(err error) {
+				out.Note("error: " + strings.TrimPrefix(err.Error(), "amqpdump: "))
+			}
+		}
+		streams[dir] = dump.NewStream(out, o)
+	}
+	var stopped [2]bool
+	for {
+		items, qlost, closed := q.take()
+		for _, it := range items {
+			streams[it.dir].Write(it.b)
+			q.release(len(it.b))
+		}
+		for dir := range 2 {
+			if qlost[dir] > 0 && !stopped[dir] {
+				stopped[dir] = true
+				streams[dir].Stop("the printer fell behind (more than " + strconv.Itoa(q.max) +
+					" bytes waiting): the rest of this direction is forwarded but not printed")
+			}
+		}
+		out.Flush()
+		if closed && len(items) == 0 {
+			streams[fromClient].Close()
+			streams[fromServer].Close()
+			out.Flush()
+			return qlost
+		}
+	}
+}
+
+// queue hands chunks of bytes from the forwarding goroutines to one
+// consumer, holding at most max bytes: a push that does not fit is
+// dropped and counted, and so is everything of that direction after it
+// (a byte stream with a hole cannot be split into frames).
+type queue struct {
+	mu     sync.Mutex
+	items  []chunk
+	size   int
+	max    int
+	lost   [2]int64
+	seen   [2]int64 // lost, as take last returned it
+	closed bool
+	wake   chan struct{}
+}
+
+type chunk struct {
+	dir int
+	b   []byte
+}
+
+func newQueue(max int) *queue { return &queue{max: max, wake: make(chan struct{}, 1)} }
+
+// push queues a copy of b, unless it does not fit. It never waits.
+func (q *queue) push(dir int, b []byte) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	if q.lost[dir] > 0 || q.size+len(b) > q.max {
+		q.lost[dir] += int64(len(b))
+	} else {
+		q.items = append(q.items, chunk{dir, bytes.Clone(b)})
+		q.size += len(b)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close tells the consumer that nothing more will come.
+func (q *queue) close() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// take waits for chunks, a new loss or the end, and returns the chunks
+// queued so far, the bytes lost so far, and whether the queue is closed.
+func (q *queue) take() ([]chunk, [2]int64, bool) {
+	for {
+		q.mu.Lock()
+		items, lost, closed := q.items, q.lost, q.closed
+		q.items = nil
+		seen := q.seen
+		q.seen = lost
+		q.mu.Unlock()
+		if len(items) > 0 || closed || lost != seen {
+			return items, lost, closed
+		}
+		<-q.wake
+	}
+}
+
+// release returns n bytes of the budget, once a chunk taken is done with.
+func (q *queue) release(n int) {
+	q.mu.Lock()
+	q.size -= n
+	q.mu.Unlock()
+}
+
+// recorder writes the two byte streams of a connection to files
+// conn-<id>-client.bin and conn-<id>-server.bin.
+type recorder struct {
+	files [2]*os.File
+	err   error
+}
+
+func newRecorder(dir string, id int) (*recorder, error) {
+	r := &recorder{}
+	for i, side := range sides {
+		f, err := os.Create(filepath.Join(dir, "conn-"+strconv.Itoa(id)+"-"+side+".bin"))
+		if err != nil {
+			if i == 1 {
+				r.files[0].Close()
+			}
+			return nil, err
+		}
+		r.files[i] = f
+	}
+	return r, nil
+}
+
+// run writes the chunks of q to the files until q is closed.
+func (r *recorder) run(q *queue) {
+	for {
+		items, lost, closed := q.take()
+		for _, it := range items {
+			if r.err == nil {
+				if _, err := r.files[it.dir].Write(it.b); err != nil {
+					r.err = err
+				}
+			}
+			q.release(len(it.b))
+		}
+		if lost != [2]int64{} && r.err == nil {
+			r.err = errors.New("the disk fell behind (more than " + strconv.Itoa(q.max) + " bytes waiting): the recording is incomplete")
+		}
+		if closed && len(items) == 0 {
+			return
+		}
+	}
+}
+
+// close closes the files and returns their names. When the recording is
+// incomplete, they are renamed with ".incomplete" added, so that no one
+// takes them for a whole connection.
+func (r *recorder) close() ([2]string, error) {
+	var names [2]string
+	for i, f := range r.files {
+		names[i] = f.Name()
+		if err := f.Close(); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	if r.err != nil {
+		for i := range names {
+			os.Rename(names[i], names[i]+".incomplete")
+			names[i] += ".incomplete"
+		}
+	}
+	return names, r.err
+}
