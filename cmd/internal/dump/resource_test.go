@@ -19,7 +19,7 @@ import (
 
 // cost is what printing an input cost.
 type cost struct {
-	in, out, work int
+	in, out, work int64
 	json          bool
 }
 
@@ -33,7 +33,7 @@ func checkLinear(t *testing.T, small, large cost) {
 	require.Greater(t, large.in, small.in)
 	assert.LessOrEqual(t, large.out, 2*small.out*101/100+1000, "output grows faster than the input")
 	assert.LessOrEqual(t, large.work, 2*small.work*101/100+1000, "work grows faster than the input")
-	limit := maxPerByte
+	limit := int64(maxPerByte)
 	if large.json {
 		limit = maxPerByteJSON
 	}
@@ -65,7 +65,7 @@ func printValues(t *testing.T, data []byte, opts Options) cost {
 	out.Offsets, out.Width = true, 10 // a width that does not grow with the input
 	v := NewValues(out, opts)
 	require.NoError(t, v.Print(data))
-	return cost{len(data), b.Len(), v.Work(), opts.JSON}
+	return cost{int64(len(data)), int64(b.Len()), int64(v.Work()), opts.JSON}
 }
 
 // printFrames prints data as amqpdump -frames -o does.
@@ -78,7 +78,7 @@ func printFrames(t *testing.T, data []byte, opts Options) cost {
 	s := NewStream(out, opts)
 	s.WriteAll(data)
 	require.NoError(t, out.Err())
-	return cost{len(data), b.Len(), s.Work(), opts.JSON}
+	return cost{int64(len(data)), int64(b.Len()), int64(s.Work()), opts.JSON}
 }
 
 // oneDelivery is a connection stream with one delivery spread over n
