@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -175,7 +176,7 @@ func (f *factory) New(netFlow, tcpFlow gopacket.Flow) tcpassembly.Stream {
 
 // hostPort joins an address and a port, with brackets for IPv6.
 func hostPort(host, port string) string {
-	if bytes.IndexByte([]byte(host), ':') >= 0 {
+	if strings.Contains(host, ":") {
 		return "[" + host + "]:" + port
 	}
 	return host + ":" + port

@@ -60,9 +60,6 @@ func NewOut(w io.Writer) *Out { return &Out{w: w} }
 // Err returns the first error: a *LimitError or an error of the writer.
 func (o *Out) Err() error { return o.err }
 
-// Written returns the number of bytes written so far, flushed or not.
-func (o *Out) Written() int64 { return o.n + int64(len(o.buf)) }
-
 // begin starts a line for the value at input offset off, indented by
 // indent levels.
 func (o *Out) begin(off int64, indent int) {

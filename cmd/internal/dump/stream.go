@@ -47,7 +47,8 @@ type Options struct {
 	Tag string
 	// OnFault is called with every fault met in the input, after the
 	// lines before it have been buffered; the output goes on after it
-	// (but for Values, which stop). Nil means faults are only counted.
+	// (but for Values, which stop). With JSON, a fault is also a JSON
+	// object of the output.
 	OnFault func(error)
 	// MaxMessageSize bounds a message joined from several transfers
 	// (frame.Assembler); 0 means frame.DefaultMaxMessageSize.
@@ -73,7 +74,6 @@ type Stream struct {
 	base   int64 // stream offset of the Reader's offset 0
 	frames int   // frames read or attempted
 	dead   bool  // the stream cannot be split into frames any more
-	faults int
 
 	asm  frame.Assembler
 	pend map[link]*pending
@@ -114,12 +114,6 @@ func NewStream(out *Out, opts Options) *Stream {
 	s.tree.out, s.json.out = out, out
 	return s
 }
-
-// Faults returns the number of faults reported so far.
-func (s *Stream) Faults() int { return s.faults }
-
-// Offset returns the offset after the last byte written.
-func (s *Stream) Offset() int64 { return s.feed.end() + s.feed.skip }
 
 // Write adds b to the stream and prints every frame it completes. b is
 // copied. Write never fails: faults in the input are reported to
@@ -176,13 +170,19 @@ func (s *Stream) prefix() {
 	s.out.linePrefix = s.opts.Prefix
 }
 
-// fault reports err, unless it is the output's (which its writer
-// reports).
+// report passes err to Options.OnFault.
+func (s *Stream) report(err error) {
+	if s.opts.OnFault != nil {
+		s.opts.OnFault(err)
+	}
+}
+
+// fault reports err, and writes it as a JSON object with JSON, unless it
+// is the output's (which its writer reports).
 func (s *Stream) fault(err error) {
 	if err == s.out.err {
 		return
 	}
-	s.faults++
 	if s.opts.JSON {
 		var at int64
 		var fe *FrameError
@@ -204,9 +204,7 @@ func (s *Stream) fault(err error) {
 		o.buf = append(o.buf, '}')
 		o.endRecord()
 	}
-	if s.opts.OnFault != nil {
-		s.opts.OnFault(err)
-	}
+	s.report(err)
 }
 
 // drain prints the frames the bytes written so far complete.

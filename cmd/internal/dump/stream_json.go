@@ -91,10 +91,7 @@ func (s *Stream) endWithError(err error) {
 	o.buf = appendJSONString(o.buf, []byte(err.Error()))
 	o.buf = append(o.buf, '}')
 	o.endRecord()
-	s.faults++
-	if s.opts.OnFault != nil {
-		s.opts.OnFault(err)
-	}
+	s.report(err)
 }
 
 // transferJSON writes the members of a transfer's object about its
@@ -114,10 +111,7 @@ func (s *Stream) transferJSON(f frame.Frame, bodyAt int64) {
 	case joinFault:
 		o.buf = append(o.buf, `,"delivery":"refused","error":`...)
 		o.buf = appendJSONString(o.buf, []byte(j.err.Error()))
-		s.faults++
-		if s.opts.OnFault != nil {
-			s.opts.OnFault(j.err)
-		}
+		s.report(j.err)
 	case joinAborted:
 		o.buf = append(o.buf, `,"delivery":"aborted","dropped":`...)
 		o.buf = strconv.AppendInt(o.buf, int64(j.dropped), 10)
@@ -173,10 +167,7 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 	if bad != nil {
 		o.buf = append(o.buf, `,"error":`...)
 		o.buf = appendJSONString(o.buf, []byte(bad.Error()))
-		s.faults++
-		if s.opts.OnFault != nil {
-			s.opts.OnFault(bad)
-		}
+		s.report(bad)
 	}
 	o.buf = append(o.buf, '}')
 }
