@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N]
+//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]
 //
 //	-listen addr  the address to listen on (default 127.0.0.1:5673); with
 //	              port 0 the system picks one. amqpspy says on standard
@@ -30,6 +30,9 @@
 //	              (0: serve until interrupted)
 //	-buffer N     bytes each connection may hold for printing, and as much
 //	              for recording (default 16 MiB)
+//	-max-frame N  frames larger than N bytes are forwarded, and said to be
+//	              too large, but not printed (default 64 MiB); a message
+//	              joined from transfers may be up to 64 MiB
 //
 // # Output
 //
@@ -71,6 +74,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -96,8 +100,9 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 	quiet := fs.Bool("q", false, "print only the lines about connections")
 	maxConns := fs.Int("n", 0, "serve this many connections, then exit (0: until interrupted)")
 	buffer := fs.Int("buffer", 16<<20, "bytes a connection may hold for printing, and for recording")
+	maxFrame := fs.Uint("max-frame", defaultMaxFrame, "frames larger than this are not printed")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N]")
+		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -106,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 {
+	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 || *maxFrame < 8 || *maxFrame > math.MaxUint32 {
 		fs.Usage()
 		return 2
 	}
@@ -127,7 +132,8 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		defer f.Close()
 		out = f
 	}
-	s := &spy{target: *target, out: &lockedWriter{w: out}, quiet: *quiet, json: *jsonOut, offsets: *offsets, record: *record, buffer: *buffer}
+	s := &spy{target: *target, out: &lockedWriter{w: out}, quiet: *quiet, json: *jsonOut, offsets: *offsets,
+		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame)}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

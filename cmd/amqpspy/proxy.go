@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"net"
@@ -24,6 +25,9 @@ type spy struct {
 	offsets bool
 	record  string // directory for each connection's two byte streams; "" for none
 	buffer  int    // bytes a connection may hold for printing (and for recording)
+	// maxFrame bounds the frames decoded (larger ones are skipped); 0:
+	// defaultMaxFrame.
+	maxFrame uint32
 	// dial connects to the target; net.Dialer.Dial by default (tests
 	// replace it).
 	dial func(network, addr string) (net.Conn, error)
@@ -33,6 +37,11 @@ type spy struct {
 	active map[int]*conns
 	wg     sync.WaitGroup
 }
+
+// defaultMaxFrame is the default of -max-frame: above what brokers
+// negotiate, and a bound on the memory a connection's printer holds for a
+// frame (with the Assembler's 64 MiB for a message and -buffer).
+const defaultMaxFrame = 64 << 20
 
 // conns are the two ends of one proxied connection.
 type conns struct{ client, server net.Conn }
@@ -270,9 +279,10 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 	var streams [2]*dump.Stream
 	for dir, mark := range [2]string{" > ", " < "} {
 		o := dump.Options{
-			JSON:   s.json,
-			Prefix: "c" + strconv.Itoa(id) + mark,
-			Tag:    `"conn":` + strconv.Itoa(id) + `,"from":"` + sides[dir] + `",`,
+			JSON:         s.json,
+			MaxFrameSize: cmp.Or(s.maxFrame, defaultMaxFrame),
+			Prefix:       "c" + strconv.Itoa(id) + mark,
+			Tag:          `"conn":` + strconv.Itoa(id) + `,"from":"` + sides[dir] + `",`,
 		}
 		if !s.json {
 			o.OnFault = func(err error) {

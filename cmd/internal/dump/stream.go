@@ -53,6 +53,11 @@ type Options struct {
 	// MaxMessageSize bounds a message joined from several transfers
 	// (frame.Assembler); 0 means frame.DefaultMaxMessageSize.
 	MaxMessageSize int
+	// MaxFrameSize bounds a frame (frame.Reader): a larger one is reported
+	// and skipped by its size, unread. 0 means no bound: the Reader's
+	// buffer grows only as bytes arrive, so what bounds memory is then the
+	// input (amqpdump).
+	MaxFrameSize uint32
 	// Prefix begins every text line of a Stream (amqpspy's connection and
 	// direction), after Out.Prefix.
 	Prefix string
@@ -106,10 +111,10 @@ type pending struct {
 func NewStream(out *Out, opts Options) *Stream {
 	s := &Stream{out: out, opts: opts, pend: map[link]*pending{}}
 	s.r = frame.NewReader(&s.feed)
-	// The reader's buffer grows only as bytes arrive, so no frame is too
-	// large to print; what bounds memory is the input (amqpdump) or the
-	// tool's own buffering (amqpspy).
-	s.r.MaxFrameSize = math.MaxUint32
+	s.r.MaxFrameSize = opts.MaxFrameSize
+	if s.r.MaxFrameSize == 0 {
+		s.r.MaxFrameSize = math.MaxUint32
+	}
 	s.asm.MaxMessageSize = opts.MaxMessageSize
 	s.tree.out, s.json.out = out, out
 	return s
@@ -119,6 +124,9 @@ func NewStream(out *Out, opts Options) *Stream {
 // copied. Write never fails: faults in the input are reported to
 // Options.OnFault; the output's error is Out.Err.
 func (s *Stream) Write(b []byte) (int, error) {
+	if s.dead || s.out.err != nil {
+		return len(b), nil // nothing more is read: nothing is kept
+	}
 	s.feed.write(b, false)
 	s.drain()
 	return len(b), nil

@@ -169,3 +169,19 @@ func TestJSONLines(t *testing.T) {
 		assert.Positive(t, messages, side)
 	}
 }
+
+// TestTooLarge: a frame above MaxFrameSize is reported and skipped by its
+// size without being held, and the frames after it are printed, however
+// the bytes arrive.
+func TestTooLarge(t *testing.T) {
+	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	big := frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: bytes.Repeat([]byte("x"), 500)})}
+	b = frame.AppendFrame(b, big)
+	b = frame.AppendFrame(b, frame.Frame{Channel: 2, Body: frame.AppendEnd(nil, frame.End{})})
+	opts := Options{MaxFrameSize: 64}
+	whole := printChunks(b, opts, nil)
+	assert.Equal(t, []string{"amqpdump: frame 1 at offset 8: frame larger than the maximum frame size (size 525): skipped by its size, to offset 533"}, whole.faults)
+	assert.Contains(t, whole.out, "frame 2 at 533: size 12, doff 2, type 0 (AMQP), channel 2: end\n")
+	assert.Equal(t, whole, printChunks(b, opts, func() int { return 1 }))
+	assert.Equal(t, whole, printChunks(b, opts, func() int { return 100 }))
+}
