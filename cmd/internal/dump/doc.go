@@ -49,7 +49,11 @@
 // lists and arrays as arrays, maps as objects (a key that is not a string
 // or symbol is its JSON text), a described list of named fields as the
 // object of its fields with "descriptor", any other described value as
-// {"descriptor","value"}. Enumerated fields are their names.
+// {"descriptor","value"}, an array of described values as
+// {"descriptor","array"} (the descriptor once). Enumerated fields are
+// their names. JSON leaves nothing out: an array of 255 nulls in 4 bytes
+// is 255 nulls, so JSON may be up to about 330 bytes per input byte; the
+// output limit caps it.
 //
 // # Limits
 //

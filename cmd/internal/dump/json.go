@@ -130,10 +130,16 @@ func (j *jsonw) dict() bool {
 	return c.Err() == nil && c.Exit() && j.ok()
 }
 
-// array writes an array as a JSON array; the elements of an array of
-// described values are written as described values.
+// array writes an array as a JSON array. An array of described values,
+// whose descriptor is written once, in its constructor, is written as
+// {"descriptor":D,"array":[…]}: the descriptor once, then the elements'
+// values (lists of named fields as objects), so that a long descriptor is
+// not repeated for elements that take no bytes.
 func (j *jsonw) array() bool {
 	c, o := &j.c, j.out
+	if c.ArrayElem() == amqpsax.KindDescribed {
+		return j.describedArray()
+	}
 	if !c.Enter() {
 		return false
 	}
@@ -148,6 +154,53 @@ func (j *jsonw) array() bool {
 		}
 	}
 	o.buf = append(o.buf, ']')
+	return c.Err() == nil && c.Exit() && j.ok()
+}
+
+// describedArray writes an array of described values (see array). The
+// descriptor is its name when the spec defines it, else the ulong or the
+// symbol, or null for one of another type (the cursor reads only those
+// from an array's constructor).
+func (j *jsonw) describedArray() bool {
+	c, o := &j.c, j.out
+	d, sym, ok := c.Descriptor()
+	named := false
+	o.buf = append(o.buf, `{"descriptor":`...)
+	switch {
+	case ok && (sym == nil && d.Name() != "" || sym != nil && d != 0):
+		o.buf = appendJSONString(o.buf, []byte(d.Name()))
+		named = hasFields(d)
+	case ok && sym != nil:
+		o.buf = appendJSONString(o.buf, sym)
+	case ok:
+		o.buf = strconv.AppendUint(o.buf, uint64(d), 10)
+	default:
+		o.buf = append(o.buf, "null"...)
+	}
+	o.buf = append(o.buf, `,"array":[`...)
+	if !c.Enter() {
+		return false
+	}
+	for i := 0; c.Next(); i++ {
+		j.work++
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		if !c.EnterValue() {
+			return false
+		}
+		j.work += 2
+		var ok bool
+		if named && c.Kind() == amqpsax.KindList {
+			ok = j.list(d, true)
+		} else {
+			ok = j.value(0, 0, false)
+		}
+		if !ok || c.Next() || c.Err() != nil || !c.Exit() {
+			return false
+		}
+	}
+	o.buf = append(o.buf, "]}"...)
 	return c.Err() == nil && c.Exit() && j.ok()
 }
 

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -230,4 +231,27 @@ func TestLimit(t *testing.T) {
 	assert.Equal(t, byte('\n'), b.Bytes()[b.Len()-1], "whole lines")
 	assert.Positive(t, le.At)
 	assert.Contains(t, err.Error(), "output limit of 1000 bytes reached at input offset ")
+}
+
+// longDescriptorArray is issue 13 item 1's input: an array of described
+// values whose descriptor is an l-byte sym32 and whose elements are
+// zero-width nulls, as many as the decoders accept (255 + 32 × size).
+func longDescriptorArray(l int) []byte {
+	size := l + 11
+	b := []byte{0xf0}
+	b = binary.BigEndian.AppendUint32(b, uint32(size))
+	b = binary.BigEndian.AppendUint32(b, uint32(255+32*size))
+	b = append(b, 0x00, 0xb3)
+	b = binary.BigEndian.AppendUint32(b, uint32(l))
+	b = append(b, bytes.Repeat([]byte{'a'}, l)...)
+	return append(b, 0x40)
+}
+
+// TestLongDescriptorArray: the descriptor of an array of described values
+// is printed once, not once an element (which would be 32 × l² bytes for
+// l bytes of descriptor), in text and in JSON.
+func TestLongDescriptorArray(t *testing.T) {
+	l := scale(2000)
+	checkLinear(t, printValues(t, longDescriptorArray(l), Options{}), printValues(t, longDescriptorArray(2*l), Options{}))
+	checkLinear(t, printValues(t, longDescriptorArray(l), Options{JSON: true}), printValues(t, longDescriptorArray(2*l), Options{JSON: true}))
 }
