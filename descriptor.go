@@ -117,6 +117,24 @@ func (d Descriptor) Name() string {
 	return ""
 }
 
+// TypeName returns the name of the type the spec describes with d: the
+// middle part of its symbolic descriptor ("attach" for amqp:attach:list,
+// "application-properties", "sasl-init"), or "" when the spec does not
+// define d. It does not allocate.
+func (d Descriptor) TypeName() string {
+	s := d.Name()
+	if s == "" {
+		return ""
+	}
+	s = s[len("amqp:"):]
+	for i := len(s) - 1; i > 0; i-- {
+		if s[i] == ':' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
 // String returns d's symbolic name, or its number in hex when the spec
 // does not define it.
 func (d Descriptor) String() string {

@@ -385,9 +385,11 @@ func TestEnumsAndErrors(t *testing.T) {
 	assert.Equal(t, "StateType(9)", StateType(9).String())
 	e := AMQPError{Condition: []byte("amqp:link:stolen")}
 	assert.Equal(t, CondStolen, e.Cond())
-	assert.Equal(t, "", FieldName(amqpsax.DescriptorHeader, 0))
+	assert.Equal(t, "durable", FieldName(amqpsax.DescriptorHeader, 0))
 	assert.Equal(t, "", FieldName(amqpsax.DescriptorTransfer, 11))
-	assert.Equal(t, -1, NumFields(amqpsax.DescriptorHeader))
+	assert.Equal(t, 5, NumFields(amqpsax.DescriptorHeader))
+	assert.Equal(t, "", FieldName(amqpsax.DescriptorApplicationProperties, 0))
+	assert.Equal(t, -1, NumFields(amqpsax.DescriptorApplicationProperties))
 
 	var f Fields
 	f.Set(TransferMore)

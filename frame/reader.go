@@ -136,9 +136,16 @@ var (
 type ReadError struct {
 	Offset int64  // of the frame or header at fault
 	Size   uint32 // the frame's size field, when HasSize
-	// HasSize reports that the fault is in a frame whose size field was read.
+	// HasSize reports that the fault is in a frame whose 8-byte header was
+	// read: Size and the header's other fields below are its.
 	HasSize bool
-	Err     error // the cause: io.ErrUnexpectedEOF or one of the Err… sentinels
+	// DataOffset is the header's data offset byte (in 4-byte words), Type
+	// its frame type and Channel its channel, when HasSize: what a tool
+	// prints of a frame it cannot read.
+	DataOffset uint8
+	Type       uint8
+	Channel    uint16
+	Err        error // the cause: io.ErrUnexpectedEOF or one of the Err… sentinels
 }
 
 // Error formats the fault as "frame: cause (size N) at offset M".
@@ -272,7 +279,15 @@ func (r *Reader) consume(n int) {
 
 // bad records a frame header that cannot be right (sticky).
 func (r *Reader) bad(size uint32, cause error) error {
-	return r.fail(&ReadError{Offset: r.off, Size: size, HasSize: true, Err: cause})
+	return r.fail(r.headerError(size, cause))
+}
+
+// headerError is the error about the frame whose 8-byte header is at
+// r.start.
+func (r *Reader) headerError(size uint32, cause error) *ReadError {
+	h := r.buf[r.start : r.start+headerSize]
+	return &ReadError{Offset: r.off, Size: size, HasSize: true,
+		DataOffset: h[4], Type: h[5], Channel: binary.BigEndian.Uint16(h[6:]), Err: cause}
 }
 
 func (r *Reader) fail(e *ReadError) error {
@@ -289,7 +304,10 @@ func (r *Reader) eof(err error, hasSize bool, size uint32) error {
 	if r.end == r.start && !hasSize {
 		return io.EOF
 	}
-	return &ReadError{Offset: r.off, Size: size, HasSize: hasSize, Err: io.ErrUnexpectedEOF}
+	if hasSize {
+		return r.headerError(size, io.ErrUnexpectedEOF)
+	}
+	return &ReadError{Offset: r.off, Err: io.ErrUnexpectedEOF}
 }
 
 // maxEmptyReads is how many reads returning no bytes and no error fill

@@ -340,3 +340,20 @@ func TestReadErrorText(t *testing.T) {
 	assert.Equal(t, "frame: stream ends inside a frame at offset 40", e.Error())
 	assert.Equal(t, "ProtocolID(9)", ProtocolID(9).String())
 }
+
+// A frame that cannot be read still tells its header's fields.
+func TestReadErrorHeader(t *testing.T) {
+	// size 64, doff 2, type 1 (SASL), channel 7, then only 4 bytes
+	r := NewReader(bytes.NewReader([]byte{0, 0, 0, 64, 2, 1, 0, 7, 1, 2, 3, 4}))
+	_, err := r.Next()
+	var e *ReadError
+	require.ErrorAs(t, err, &e)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Equal(t, ReadError{Offset: 0, Size: 64, HasSize: true, DataOffset: 2, Type: 1, Channel: 7, Err: io.ErrUnexpectedEOF}, *e)
+	r = NewReader(bytes.NewReader([]byte{0, 0, 0, 64, 1, 0, 0, 3}))
+	_, err = r.Next()
+	require.ErrorAs(t, err, &e)
+	assert.ErrorIs(t, err, ErrDataOffset)
+	assert.Equal(t, uint8(1), e.DataOffset)
+	assert.Equal(t, uint16(3), e.Channel)
+}

@@ -384,24 +384,49 @@ var specs = map[amqpsax.Descriptor]*compositeSpec{
 	amqpsax.DescriptorModified:       &specModified,
 }
 
+// otherFields names the fields of the spec's composite types this
+// package does not decode, so that FieldName covers every one: the
+// message's header and properties sections (part 3 §3.2.1, §3.2.4),
+// which package message reads, and the transaction types (part 4 §4.5).
+// (The lifetime policies have no fields.)
+var otherFields = map[amqpsax.Descriptor][]string{
+	amqpsax.DescriptorHeader: {"durable", "priority", "ttl", "first-acquirer", "delivery-count"},
+	amqpsax.DescriptorProperties: {"message-id", "user-id", "to", "subject", "reply-to",
+		"correlation-id", "content-type", "content-encoding", "absolute-expiry-time",
+		"creation-time", "group-id", "group-sequence", "reply-to-group-id"},
+	amqpsax.DescriptorDeclare:            {"global-id"},
+	amqpsax.DescriptorDischarge:          {"txn-id", "fail"},
+	amqpsax.DescriptorDeclared:           {"txn-id"},
+	amqpsax.DescriptorTransactionalState: {"txn-id", "outcome"},
+}
+
 // FieldName returns the spec's name of field i of the composite type with
 // descriptor d ("delivery-id" for DescriptorTransfer and
-// TransferDeliveryID), or "" when this package does not know d or d has
-// no field i. Tools that print performatives use it to label fields.
+// TransferDeliveryID), for every composite type of the spec — those this
+// package decodes, the message's header and properties sections and the
+// transaction types — or "" when d is not one or has no field i. Tools
+// that print performatives and sections use it to label fields.
 func FieldName(d amqpsax.Descriptor, i Field) string {
-	s := specs[d]
-	if s == nil || int(i) >= len(s.fields) {
+	if s := specs[d]; s != nil {
+		if int(i) < len(s.fields) {
+			return s.fields[i].name
+		}
 		return ""
 	}
-	return s.fields[i].name
+	if names := otherFields[d]; int(i) < len(names) {
+		return names[i]
+	}
+	return ""
 }
 
 // NumFields returns the number of fields the spec gives the composite
-// type with descriptor d, or -1 when this package does not know d.
+// type with descriptor d, or -1 when FieldName does not know d.
 func NumFields(d amqpsax.Descriptor) int {
-	s := specs[d]
-	if s == nil {
-		return -1
+	if s := specs[d]; s != nil {
+		return len(s.fields)
 	}
-	return len(s.fields)
+	if names, ok := otherFields[d]; ok {
+		return len(names)
+	}
+	return -1
 }

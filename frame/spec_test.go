@@ -459,3 +459,26 @@ func TestSpecFieldByField(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldNamesOfEveryComposite: FieldName names every field of every
+// composite type of the spec, decoded here or not.
+func TestFieldNamesOfEveryComposite(t *testing.T) {
+	n := 0
+	for _, st := range specTypes {
+		if st.Class != "composite" {
+			continue
+		}
+		d := amqpsax.Descriptor(st.Descriptor)
+		if len(st.Fields) == 0 {
+			continue // accepted, released, the lifetime policies
+		}
+		n++
+		assert.Equal(t, len(st.Fields), NumFields(d), st.Name)
+		for i, f := range st.Fields {
+			assert.Equal(t, f.Name, FieldName(d, Field(i)), "%s field %d", st.Name, i)
+		}
+		assert.Equal(t, "", FieldName(d, Field(len(st.Fields))), st.Name)
+	}
+	assert.Equal(t, 27, n) // every composite with fields
+	assert.Equal(t, -1, NumFields(amqpsax.DescriptorApplicationProperties))
+}

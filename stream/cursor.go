@@ -556,6 +556,29 @@ func (c *Cursor) Raw() []byte {
 	return c.data[c.cur.start:c.cur.end:c.cur.end]
 }
 
+// ArrayCode returns the element constructor of the current array — for
+// an array of described values, the code of the elements' values, after
+// the descriptor — or 0 (CodeDescribed) when the current value is not an
+// array. An empty array has one too: the encoding its elements would have.
+func (c *Cursor) ArrayCode() amqpsax.Code {
+	if c.cur.kind != amqpsax.KindArray {
+		return 0
+	}
+	return c.cur.ector
+}
+
+// ArrayDescriptor returns the descriptor of the current array of described
+// values as encoded, constructor included — a view into the data — or nil
+// when the current value is not such an array. An empty array has one too.
+// (Descriptor decodes it when it is a ulong or a symbol.)
+func (c *Cursor) ArrayDescriptor() []byte {
+	if c.cur.kind != amqpsax.KindArray || c.cur.desc < 0 {
+		return nil
+	}
+	_, _, n, _ := wire.Descriptor(c.data[c.cur.desc:])
+	return c.data[c.cur.desc : c.cur.desc+n : c.cur.desc+n]
+}
+
 // ArrayElem returns the element kind of the current array (KindDescribed
 // for an array of described values), or KindInvalid when the current value
 // is not an array.

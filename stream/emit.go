@@ -116,10 +116,9 @@ func (c *Cursor) emitOne(h amqpsax.Handler) error {
 			err = h.OnMapStart(c.cur.count / 2)
 		case amqpsax.KindArray:
 			err = h.OnArrayStart(c.cur.count, c.ArrayElem())
-			if err == nil && c.cur.desc >= 0 {
+			if desc := c.ArrayDescriptor(); err == nil && desc != nil {
 				if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
-					_, _, n, _ := wire.Descriptor(c.data[c.cur.desc:])
-					err = ah.OnArrayDescriptor(c.data[c.cur.desc:c.cur.desc+n:c.cur.desc+n], wire.Table[c.cur.ector].Kind())
+					err = ah.OnArrayDescriptor(desc, wire.Table[c.cur.ector].Kind())
 				}
 			}
 		default:

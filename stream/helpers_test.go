@@ -266,3 +266,21 @@ func TestArrayDescriptor(t *testing.T) {
 	_, _, ok := c.Descriptor()
 	assert.False(t, ok, "an array of int has no descriptor")
 }
+
+// ArrayCode and ArrayDescriptor give an array's constructor, empty or not.
+func TestArrayCodeAndDescriptor(t *testing.T) {
+	var c Cursor
+	c.Reset(cases.Bytes("f0000000050000000071"))
+	require.True(t, c.Next())
+	assert.Equal(t, amqpsax.CodeInt, c.ArrayCode())
+	assert.Nil(t, c.ArrayDescriptor())
+	c.Reset(cases.Bytes("e0060000a1016141"))
+	require.True(t, c.Next())
+	assert.Equal(t, amqpsax.CodeTrue, c.ArrayCode())
+	assert.Equal(t, cases.Bytes("a10161"), c.ArrayDescriptor())
+	c.Reset(cases.Bytes("40"))
+	c.Next()
+	assert.Equal(t, amqpsax.Code(0), c.ArrayCode())
+	assert.Nil(t, c.ArrayDescriptor())
+	assert.NoError(t, c.Err())
+}

@@ -57,6 +57,7 @@ func TestDescriptorsMatchSpec(t *testing.T) {
 	for _, d := range specDescriptors {
 		got := amqpsax.Descriptor(d.Code)
 		assert.Equal(t, d.Name, got.Name(), "name of %#x", d.Code)
+		assert.Equal(t, d.Type, got.TypeName(), "type name of %#x", d.Code)
 		back, ok := amqpsax.LookupDescriptor([]byte(d.Name))
 		assert.True(t, ok, d.Name)
 		assert.Equal(t, got, back, d.Name)
