@@ -52,6 +52,7 @@ var goldenCases = []struct {
 	{"refuse-frames", []string{"testdata/proton/conn-client.bin"}, ""},
 	{"pcap", []string{"-pcap", "testdata/amqpdump/proton.pcap"}, ""},
 	{"zero-width", []string{"-x", "testdata/amqpdump/zero-width.hex"}, ""},
+	{"empty-arrays", []string{"-x", "testdata/amqpdump/empty-arrays.hex"}, ""},
 }
 
 // result is one run of amqpdump.

@@ -1,49 +1,24 @@
 package dump
 
 import (
-	"strings"
-
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
-// otherFields names the fields of the described lists the spec defines
-// that package frame does not decode: the header and properties sections
-// (part 3 §3.2.1, §3.2.4) and the transaction types (part 4 §4.5). Package
-// frame's FieldName names the rest (performatives, source, target, error,
-// delivery states, coordinator, SASL frames).
-var otherFields = map[amqpsax.Descriptor][]string{
-	amqpsax.DescriptorHeader: {"durable", "priority", "ttl", "first-acquirer", "delivery-count"},
-	amqpsax.DescriptorProperties: {"message-id", "user-id", "to", "subject", "reply-to",
-		"correlation-id", "content-type", "content-encoding", "absolute-expiry-time",
-		"creation-time", "group-id", "group-sequence", "reply-to-group-id"},
-	amqpsax.DescriptorDeclare:            {"global-id"},
-	amqpsax.DescriptorDischarge:          {"txn-id", "fail"},
-	amqpsax.DescriptorDeclared:           {"txn-id"},
-	amqpsax.DescriptorTransactionalState: {"txn-id", "outcome"},
-}
-
 // fieldName returns the name of field i of the described list with
-// descriptor d, or "" when the spec gives it none.
+// descriptor d, or "" when the spec gives it none (frame.FieldName knows
+// every composite type of the spec).
 func fieldName(d amqpsax.Descriptor, i int) string {
 	if i < 0 || i > 255 {
 		return ""
 	}
-	if s := frame.FieldName(d, frame.Field(i)); s != "" {
-		return s
-	}
-	if names := otherFields[d]; i < len(names) {
-		return names[i]
-	}
-	return ""
+	return frame.FieldName(d, frame.Field(i))
 }
 
 // hasFields reports whether the list of a value described by d has named
 // fields.
-func hasFields(d amqpsax.Descriptor) bool {
-	return frame.NumFields(d) > 0 || len(otherFields[d]) > 0
-}
+func hasFields(d amqpsax.Descriptor) bool { return frame.NumFields(d) > 0 }
 
 // isPerformative reports whether d is one of the frame bodies the spec
 // defines (part 2 §2.7, part 5 §5.3.3).
@@ -62,13 +37,7 @@ func isPerformative(d amqpsax.Descriptor) bool {
 
 // shortName returns the short name of a descriptor the spec defines:
 // "attach" for amqp:attach:list, "header" for amqp:header:list.
-func shortName(d amqpsax.Descriptor) string {
-	s := strings.TrimPrefix(d.Name(), "amqp:")
-	if i := strings.LastIndexByte(s, ':'); i > 0 {
-		s = s[:i]
-	}
-	return s
-}
+func shortName(d amqpsax.Descriptor) string { return d.TypeName() }
 
 // perfName names a frame body by its performative, for a frame's line.
 func perfName(body []byte) string {

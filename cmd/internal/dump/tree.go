@@ -288,9 +288,9 @@ func (t *tree) dict(h head) bool {
 // written once, in the array's constructor, so it is shown on the array's
 // line and each element is printed as the described value's value.
 //
-// The cursor does not tell the element constructor of an empty array, nor
-// the encoding of the descriptor of an empty array of described values:
-// their lines leave those out.
+// An empty array shows the element encoding of its constructor
+// (Cursor.ArrayCode), and an empty array of described values the encoding
+// of its descriptor (Cursor.ArrayDescriptor).
 func (t *tree) array(h head) bool {
 	c, o := &t.c, t.out
 	count, code := c.Count(), c.Code()
@@ -306,15 +306,23 @@ func (t *tree) array(h head) bool {
 				o.buf = appendDescName(o.buf, d, true)
 				o.buf = append(o.buf, " (symbol "...)
 				o.buf = appendQuoted(o.buf, sym)
+				o.buf = appendSuffix(o.buf, "symbol", amqpsax.Code(c.ArrayDescriptor()[0]), false)
 				o.buf = append(o.buf, ')')
 			case ok:
 				o.buf = appendDescName(o.buf, d, d.Name() != "")
 				o.buf = append(o.buf, " (ulong 0x"...)
 				o.buf = strconv.AppendUint(o.buf, uint64(d), 16)
+				o.buf = appendSuffix(o.buf, "ulong", amqpsax.Code(c.ArrayDescriptor()[0]), false)
+				o.buf = append(o.buf, ')')
+			default:
+				o.buf = append(o.buf, " (descriptor "...)
+				o.buf = appendKind(o.buf, amqpsax.Code(c.ArrayDescriptor()[0]).Kind(), amqpsax.Code(c.ArrayDescriptor()[0]))
 				o.buf = append(o.buf, ')')
 			}
+			o.buf = append(o.buf, " of "...)
+			o.buf = appendKind(o.buf, c.ArrayCode().Kind(), c.ArrayCode())
 		} else {
-			o.buf = append(o.buf, c.ArrayElem().String()...)
+			o.buf = appendKind(o.buf, c.ArrayCode().Kind(), c.ArrayCode())
 		}
 		o.end()
 		// Entered all the same: it is a level of nesting, and its size is
