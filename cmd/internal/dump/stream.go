@@ -247,7 +247,7 @@ func (s *Stream) readFault(err error) {
 	case errors.Is(re, io.ErrUnexpectedEOF) && re.HasSize:
 		s.frames++
 		s.dead = true
-		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, "truncated: size " + strconv.FormatUint(uint64(re.Size), 10) +
+		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, "truncated: " + headerText(re) +
 			", only " + strconv.FormatInt(end-at, 10) + " bytes present (the input ends at offset " + strconv.FormatInt(end, 10) + ")", re})
 	case errors.Is(re, io.ErrUnexpectedEOF):
 		s.dead = true
@@ -260,7 +260,7 @@ func (s *Stream) readFault(err error) {
 		// The header is wrong but its size may not be: go on after it.
 		s.frames++
 		next := at + int64(re.Size)
-		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, re.Err.Error() + " (size " + strconv.FormatUint(uint64(re.Size), 10) +
+		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, re.Err.Error() + " (" + headerText(re) +
 			"): skipped by its size, to offset " + strconv.FormatInt(next, 10), re})
 		s.r.Reset(&s.feed)
 		s.feed.seek(next)
@@ -268,9 +268,17 @@ func (s *Stream) readFault(err error) {
 	default:
 		s.frames++
 		s.dead = true
-		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, re.Err.Error() + " (size " + strconv.FormatUint(uint64(re.Size), 10) +
+		s.fault(&FrameError{"frame " + strconv.Itoa(s.frames), at, re.Err.Error() + " (" + headerText(re) +
 			"): the next frame cannot be found, the rest of the stream is not read", re})
 	}
+}
+
+// headerText describes the header of a frame the Reader could not read:
+// "size 12, doff 1, type 0 (AMQP), channel 0", as a frame's line does.
+func headerText(re *frame.ReadError) string {
+	return "size " + strconv.FormatUint(uint64(re.Size), 10) + ", doff " + strconv.Itoa(int(re.DataOffset)) +
+		", type " + strconv.Itoa(int(re.Type)) + " (" + name(frameTypes[:], int(re.Type)) + "), channel " +
+		strconv.Itoa(int(re.Channel))
 }
 
 // frameTypes names the frame types (part 2 §2.3.1, part 5 §5.3.1).

@@ -91,9 +91,9 @@ func TestBadStream(t *testing.T) {
 	assert.Contains(t, p.out, "frame 4 at 49: size 12, doff 2, type 0 (AMQP), channel 3: end\n")
 	assert.NotContains(t, p.out, "close")
 	assert.Equal(t, []string{
-		"amqpdump: frame 2 at offset 25: invalid data offset (size 12): skipped by its size, to offset 37",
-		"amqpdump: frame 3 at offset 37: invalid data offset (size 12): skipped by its size, to offset 49",
-		"amqpdump: frame 5 at offset 61: frame size below the frame header's (size 4): the next frame cannot be found, the rest of the stream is not read",
+		"amqpdump: frame 2 at offset 25: invalid data offset (size 12, doff 1, type 0 (AMQP), channel 0): skipped by its size, to offset 37",
+		"amqpdump: frame 3 at offset 37: invalid data offset (size 12, doff 4, type 0 (AMQP), channel 0): skipped by its size, to offset 49",
+		"amqpdump: frame 5 at offset 61: frame size below the frame header's (size 4, doff 2, type 0 (AMQP), channel 0): the next frame cannot be found, the rest of the stream is not read",
 	}, p.faults)
 }
 
@@ -180,7 +180,7 @@ func TestTooLarge(t *testing.T) {
 	b = frame.AppendFrame(b, frame.Frame{Channel: 2, Body: frame.AppendEnd(nil, frame.End{})})
 	opts := Options{MaxFrameSize: 64}
 	whole := printChunks(b, opts, nil)
-	assert.Equal(t, []string{"amqpdump: frame 1 at offset 8: frame larger than the maximum frame size (size 525): skipped by its size, to offset 533"}, whole.faults)
+	assert.Equal(t, []string{"amqpdump: frame 1 at offset 8: frame larger than the maximum frame size (size 525, doff 2, type 0 (AMQP), channel 0): skipped by its size, to offset 533"}, whole.faults)
 	assert.Contains(t, whole.out, "frame 2 at 533: size 12, doff 2, type 0 (AMQP), channel 2: end\n")
 	assert.Equal(t, whole, printChunks(b, opts, func() int { return 1 }))
 	assert.Equal(t, whole, printChunks(b, opts, func() int { return 100 }))
