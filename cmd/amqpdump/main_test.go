@@ -196,7 +196,7 @@ func TestTruncatedStream(t *testing.T) {
 	full := runTool(t, []string{"-frames", filepath.Join(dir, "conn-client.bin")}, "")
 	cut := runTool(t, []string{"-frames", filepath.Join(dir, "conn-client-trunc.bin")}, "")
 	assert.Equal(t, 1, cut.status)
-	assert.Equal(t, "amqpdump: frame 5 at offset 161: truncated: size 111, only 55 bytes present (the input ends at offset 216)\n", cut.stderr)
+	assert.Equal(t, "amqpdump: frame 5 at offset 161: truncated: size 111, doff 2, type 0 (AMQP), channel 0, only 55 bytes present (the input ends at offset 216)\n", cut.stderr)
 	i := strings.Index(full.stdout, "frame 5 at 161")
 	require.Positive(t, i)
 	assert.Equal(t, full.stdout[:i], cut.stdout)
