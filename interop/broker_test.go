@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,12 @@ func TestBroker(t *testing.T) {
 		t.Skip("AMQPSAX_BROKER is not set: no broker to run the clients against (start one with `.ci/broker start`, then AMQPSAX_BROKER=127.0.0.1:5672)")
 	}
 	t.Setenv("AMQPSAX_RUN", fmt.Sprintf("t%d", time.Now().UnixNano()))
+	// Through cmd/amqpspy, unless AMQPSAX_TAP=recorder asks for the plain
+	// recording proxy.
+	if os.Getenv("AMQPSAX_TAP") != "recorder" {
+		defer func(old func(string, *tls.Config) (Tap, error)) { NewTap = old }(NewTap)
+		NewTap = NewSpyTap
+	}
 	for _, c := range []struct {
 		name     string
 		tls      bool
@@ -79,6 +86,15 @@ func TestBroker(t *testing.T) {
 			require.NoError(t, tap.Close())
 			require.NoError(t, runErr, "the %s client failed", c.name)
 			checkConns(t, c.name, tap.Conns(), rabbit)
+			if spy, ok := tap.(*SpyTap); ok {
+				// amqpspy decoded every frame of both directions, and
+				// kept up.
+				faults, frames, err := spy.Faults()
+				require.NoError(t, err)
+				assert.Empty(t, faults, "%s: amqpspy reported faults", c.name)
+				assert.Positive(t, frames)
+				t.Logf("%s: amqpspy printed %d frames, no faults", c.name, frames)
+			}
 		})
 	}
 }
