@@ -213,17 +213,7 @@ func transferRoute(w *Workload) Op {
 			if err != nil || t.DeliveryID != 7 {
 				return fmt.Errorf("transfer: %v", err)
 			}
-			s, err := message.Scan(payload)
-			if err != nil {
-				return err
-			}
-			p, err := message.ParseProperties(s.Properties)
-			if err != nil {
-				return err
-			}
-			to = p.To
-			v, err := message.Lookup(s.ApplicationProperties, "tenant")
-			tenant = v.Bytes()
+			to, tenant, err = messageRoute(payload)
 			return err
 		},
 		Check: func() error { return checkRoute(w, to, tenant) },

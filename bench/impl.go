@@ -721,22 +721,27 @@ func routeGoAMQP(w *Workload) Op {
 func routeMessage(w *Workload) Op {
 	var to, tenant []byte
 	return Op{
-		Run: func() error {
-			s, err := message.Scan(w.AMQP)
-			if err != nil {
-				return err
-			}
-			p, err := message.ParseProperties(s.Properties)
-			if err != nil {
-				return err
-			}
-			to = p.To
-			v, err := message.Lookup(s.ApplicationProperties, "tenant")
-			tenant = v.Bytes()
+		Run: func() (err error) {
+			to, tenant, err = messageRoute(w.AMQP)
 			return err
 		},
 		Check: func() error { return checkRoute(w, to, tenant) },
 	}
+}
+
+// messageRoute reads the route task's two fields of msg with package
+// message: Scan, the properties accessor, a lookup.
+func messageRoute(msg []byte) (to, tenant []byte, err error) {
+	s, err := message.Scan(msg)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := message.ParseProperties(s.Properties)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := message.Lookup(s.ApplicationProperties, "tenant")
+	return p.To, v.Bytes(), err
 }
 
 // RouteCursor reads properties.to and the application property "tenant"
