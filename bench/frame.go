@@ -12,7 +12,6 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/message"
 )
 
 // The frame benchmarks (frame_test.go) measure package frame on whole
