@@ -67,6 +67,7 @@ type parser struct {
 	base int    // offset of the cursor's data in the body, for errors
 	list int    // offset of the list, for errors
 	raw  []byte // the encoding of the current field, for maps, symbols and composites
+	i    Field  // the current field, set by next
 	err  error
 }
 
@@ -172,11 +173,11 @@ func (p *parser) fields(spec *compositeSpec) bool {
 }
 
 // next moves to the next field that is present and not null, checks it
-// against the spec, marks it in f and returns its position. It returns
+// against the spec, marks it in p.fs and sets p.i to its position. It returns
 // false at the end of the list (extra fields, which a later version of
 // the spec may define, are skipped) or on error. For a map, a symbol
 // field and a composite, p.raw is the field's encoding.
-func (p *parser) next() (Field, bool) {
+func (p *parser) next() bool {
 	for p.err == nil && p.c.Next() {
 		i := p.c.Index()
 		if i >= len(p.spec.fields) || p.c.Kind() == amqpsax.KindNull {
@@ -184,13 +185,14 @@ func (p *parser) next() (Field, bool) {
 		}
 		fs := &p.spec.fields[i]
 		if !p.check(fs) {
-			return 0, false
+			return false
 		}
 		p.fs.set |= 1 << i
-		return Field(i), true
+		p.i = Field(i)
+		return true
 	}
 	p.cursorErr()
-	return 0, false
+	return false
 }
 
 // check checks the value the cursor is on against field fs. Maps and
@@ -274,34 +276,34 @@ func (p *parser) uint32() uint32 { return uint32(p.c.Uint()) }
 func (p *parser) bytes() []byte  { return p.c.Bytes() }
 func (p *parser) bool() bool     { return p.c.Bool() }
 
-func (p *parser) sndSettle(i Field) SenderSettleMode {
+func (p *parser) sndSettle() SenderSettleMode {
 	v := p.c.Uint()
 	if v > uint64(SndMixed) {
-		p.badValue(i, "sender settle mode "+u64(v))
+		p.badValue(p.i, "sender settle mode "+u64(v))
 	}
 	return SenderSettleMode(v)
 }
 
-func (p *parser) rcvSettle(i Field) ReceiverSettleMode {
+func (p *parser) rcvSettle() ReceiverSettleMode {
 	v := p.c.Uint()
 	if v > uint64(RcvSecond) {
-		p.badValue(i, "receiver settle mode "+u64(v))
+		p.badValue(p.i, "receiver settle mode "+u64(v))
 	}
 	return ReceiverSettleMode(v)
 }
 
-func (p *parser) durability(i Field) TerminusDurability {
+func (p *parser) durability() TerminusDurability {
 	v := p.c.Uint()
 	if v > uint64(DurabilityUnsettledState) {
-		p.badValue(i, "terminus durability "+u64(v))
+		p.badValue(p.i, "terminus durability "+u64(v))
 	}
 	return TerminusDurability(v)
 }
 
-func (p *parser) expiry(i Field) ExpiryPolicy {
+func (p *parser) expiry() ExpiryPolicy {
 	v, ok := lookupExpiry(p.c.Bytes())
 	if !ok {
-		p.badValue(i, "expiry policy "+string(p.c.Bytes()))
+		p.badValue(p.i, "expiry policy "+string(p.c.Bytes()))
 	}
 	return v
 }
@@ -371,12 +373,8 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 	if !p.fields(&specTransfer) {
 		return t, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case TransferHandle:
 			t.Handle = p.uint32()
 		case TransferDeliveryID:
@@ -390,7 +388,7 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 		case TransferMore:
 			t.More = p.bool()
 		case TransferRcvSettleMode:
-			t.RcvSettleMode = p.rcvSettle(i)
+			t.RcvSettleMode = p.rcvSettle()
 		case TransferState:
 			t.State, p.err = parseState(p.raw, p.base+p.c.Offset())
 		case TransferResume:
@@ -413,16 +411,12 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 	o.MaxFrameSize, o.ChannelMax = 1<<32-1, 1<<16-1
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorOpen, &specOpen)
+	end, ok := p.start(body, 0, amqpsax.DescriptorOpen, &specOpen)
 	if !ok {
 		return o, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case OpenContainerID:
 			o.ContainerID = p.bytes()
 		case OpenHostname:
@@ -451,11 +445,12 @@ func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 	return o, body[end:], nil
 }
 
-// perf opens the performative d at the start of body and enters its
-// fields: the common start of every Parse function but ParseTransfer
-// (written out there, the hottest path).
-func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec) (int, bool) {
-	d, end, ok := p.open(body, 0, spec.name)
+// start opens the composite want at the start of data, which begins at
+// base in the body, and enters its fields: the common start of every
+// Parse function but ParseTransfer (written out there, the hottest path)
+// and of the composites they hold. It returns the composite's length.
+func (p *parser) start(data []byte, base int, want amqpsax.Descriptor, spec *compositeSpec) (int, bool) {
+	d, end, ok := p.open(data, base, spec.name)
 	switch {
 	case !ok:
 		return 0, false
@@ -470,16 +465,12 @@ func (p *parser) perf(body []byte, want amqpsax.Descriptor, spec *compositeSpec)
 func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 	b.HandleMax = 1<<32 - 1
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorBegin, &specBegin)
+	end, ok := p.start(body, 0, amqpsax.DescriptorBegin, &specBegin)
 	if !ok {
 		return b, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case BeginRemoteChannel:
 			b.RemoteChannel = uint16(p.c.Uint())
 		case BeginNextOutgoingID:
@@ -509,16 +500,12 @@ func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 	a.SndSettleMode = SndMixed
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorAttach, &specAttach)
+	end, ok := p.start(body, 0, amqpsax.DescriptorAttach, &specAttach)
 	if !ok {
 		return a, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case AttachName:
 			a.Name = p.bytes()
 		case AttachHandle:
@@ -526,9 +513,9 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 		case AttachRole:
 			a.Role = Role(p.bool())
 		case AttachSndSettleMode:
-			a.SndSettleMode = p.sndSettle(i)
+			a.SndSettleMode = p.sndSettle()
 		case AttachRcvSettleMode:
-			a.RcvSettleMode = p.rcvSettle(i)
+			a.RcvSettleMode = p.rcvSettle()
 		case AttachSource:
 			a.Source, p.err = parseSource(p.raw, p.base+p.c.Offset())
 		case AttachTarget:
@@ -559,16 +546,12 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 // ParseOpen does.
 func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorFlow, &specFlow)
+	end, ok := p.start(body, 0, amqpsax.DescriptorFlow, &specFlow)
 	if !ok {
 		return f, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case FlowNextIncomingID:
 			f.NextIncomingID = p.uint32()
 		case FlowIncomingWindow:
@@ -603,16 +586,12 @@ func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 // body, as ParseOpen does. An absent Last is set to First.
 func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorDisposition, &specDisposition)
+	end, ok := p.start(body, 0, amqpsax.DescriptorDisposition, &specDisposition)
 	if !ok {
 		return d, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case DispositionRole:
 			d.Role = Role(p.bool())
 		case DispositionFirst:
@@ -640,16 +619,12 @@ func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 // ParseOpen does.
 func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorDetach, &specDetach)
+	end, ok := p.start(body, 0, amqpsax.DescriptorDetach, &specDetach)
 	if !ok {
 		return d, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case DetachHandle:
 			d.Handle = p.uint32()
 		case DetachClosed:
@@ -668,16 +643,12 @@ func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 // ParseOpen does.
 func ParseEnd(body []byte) (e End, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorEnd, &specEnd)
+	end, ok := p.start(body, 0, amqpsax.DescriptorEnd, &specEnd)
 	if !ok {
 		return e, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		if i == EndError {
+	for p.next() {
+		if p.i == EndError {
 			e.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
 		}
 	}
@@ -691,16 +662,12 @@ func ParseEnd(body []byte) (e End, rest []byte, err error) {
 // ParseOpen does.
 func ParseClose(body []byte) (c Close, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorClose, &specClose)
+	end, ok := p.start(body, 0, amqpsax.DescriptorClose, &specClose)
 	if !ok {
 		return c, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		if i == CloseError {
+	for p.next() {
+		if p.i == CloseError {
 			c.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
 		}
 	}
@@ -714,16 +681,12 @@ func ParseClose(body []byte) (c Close, rest []byte, err error) {
 // of body, as ParseOpen does.
 func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms)
+	end, ok := p.start(body, 0, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms)
 	if !ok {
 		return m, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		if i == SASLMechanismsMechanisms {
+	for p.next() {
+		if p.i == SASLMechanismsMechanisms {
 			m.Mechanisms = p.raw
 		}
 	}
@@ -737,16 +700,12 @@ func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error)
 // as ParseOpen does.
 func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLInit, &specSASLInit)
+	end, ok := p.start(body, 0, amqpsax.DescriptorSASLInit, &specSASLInit)
 	if !ok {
 		return s, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case SASLInitMechanism:
 			s.Mechanism = p.bytes()
 		case SASLInitInitialResponse:
@@ -765,16 +724,12 @@ func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 // of body, as ParseOpen does.
 func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLChallenge, &specSASLChallenge)
+	end, ok := p.start(body, 0, amqpsax.DescriptorSASLChallenge, &specSASLChallenge)
 	if !ok {
 		return s, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		if i == SASLChallengeChallenge {
+	for p.next() {
+		if p.i == SASLChallengeChallenge {
 			s.Challenge = p.bytes()
 		}
 	}
@@ -788,16 +743,12 @@ func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 // body, as ParseOpen does.
 func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLResponse, &specSASLResponse)
+	end, ok := p.start(body, 0, amqpsax.DescriptorSASLResponse, &specSASLResponse)
 	if !ok {
 		return s, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		if i == SASLResponseResponse {
+	for p.next() {
+		if p.i == SASLResponseResponse {
 			s.Response = p.bytes()
 		}
 	}
@@ -811,20 +762,16 @@ func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 // body, as ParseOpen does.
 func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
 	var p parser
-	end, ok := p.perf(body, amqpsax.DescriptorSASLOutcome, &specSASLOutcome)
+	end, ok := p.start(body, 0, amqpsax.DescriptorSASLOutcome, &specSASLOutcome)
 	if !ok {
 		return s, nil, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case SASLOutcomeCode:
 			v := p.c.Uint()
 			if v > uint64(SASLSysTemp) {
-				p.badValue(i, "sasl code "+u64(v))
+				p.badValue(p.i, "sasl code "+u64(v))
 			}
 			s.Code = SASLCode(v)
 		case SASLOutcomeAdditionalData:
@@ -841,23 +788,11 @@ func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
 // base in the body.
 func parseError(raw []byte, base int) (e AMQPError, err error) {
 	var p parser
-	d, _, ok := p.open(raw, base, specError.name)
-	switch {
-	case !ok:
-		return e, p.err
-	case d != amqpsax.DescriptorError:
-		p.wrong(specError.name, d)
+	if _, ok := p.start(raw, base, amqpsax.DescriptorError, &specError); !ok {
 		return e, p.err
 	}
-	if !p.fields(&specError) {
-		return e, p.err
-	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case AMQPErrorCondition:
 			e.Condition = p.bytes()
 		case AMQPErrorDescription:
@@ -872,29 +807,17 @@ func parseError(raw []byte, base int) (e AMQPError, err error) {
 // parseSource decodes a source composite, as parseError does.
 func parseSource(raw []byte, base int) (s Source, err error) {
 	var p parser
-	d, _, ok := p.open(raw, base, specSource.name)
-	switch {
-	case !ok:
-		return s, p.err
-	case d != amqpsax.DescriptorSource:
-		p.wrong(specSource.name, d)
+	if _, ok := p.start(raw, base, amqpsax.DescriptorSource, &specSource); !ok {
 		return s, p.err
 	}
-	if !p.fields(&specSource) {
-		return s, p.err
-	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case SourceAddress:
 			s.Address = p.bytes()
 		case SourceDurable:
-			s.Durable = p.durability(i)
+			s.Durable = p.durability()
 		case SourceExpiryPolicy:
-			s.ExpiryPolicy = p.expiry(i)
+			s.ExpiryPolicy = p.expiry()
 		case SourceTimeout:
 			s.Timeout = p.uint32()
 		case SourceDynamic:
@@ -929,12 +852,8 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 		if !p.fields(&specCoordinator) {
 			return t, p.err
 		}
-		for {
-			i, ok := p.next()
-			if !ok {
-				break
-			}
-			if i == CoordinatorCapabilities {
+		for p.next() {
+			if p.i == CoordinatorCapabilities {
 				t.Capabilities = p.raw
 			}
 		}
@@ -946,18 +865,14 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 	if !p.fields(&specTarget) {
 		return t, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
-		switch i {
+	for p.next() {
+		switch p.i {
 		case TargetAddress:
 			t.Address = p.bytes()
 		case TargetDurable:
-			t.Durable = p.durability(i)
+			t.Durable = p.durability()
 		case TargetExpiryPolicy:
-			t.ExpiryPolicy = p.expiry(i)
+			t.ExpiryPolicy = p.expiry()
 		case TargetTimeout:
 			t.Timeout = p.uint32()
 		case TargetDynamic:
@@ -999,23 +914,19 @@ func parseState(raw []byte, base int) (s DeliveryState, err error) {
 	if !p.fields(spec) {
 		return s, p.err
 	}
-	for {
-		i, ok := p.next()
-		if !ok {
-			break
-		}
+	for p.next() {
 		switch {
-		case s.Type == StateReceived && i == ReceivedSectionNumber:
+		case s.Type == StateReceived && p.i == ReceivedSectionNumber:
 			s.SectionNumber = p.uint32()
-		case s.Type == StateReceived && i == ReceivedSectionOffset:
+		case s.Type == StateReceived && p.i == ReceivedSectionOffset:
 			s.SectionOffset = p.c.Uint()
-		case s.Type == StateRejected && i == RejectedError:
+		case s.Type == StateRejected && p.i == RejectedError:
 			s.Error, p.err = parseError(p.raw, p.base+p.c.Offset())
-		case s.Type == StateModified && i == ModifiedDeliveryFailed:
+		case s.Type == StateModified && p.i == ModifiedDeliveryFailed:
 			s.DeliveryFailed = p.bool()
-		case s.Type == StateModified && i == ModifiedUndeliverableHere:
+		case s.Type == StateModified && p.i == ModifiedUndeliverableHere:
 			s.UndeliverableHere = p.bool()
-		case s.Type == StateModified && i == ModifiedMessageAnnotations:
+		case s.Type == StateModified && p.i == ModifiedMessageAnnotations:
 			s.MessageAnnotations = p.raw
 		}
 	}
