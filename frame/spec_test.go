@@ -173,27 +173,23 @@ func TestSpecChoices(t *testing.T) {
 	for _, c := range choices("role") {
 		assert.Equal(t, c.Name, Role(c.Value == "true").String())
 	}
-	cs := choices("sender-settle-mode")
-	for _, c := range cs {
-		assert.Equal(t, c.Name, SenderSettleMode(num(c)).String())
+	// Numbered enums: each choice's name, then the first value past them.
+	for _, e := range []struct {
+		spec, past string
+		name       func(v uint64) string
+	}{
+		{"sender-settle-mode", "SenderSettleMode(3)", func(v uint64) string { return SenderSettleMode(v).String() }},
+		{"receiver-settle-mode", "ReceiverSettleMode(2)", func(v uint64) string { return ReceiverSettleMode(v).String() }},
+		{"terminus-durability", "TerminusDurability(3)", func(v uint64) string { return TerminusDurability(v).String() }},
+		{"sasl-code", "SASLCode(5)", func(v uint64) string { return SASLCode(v).String() }},
+	} {
+		cs := choices(e.spec)
+		for _, c := range cs {
+			assert.Equal(t, c.Name, e.name(num(c)), e.spec)
+		}
+		assert.Equal(t, e.past, e.name(uint64(len(cs))), e.spec)
 	}
-	assert.Equal(t, "SenderSettleMode(3)", SenderSettleMode(len(cs)).String())
-	cs = choices("receiver-settle-mode")
-	for _, c := range cs {
-		assert.Equal(t, c.Name, ReceiverSettleMode(num(c)).String())
-	}
-	assert.Equal(t, "ReceiverSettleMode(2)", ReceiverSettleMode(len(cs)).String())
-	cs = choices("terminus-durability")
-	for _, c := range cs {
-		assert.Equal(t, c.Name, TerminusDurability(num(c)).String())
-	}
-	assert.Equal(t, "TerminusDurability(3)", TerminusDurability(len(cs)).String())
-	cs = choices("sasl-code")
-	for _, c := range cs {
-		assert.Equal(t, c.Name, SASLCode(num(c)).String())
-	}
-	assert.Equal(t, "SASLCode(5)", SASLCode(len(cs)).String())
-	cs = choices("terminus-expiry-policy")
+	cs := choices("terminus-expiry-policy")
 	for _, c := range cs {
 		p, ok := lookupExpiry([]byte(c.Value))
 		assert.True(t, ok, c.Value)
