@@ -320,13 +320,13 @@ func attacks() []attack {
 			return c.Err()
 		}}}},
 		{name: "huge claimed counts", n: 2048, bad: true, build: func(n int) []byte {
-			one := be32(be32([]byte{byte(amqpsax.CodeList32)}, 4), 1<<31) // count cannot fit in size
+			one := binary.BigEndian.AppendUint32(be32([]byte{byte(amqpsax.CodeList32)}, 4), 1<<31) // count cannot fit in size
 			return bytes.Repeat(one, n)
 		}, runs: decoders},
 		{name: "zero-width array of 2^32-1 nulls", n: 2048, bad: true, build: func(n int) []byte {
 			b := []byte{byte(amqpsax.CodeArray32)}
 			b = be32(b, 5+n)
-			b = append(be32(b, 1<<32-1), 0x40)
+			b = append(binary.BigEndian.AppendUint32(b, 1<<32-1), 0x40)
 			return append(b, make([]byte, n)...)
 		}, runs: decoders},
 		{name: "long descriptors", n: 256, build: func(n int) []byte {
