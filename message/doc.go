@@ -24,8 +24,9 @@
 // A router that has the first transfer frame of a large message can decide
 // before the rest arrives: on a prefix, Scan returns every section
 // complete in it, and an error wrapping io.ErrUnexpectedEOF whose offset is
-// where the section the input ends in starts (one allocation: the error).
-// Any other error means the message is malformed: reject it.
+// where the section the input ends in starts (one allocation: the error;
+// a [Scanner], which keeps that error's storage, makes none). Any other
+// error means the message is malformed: reject it.
 //
 // # Accessors
 //

@@ -87,3 +87,24 @@ func ExampleScan_prefix() {
 	fmt.Printf("subject=%s wait=%v\n", p.Subject, errors.Is(err, io.ErrUnexpectedEOF))
 	// Output: subject=order.created wait=true
 }
+
+// A router keeps a Scanner and scans the first frame of each delivery
+// without allocating, even when the frame ends inside a section.
+func ExampleScanner() {
+	var sc message.Scanner // one per connection or goroutine
+	msg := sample()
+	for _, first := range [][]byte{msg, msg[:len(msg)-4]} {
+		s, err := sc.Scan(first)
+		var e *amqpsax.Error
+		if errors.As(err, &e) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			fmt.Println("reject:", err)
+			continue
+		}
+		p, _ := message.ParseProperties(s.Properties)
+		// e is reused by the next Scan: read it now.
+		fmt.Printf("subject=%s body=%v more=%v\n", p.Subject, s.Body != nil, e != nil)
+	}
+	// Output:
+	// subject=order.created body=true more=false
+	// subject=order.created body=false more=true
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
@@ -28,8 +29,13 @@ func FuzzScan(f *testing.F) {
 	}
 	set := []Entry{{Symbol("x-opt-a"), encode.AppendString(nil, "v")}, {Symbol("k"), encode.AppendNull(nil)}, {Ulong(7), encode.AppendUint(nil, 1)}}
 	remove := []Key{Symbol("k"), Symbol("x-opt-b"), Ulong(9)}
+	var sc Scanner
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Scan(data)
+		if s2, err2 := sc.Scan(data); !reflect.DeepEqual(s, s2) || (err == nil) != (err2 == nil) ||
+			err != nil && err.Error() != err2.Error() {
+			t.Fatalf("Scan: %v, %v; Scanner.Scan: %v, %v", s, err, s2, err2)
+		}
 		if err != nil {
 			checkErr(t, err, len(data))
 			if !errors.Is(err, io.ErrUnexpectedEOF) {

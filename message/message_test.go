@@ -226,7 +226,48 @@ func TestScanPrefix(t *testing.T) {
 	// One allocation: the error, which carries its offset. The sections
 	// themselves are views.
 	allocs := testing.AllocsPerRun(100, func() { _, _ = Scan(first) })
-	assert.LessOrEqual(t, allocs, 1.0)
+	assert.Equal(t, 1.0, allocs)
+}
+
+// TestScanner checks that a Scanner scans as Scan does and returns a
+// prefix's error from its own storage, with no allocation.
+func TestScanner(t *testing.T) {
+	hdr := mkSection(amqpsax.DescriptorHeader, false, list(func(b []byte) []byte { return encode.AppendBool(b, true) }))
+	props := mkSection(amqpsax.DescriptorProperties, false, list(strv("id"), null, strv("orders")))
+	body := mkSection(amqpsax.DescriptorData, false, bin(strings.Repeat("x", 1000)))
+	msg := join(hdr, props, body)
+	var sc Scanner
+	for _, in := range [][]byte{msg, msg[:len(hdr)+len(props)+100], msg[:len(hdr)+3], msg[:0], {0x00, 0x53, 0x77, 0xee}, {0x00, 0x53, 0x70, 0x45, 0x00}} {
+		want, wantErr := Scan(in)
+		got, err := sc.Scan(in)
+		assert.Equal(t, want, got, "%x", in)
+		if wantErr == nil {
+			assert.NoError(t, err)
+			continue
+		}
+		require.Error(t, err)
+		assert.Equal(t, wantErr.Error(), err.Error())
+		assert.Equal(t, errors.Is(wantErr, io.ErrUnexpectedEOF), errors.Is(err, io.ErrUnexpectedEOF))
+		var we, ge *amqpsax.Error
+		require.ErrorAs(t, wantErr, &we)
+		require.ErrorAs(t, err, &ge)
+		assert.Equal(t, we.Offset, ge.Offset)
+		var ws, gs *SectionError
+		require.ErrorAs(t, wantErr, &ws)
+		require.ErrorAs(t, err, &gs)
+		assert.Equal(t, ws.Section, gs.Section)
+	}
+
+	// The prefix error lives in the Scanner: the next prefix reuses it.
+	_, err1 := sc.Scan(msg[:len(hdr)+len(props)+100])
+	assertCause(t, err1, io.ErrUnexpectedEOF, len(hdr)+len(props))
+	_, err2 := sc.Scan(msg[:len(hdr)+3])
+	assert.Same(t, err1, err2)
+	assertCause(t, err1, io.ErrUnexpectedEOF, len(hdr))
+
+	first := msg[:len(hdr)+len(props)+100]
+	allocs := testing.AllocsPerRun(100, func() { _, _ = sc.Scan(first) })
+	assert.Zero(t, allocs)
 }
 
 func assertCause(t *testing.T, err, cause error, off int) {

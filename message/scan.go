@@ -168,14 +168,19 @@ func sectionFault(cause error, r int, off int, code amqpsax.Code, hasCode bool) 
 		Err: &SectionError{Section: sectionNames[r], Err: cause}}
 }
 
+// cutError is the error of Scan on a prefix: the error and its cause in
+// one object, so that it costs one allocation, or none in a Scanner.
+type cutError struct {
+	amqpsax.Error
+	SectionError
+}
+
 // cutAt is the error of Scan on a prefix that ends inside the section of
-// rank r starting at pos: one allocation (the error and its cause
-// together).
-func cutAt(pos, r int) error {
-	e := &struct {
-		amqpsax.Error
-		SectionError
-	}{}
+// rank r starting at pos, written into e (a new one when e is nil).
+func cutAt(e *cutError, pos, r int) error {
+	if e == nil {
+		e = new(cutError)
+	}
 	e.SectionError = SectionError{Section: sectionNames[r], Err: io.ErrUnexpectedEOF}
 	e.Error = amqpsax.Error{Op: "message", Offset: pos, Code: amqpsax.CodeDescribed, HasCode: true, Err: &e.SectionError}
 	return &e.Error
@@ -283,10 +288,31 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 //
 // On a prefix of a message — the first transfer frames of a delivery —
 // Scan returns every section complete in the prefix, and an error wrapping
-// io.ErrUnexpectedEOF with the offset where the input ended: a router can
-// decide on the header, properties and application properties before the
-// body has arrived. Any other error returns no sections.
-func Scan(data []byte) (Sections, error) {
+// io.ErrUnexpectedEOF whose offset is where the section the input ends in
+// starts (where to resume when more bytes arrive): a router can decide on
+// the header, properties and application properties before the body has
+// arrived. That error is Scan's one allocation; a [Scanner] has none. Any
+// other error returns no sections.
+func Scan(data []byte) (Sections, error) { return scan(data, nil) }
+
+// A Scanner scans messages as [Scan] does, keeping the storage of the
+// error it returns for a prefix, so that a Scanner held by a router (one
+// per connection or goroutine) allocates nothing, even on first frames
+// that end inside a section.
+//
+// The prefix error a Scanner returns is valid until its next Scan, which
+// reuses it: read its offset before scanning again, or copy it. Other
+// errors are allocated and kept as [Scan]'s are. The zero Scanner is ready
+// to use; a Scanner is not for concurrent use.
+type Scanner struct {
+	cut cutError
+}
+
+// Scan is [Scan], with the prefix error in the Scanner's storage.
+func (sc *Scanner) Scan(data []byte) (Sections, error) { return scan(data, &sc.cut) }
+
+// scan is Scan, writing a prefix error into cut when it is not nil.
+func scan(data []byte, cut *cutError) (Sections, error) {
 	var s Sections
 	s.Offsets = Offsets{-1, -1, -1, -1, -1, -1, -1}
 	seen := 0 // ranks seen, a bit each
@@ -300,7 +326,7 @@ func Scan(data []byte) (Sections, error) {
 				// The complete sections before the cut, and the cut at
 				// the start of the section it ends in.
 				s.finish(data, bodyStart, bodyEnd)
-				return s, cutAt(pos, r)
+				return s, cutAt(cut, pos, r)
 			}
 			return Sections{}, err
 		}
