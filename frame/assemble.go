@@ -105,6 +105,7 @@ type Assembler struct {
 	links map[uint64]*partial
 	free  []*partial // finished partials, their buffers kept
 	done  *partial   // the partial whose buffer the last Delivery points into
+	sc    message.Scanner
 }
 
 // partial is a delivery being joined.
@@ -296,9 +297,11 @@ func (a *Assembler) Pending(channel uint16, handle uint32) []byte {
 // the way. When the part joined so far ends inside a section, the error
 // wraps io.ErrUnexpectedEOF (the rest will come); any other error is a
 // malformed message. With no delivery in progress it returns no sections
-// and no error.
+// and no error. It allocates nothing: the error for a part that ends
+// inside a section is held by the Assembler (a message.Scanner) and valid
+// until the next call of Sections.
 func (a *Assembler) Sections(channel uint16, handle uint32) (message.Sections, error) {
-	return message.Scan(a.Pending(channel, handle))
+	return a.sc.Scan(a.Pending(channel, handle))
 }
 
 // Forget drops the delivery in progress on channel and handle, if any:
