@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/google/uuid"
 )
 
@@ -18,8 +19,8 @@ type Described struct {
 	Value      any
 }
 
-// ErrMapKey is the error Any returns for a map whose key has no Go map
-// key form (a binary, list, map or array key).
+// ErrMapKey is the cause of the error Any returns for a map whose key has
+// no Go map key form: a binary, list, map, array or described key.
 var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
 
 // Any returns the current value as a plain Go value, reading a list, map,
@@ -39,8 +40,9 @@ var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
 //	list, array → []any            map → map[any]any
 //	described → Described
 //
-// A map whose keys cannot key a Go map (binary, list, map, array) is
-// ErrMapKey. Bad input is the cursor's error, as Err then reports.
+// A map key that cannot key a Go map (binary, list, map, array or
+// described) is an error wrapping ErrMapKey at the key's offset. Bad input
+// is the cursor's error too. Either stops the cursor, as Err then reports.
 func (c *Cursor) Any() (any, error) {
 	v, err := c.anyValue()
 	if err == nil {
@@ -120,15 +122,13 @@ func (c *Cursor) anyValue() (any, error) {
 		}
 		for c.Next() {
 			switch c.cur.kind {
-			case amqpsax.KindBinary, amqpsax.KindList, amqpsax.KindMap, amqpsax.KindArray:
-				return nil, ErrMapKey
+			case amqpsax.KindBinary, amqpsax.KindList, amqpsax.KindMap, amqpsax.KindArray, amqpsax.KindDescribed:
+				// (a Described may hold any of them)
+				return nil, c.keyFault()
 			}
 			k, err := c.anyValue()
 			if err != nil {
 				return nil, err
-			}
-			if _, ok := k.(Described); ok {
-				return nil, ErrMapKey
 			}
 			if !c.Next() {
 				break
@@ -168,6 +168,16 @@ func (c *Cursor) anyValue() (any, error) {
 	}
 	c.want("a value")
 	return nil, c.err
+}
+
+// keyFault records ErrMapKey for the current value, a map key, and stops
+// the cursor there, as any error does.
+func (c *Cursor) keyFault() error {
+	if c.err == nil {
+		c.err = &amqpsax.Error{Op: "stream", Offset: c.cur.start, Code: c.cur.code, HasCode: true, Err: ErrMapKey}
+	}
+	c.fail(wire.OK, c.cur.start, c.cur.code, true) // the error is recorded: this only stops
+	return c.err
 }
 
 // Any returns the value as a plain Go value, as Cursor.Any does.

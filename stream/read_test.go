@@ -213,11 +213,22 @@ func TestAny(t *testing.T) {
 		map[any]any{"k": uint64(9)}, Described{uint64(0x75), []byte("x")}}, v)
 	assert.False(t, c.Next(), "Any moved past the list")
 	assert.NoError(t, c.Err())
-	// a key that cannot key a Go map
-	c.Reset(cases.Bytes("c10502a00140" + "40"))
-	c.Next()
-	_, err = c.Any()
-	assert.ErrorIs(t, err, ErrMapKey)
+	// A key that cannot key a Go map: an error at the key, which stops
+	// the cursor. The second map's key is described (found by FuzzScan).
+	for _, tc := range []struct {
+		hex string
+		off int
+	}{{"c10502a00140" + "40", 3}, {"c10602" + "00534040" + "40", 3}} {
+		c.Reset(cases.Bytes(tc.hex))
+		c.Next()
+		_, err = c.Any()
+		assert.ErrorIs(t, err, ErrMapKey, tc.hex)
+		var e *amqpsax.Error
+		require.ErrorAs(t, err, &e, tc.hex)
+		assert.Equal(t, tc.off, e.Offset, tc.hex)
+		assert.Equal(t, err, c.Err(), tc.hex)
+		assert.False(t, c.Next(), tc.hex)
+	}
 }
 
 // TestFieldAndEntry: one call to a typed value, allocating nothing.
