@@ -166,7 +166,7 @@ func checkConns(t *testing.T, name string, conns []Conn, rabbit bool) {
 		msgs += len(cs.Deliveries) + len(ss.Deliveries)
 	}
 	cmp := Compare(clients, servers, rabbit)
-	t.Logf("%s: %d connections, %d frames, %d messages (%d sent, %d delivered): bare identical %d, whole identical %d (message.Scan refused them), RabbitMQ rewrites: properties added %d, body sections reversed %d, empty data added %d; message.Scan refusals %d; sent and not delivered %d (rejected or refused by the broker: up to %d)",
+	t.Logf("%s: %d connections, %d frames, %d messages (%d sent, %d delivered): bare identical %d, identical as whole payloads where message.Scan refused them %d, RabbitMQ rewrites: properties added %d, body sections reversed %d, empty data added %d; message.Scan refusals %d; sent and not delivered %d (rejected or refused by the broker: up to %d)",
 		name, len(conns), frames, msgs, cmp.Sent, cmp.Received, cmp.Identical, cmp.WholeIdentical,
 		cmp.PropertiesAdded, cmp.BodyReversed, cmp.EmptyDataAdded, cmp.ScanRefused, cmp.NotDelivered, cmp.MayBeNotReceived)
 	assert.Empty(t, cmp.Unmatched, "%s: delivered messages that match no sent message", name)
