@@ -134,6 +134,9 @@ var Valid = []Case{
 	v("array8 null", "e0020340", "array:3:null null null null /array"),
 	v("array8 uint0", "e0020243", "array:2:uint uint:0 uint:0 /array"),
 	v("array8 ulong0", "e0020144", "array:1:ulong ulong:0 /array"),
+	// The amplification of issue 13: 255 values from 4 bytes, the most
+	// an array8 allows (AppendUints grows its slice once for them).
+	v("array8 255 uint0", "e002ff43", "array:255:uint"+strings.Repeat(" uint:0", 255)+" /array"),
 	v("array8 list0", "e0020245", "array:2:list list:0 /list list:0 /list /array"),
 	v("array8 smalluint", "e004025201ff", "array:2:uint uint:1 uint:255 /array"),
 	v("array8 uint", "e00601700000000a", "array:1:uint uint:10 /array"),
