@@ -209,16 +209,24 @@ func (t *tree) value(h head) bool {
 	return t.out.err == nil && c.Err() == nil
 }
 
+// countLine prints the line that opens a list or map: "list[3]" or
+// "map[2]" with its encoding.
+func (t *tree) countLine(h head, kind string) {
+	c, o := &t.c, t.out
+	t.begin(h)
+	o.buf = append(o.buf, kind...)
+	o.buf = append(o.buf, '[')
+	o.buf = strconv.AppendInt(o.buf, int64(c.Count()), 10)
+	o.buf = append(o.buf, ']')
+	o.buf = appendSuffix(o.buf, kind, c.Code(), h.elem)
+	o.end()
+}
+
 // list prints a list (part 1 §1.6.22): a line with its count, then its
 // elements one level deeper, named when the list is a described type's.
 func (t *tree) list(h head) bool {
 	c, o := &t.c, t.out
-	t.begin(h)
-	o.buf = append(o.buf, "list["...)
-	o.buf = strconv.AppendInt(o.buf, int64(c.Count()), 10)
-	o.buf = append(o.buf, ']')
-	o.buf = appendSuffix(o.buf, "list", c.Code(), h.elem)
-	o.end()
+	t.countLine(h, "list")
 	if o.err != nil || !c.Enter() {
 		return false
 	}
@@ -246,12 +254,7 @@ func (t *tree) list(h head) bool {
 // value ("value: ").
 func (t *tree) dict(h head) bool {
 	c, o := &t.c, t.out
-	t.begin(h)
-	o.buf = append(o.buf, "map["...)
-	o.buf = strconv.AppendInt(o.buf, int64(c.Count()), 10)
-	o.buf = append(o.buf, ']')
-	o.buf = appendSuffix(o.buf, "map", c.Code(), h.elem)
-	o.end()
+	t.countLine(h, "map")
 	if o.err != nil || !c.Enter() {
 		return false
 	}
