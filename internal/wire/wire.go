@@ -267,13 +267,20 @@ const (
 
 // Var8 reads the 8-bit size field of a vbin8, str8 or sym8 at b[0] and
 // returns the payload's size, or -1 when the size field or the payload
-// does not fit in b. It inlines: decoders call it per value. (Body reads
-// the 32-bit form.)
+// does not fit in b. It inlines: decoders call it per value.
 func Var8(b []byte) int {
 	if len(b) == 0 || int(b[0]) >= len(b) {
 		return -1
 	}
 	return int(b[0])
+}
+
+// Var32 is Var8 for the 32-bit size field of a vbin32, str32 or sym32.
+func Var32(b []byte) int {
+	if len(b) < 4 || uint64(binary.BigEndian.Uint32(b)) > uint64(len(b)-4) {
+		return -1
+	}
+	return int(binary.BigEndian.Uint32(b))
 }
 
 // Compound8 reads the 8-bit size and count fields of a list8 or map8 at
@@ -321,20 +328,14 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 		}
 		return 0, int(e.W()), 0
 	case Variable:
-		if e.W() == 1 {
-			if n := Var8(b); n >= 0 {
-				return 1, n, 0
-			}
+		n := Var8(b)
+		if e.W() == 4 {
+			n = Var32(b)
+		}
+		if n < 0 {
 			return int(EOF), 0, 0
 		}
-		if len(b) < 4 {
-			return int(EOF), 0, 0
-		}
-		n := binary.BigEndian.Uint32(b)
-		if uint64(n) > uint64(len(b)-4) {
-			return int(EOF), 0, 0
-		}
-		return 4, int(n), 0
+		return int(e.W()), n, 0
 	case Compound, Array:
 		var sz, cnt uint64
 		w := int(e.W())
