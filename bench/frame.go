@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	amqp "github.com/Azure/go-amqp"
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/frame"
@@ -244,21 +243,5 @@ func transferKeep(w *Workload) Op {
 // route fields read from it.
 func transferGoAMQPRoute(w *Workload) Op {
 	body := TransferBody(w)
-	payload := body[len(body)-len(w.AMQP):]
-	var to, tenant string
-	return Op{
-		Run: func() error {
-			m := new(amqp.Message)
-			if err := m.UnmarshalBinary(payload); err != nil {
-				return err
-			}
-			to, tenant = "", ""
-			if m.Properties != nil && m.Properties.To != nil {
-				to = *m.Properties.To
-			}
-			tenant, _ = m.ApplicationProperties["tenant"].(string)
-			return nil
-		},
-		Check: func() error { return checkRoute(w, []byte(to), []byte(tenant)) },
-	}
+	return goAMQPRouteOf(w, body[len(body)-len(w.AMQP):])
 }

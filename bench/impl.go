@@ -697,12 +697,17 @@ func checkRoute(w *Workload, to, tenant []byte) error {
 }
 
 // routeGoAMQP must unmarshal the whole message to read two fields.
-func routeGoAMQP(w *Workload) Op {
+func routeGoAMQP(w *Workload) Op { return goAMQPRouteOf(w, w.AMQP) }
+
+// goAMQPRouteOf reads the route fields of the message payload (w's, or
+// a view of it) as go-amqp can: the whole message unmarshalled into a new
+// Message, then the two fields read from it.
+func goAMQPRouteOf(w *Workload, payload []byte) Op {
 	var to, tenant string
 	return Op{
 		Run: func() error {
 			m := new(amqp.Message)
-			if err := m.UnmarshalBinary(w.AMQP); err != nil {
+			if err := m.UnmarshalBinary(payload); err != nil {
 				return err
 			}
 			to, tenant = "", ""
