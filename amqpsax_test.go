@@ -54,7 +54,7 @@ func TestError(t *testing.T) {
 	assert.Equal(t, "dispatch: truncated input at offset 3", err.Error())
 	assert.False(t, errors.Is(err, amqpsax.ErrMalformed), "a cut is not a fault")
 	for _, e := range []error{amqpsax.ErrCountTooLarge, amqpsax.ErrSizeMismatch, amqpsax.ErrOddMapCount,
-		amqpsax.ErrInvalidBool, amqpsax.ErrInvalidArrayCode, amqpsax.ErrOverrun, amqpsax.ErrTrailing} {
+		amqpsax.ErrInvalidBool, amqpsax.ErrInvalidArrayCode, amqpsax.ErrOverrun, amqpsax.ErrTrailing, amqpsax.ErrInvalidCode} {
 		assert.ErrorIs(t, e, amqpsax.ErrMalformed, e.Error())
 	}
 	ke := error(&amqpsax.KindError{Want: "string", Have: amqpsax.KindInt})

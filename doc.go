@@ -26,20 +26,21 @@
 //
 // Decoders report bad input as *Error: the byte offset of the fault, the
 // format code of the value at fault, and a cause for errors.Is —
-// io.ErrUnexpectedEOF for truncation, ErrInvalidCode, ErrMalformed (and
-// its refinements ErrCountTooLarge, ErrSizeMismatch, ErrOddMapCount,
+// io.ErrUnexpectedEOF for truncation, ErrMalformed (and its refinements
+// ErrInvalidCode, ErrCountTooLarge, ErrSizeMismatch, ErrOddMapCount,
 // ErrInvalidBool, ErrInvalidArrayCode, ErrOverrun, ErrTrailing),
 // ErrTooDeep, ErrInvalidUTF8, ErrInvalidSymbol. A getter on a value of
 // another kind records a *KindError (which unwraps to ErrWrongKind).
 // Errors a Handler returns pass through unchanged.
 //
 // A cut is not a fault: an error wraps io.ErrUnexpectedEOF only when the
-// input itself ends before a value that claims to continue past it, the
-// case where more bytes (the next transfer frame) will complete it. A
-// value that runs past the end of its list, map, array or section while
-// the input goes on is ErrOverrun, which wraps ErrMalformed: no more input
-// can mend it. A loop that reassembles deliveries waits on the first and
-// rejects on the second.
+// input itself ends before a value that claims to continue past it, and
+// no list, map or array holds the value: the case where more bytes (the
+// next transfer frame) will complete it. A list, map or array is entered
+// only once its size fits in the input, so a value that runs past its end
+// is ErrOverrun, which wraps ErrMalformed, whether the input goes on or
+// ends there too: no more input can mend it. A loop that reassembles
+// deliveries waits on io.ErrUnexpectedEOF and rejects on any other error.
 //
 // # Where peers bend the spec
 //

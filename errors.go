@@ -11,11 +11,13 @@ import (
 // value that claims to go on, so more bytes (the next transfer frame) may
 // complete it. The causes that describe inconsistent encodings wrap
 // ErrMalformed, so errors.Is(err, ErrMalformed) catches all of them; no
-// more input can mend those.
+// more input can mend those. ErrTooDeep (a limit of this decoder) and the
+// text checks' ErrInvalidUTF8 and ErrInvalidSymbol do not: a caller that
+// waits for more input on a cut rejects on every other error.
 var (
 	// ErrInvalidCode: a byte where a constructor belongs is not a format
 	// code the spec defines.
-	ErrInvalidCode = errors.New("invalid format code")
+	ErrInvalidCode = wrapMalformed("invalid format code")
 	// ErrMalformed: the encoding contradicts itself (size and count disagree,
 	// a size too small for its own count field, …).
 	ErrMalformed = errors.New("malformed encoding")
@@ -30,10 +32,11 @@ var (
 	// ErrInvalidArrayCode: an array's element constructor is not usable
 	// there (a described constructor nested in a described constructor).
 	ErrInvalidArrayCode = wrapMalformed("invalid array element constructor")
-	// ErrOverrun: a value runs past the end of the list, map, array or
-	// section that holds it, while the input goes on. (Where the input
-	// itself ends first, the error is io.ErrUnexpectedEOF instead: more
-	// bytes may complete it. Here none can.)
+	// ErrOverrun: a value runs past the end of the list, map or array
+	// that holds it, whether the input goes on or ends there too. (A
+	// value no list, map or array holds that runs past the end of the
+	// input is io.ErrUnexpectedEOF instead: more bytes may complete it.
+	// Here none can.)
 	ErrOverrun = wrapMalformed("value overruns its container")
 	// ErrTrailing: bytes follow a value where exactly one was expected
 	// (stream.ParseValue, message.Append's annotation values).

@@ -112,9 +112,21 @@ func fault(st wire.Status, off int, code amqpsax.Code) error {
 }
 
 // cut is the fault of the value at start, of code c, that does not fit in
-// lim: truncation or overrun (wire.Cut).
-func cut(lim, data []byte, start int, c amqpsax.Code) error {
-	return fault(wire.Cut(lim, data), start, c)
+// the level being read: truncation or overrun (wire.Cut).
+func (d *Decoder) cut(start int, c amqpsax.Code) error {
+	return fault(wire.Cut(d.sized()), start, c)
+}
+
+// sized reports whether the level being read, or one enclosing it, is a
+// list, map or array: one whose size was checked to fit in the input when
+// it was entered (wire.Cut). Described levels carry no size of their own.
+func (d *Decoder) sized() bool {
+	for _, l := range d.stack[1:] {
+		if l.kind != lvDescribed {
+			return true
+		}
+	}
+	return false
 }
 
 // run is the decoding loop. The Go stack does not grow with the nesting
@@ -180,7 +192,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				if st.kind == lvRoot && values < 0 {
 					return st.pos, nil // DecodeAll: the st.data ends between values
 				}
-				return st.pos, wire.NewError("dispatch", wire.Cut(st.lim, st.data), st.pos, 0, false)
+				return st.pos, wire.NewError("dispatch", wire.Cut(d.sized()), st.pos, 0, false)
 			}
 			c = amqpsax.Code(st.lim[st.pos])
 			st.pos++
@@ -192,7 +204,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				// The next element of an array of described values: a
 				// described value whose descriptor is the array's and
 				// whose value is the element body at st.pos.
-				skip, err := d.describedElem(h, st.elem, st.lim, st.data, st.pos, st.maxDepth)
+				skip, err := d.describedElem(h, st.elem, st.lim, st.pos, st.maxDepth)
 				if err != nil {
 					return st.pos, stop(err)
 				}
@@ -246,7 +258,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			case amqpsax.SkipValue:
 				n, off := wire.Skip(st.lim[start:])
 				if n < 0 {
-					return start + off, wire.NewErrorAt("dispatch", status(n, st.lim, st.data), st.lim, start+off)
+					return start + off, wire.NewErrorAt("dispatch", d.status(n), st.lim, start+off)
 				}
 				st.pos, err = start+n, nil
 			default:
@@ -268,43 +280,43 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			err = h.OnUlong(0)
 		case wire.OpSmallUint:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUint(uint32(st.lim[st.pos]))
 			st.pos++
 		case wire.OpSmallInt:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnInt(int32(int8(st.lim[st.pos])))
 			st.pos++
 		case wire.OpSmallUlong:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUlong(uint64(st.lim[st.pos]))
 			st.pos++
 		case wire.OpSmallLong:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnLong(int64(int8(st.lim[st.pos])))
 			st.pos++
 		case wire.OpUbyte:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUbyte(st.lim[st.pos])
 			st.pos++
 		case wire.OpByte:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnByte(int8(st.lim[st.pos]))
 			st.pos++
 		case wire.OpBool:
 			if st.pos >= len(st.lim) {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			if st.lim[st.pos] > 1 {
 				return start, fault(wire.BadBool, start, c)
@@ -313,92 +325,92 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			st.pos++
 		case wire.OpUshort:
 			if len(st.lim)-st.pos < 2 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUshort(binary.BigEndian.Uint16(st.lim[st.pos:]))
 			st.pos += 2
 		case wire.OpShort:
 			if len(st.lim)-st.pos < 2 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnShort(int16(binary.BigEndian.Uint16(st.lim[st.pos:])))
 			st.pos += 2
 		case wire.OpUint:
 			if len(st.lim)-st.pos < 4 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUint(binary.BigEndian.Uint32(st.lim[st.pos:]))
 			st.pos += 4
 		case wire.OpInt:
 			if len(st.lim)-st.pos < 4 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnInt(int32(binary.BigEndian.Uint32(st.lim[st.pos:])))
 			st.pos += 4
 		case wire.OpFloat:
 			if len(st.lim)-st.pos < 4 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnFloat(wire.Float(st.lim[st.pos:]))
 			st.pos += 4
 		case wire.OpChar:
 			if len(st.lim)-st.pos < 4 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnChar(wire.Char(st.lim[st.pos:]))
 			st.pos += 4
 		case wire.OpDecimal32:
 			if len(st.lim)-st.pos < 4 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnDecimal32(amqpsax.Decimal32(st.lim[st.pos : st.pos+4]))
 			st.pos += 4
 		case wire.OpUlong:
 			if len(st.lim)-st.pos < 8 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUlong(binary.BigEndian.Uint64(st.lim[st.pos:]))
 			st.pos += 8
 		case wire.OpLong:
 			if len(st.lim)-st.pos < 8 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnLong(int64(binary.BigEndian.Uint64(st.lim[st.pos:])))
 			st.pos += 8
 		case wire.OpDouble:
 			if len(st.lim)-st.pos < 8 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnDouble(wire.Double(st.lim[st.pos:]))
 			st.pos += 8
 		case wire.OpTimestamp:
 			if len(st.lim)-st.pos < 8 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnTimestamp(wire.Timestamp(st.lim[st.pos:]))
 			st.pos += 8
 		case wire.OpDecimal64:
 			if len(st.lim)-st.pos < 8 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnDecimal64(amqpsax.Decimal64(st.lim[st.pos : st.pos+8]))
 			st.pos += 8
 		case wire.OpUUID:
 			if len(st.lim)-st.pos < 16 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnUUID(uuid.UUID(st.lim[st.pos : st.pos+16]))
 			st.pos += 16
 		case wire.OpDecimal128:
 			if len(st.lim)-st.pos < 16 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnDecimal128(amqpsax.Decimal128(st.lim[st.pos : st.pos+16]))
 			st.pos += 16
 		case wire.OpString8:
 			n := wire.Var8(st.lim[st.pos:])
 			if n < 0 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
 			if d.Validate && !(st.kind == lvDescElem && st.left == 1) && !wire.ValidUTF8(v) {
@@ -409,7 +421,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 		case wire.OpSymbol8:
 			n := wire.Var8(st.lim[st.pos:])
 			if n < 0 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
 			if d.Validate && !(st.kind == lvDescElem && st.left == 1) && !wire.ValidASCII(v) {
@@ -428,14 +440,14 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				hdr, n = 4, wire.Var32(st.lim[st.pos:])
 			}
 			if n < 0 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			err = h.OnBinary(st.lim[st.pos+hdr : st.pos+hdr+n : st.pos+hdr+n])
 			st.pos += hdr + n
 		case wire.OpString32, wire.OpSymbol32:
 			n := wire.Var32(st.lim[st.pos:])
 			if n < 0 {
-				return start, cut(st.lim, st.data, start, c)
+				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+4 : st.pos+4+n : st.pos+4+n]
 			if d.Validate && !(st.kind == lvDescElem && st.left == 1) {
@@ -471,7 +483,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			}
 			if size < 0 || count&1 != 0 && wire.Table[c].Kind() == amqpsax.KindMap {
 				if hdr, size, count = wire.Body(c, st.lim[st.pos:]); hdr < 0 {
-					return start, fault(status(hdr, st.lim, st.data), start, c)
+					return start, fault(d.status(hdr), start, c)
 				}
 			}
 			if len(d.stack) > st.maxDepth {
@@ -530,11 +542,12 @@ func (st *state) pop(top *level) {
 	st.kind, st.elem, st.left, st.lim = top.kind, top.elem, top.left, st.lim[:top.end]
 }
 
-// status turns a fault of a wire primitive on the values in lim into the
-// decoder's: truncation there is a cut (wire.Cut).
-func status(st int, lim, data []byte) wire.Status {
+// status turns a fault of a wire primitive on the values of the level
+// being read into the decoder's: truncation there is a cut or an overrun
+// (wire.Cut).
+func (d *Decoder) status(st int) wire.Status {
 	if wire.Status(st) == wire.EOF {
-		return wire.Cut(lim, data)
+		return wire.Cut(d.sized())
 	}
 	return wire.Status(st)
 }
@@ -551,7 +564,7 @@ func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code)
 	lim, pos, data, maxDepth := st.lim, st.pos, st.data, st.maxDepth
 	hdr, size, count := wire.Body(c, lim[pos:])
 	if hdr < 0 {
-		return nl, start, fault(status(hdr, lim, data), start, c)
+		return nl, start, fault(d.status(hdr), start, c)
 	}
 	if len(d.stack) > maxDepth {
 		return nl, start, fault(wire.TooDeep, start, c)
@@ -613,10 +626,10 @@ func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code)
 // (before the start event, as a Cursor landing on the element does) and
 // the nesting limit, and reports the start. skip is the length of the
 // element when the Handler skipped it, else 0.
-func (d *Decoder) describedElem(h amqpsax.Handler, elem amqpsax.Code, lim, data []byte, pos, maxDepth int) (skip int, err error) {
+func (d *Decoder) describedElem(h amqpsax.Handler, elem amqpsax.Code, lim []byte, pos, maxDepth int) (skip int, err error) {
 	hdr, size, _ := wire.Body(elem, lim[pos:])
 	if hdr < 0 {
-		return 0, fault(status(hdr, lim, data), pos, elem)
+		return 0, fault(d.status(hdr), pos, elem)
 	}
 	if len(d.stack) > maxDepth {
 		return 0, fault(wire.TooDeep, pos, amqpsax.CodeDescribed)

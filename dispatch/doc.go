@@ -31,11 +31,13 @@
 // # Errors
 //
 // Bad input is an *amqpsax.Error with the byte offset of the fault and the
-// cause. A value that runs past the end of the input is a cut
-// (io.ErrUnexpectedEOF, at the offset of the value that runs past the
-// end): more input may complete it. A value that runs past its list, map
-// or array while the input goes on is malformed (amqpsax.ErrOverrun): no
-// more input can. A value's length fields are checked before its events;
+// cause. A value at the top level (or in described values there) that
+// runs past the end of the input is a cut (io.ErrUnexpectedEOF, at the
+// offset of the value that runs past the end): more input may complete
+// it. A value that runs past its list, map or array is malformed
+// (amqpsax.ErrOverrun), whether the input goes on or ends there too: a
+// compound is entered only once its size fits, so no more input can
+// mend it. A value's length fields are checked before its events;
 // a compound's contents are checked against its size when they end. When a
 // Handler stops decoding (an error, or SkipAll), Decode's n is the offset
 // reached, whatever the error.

@@ -573,3 +573,38 @@ func TestLookupKeyAndMap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 }
+
+// TestAccessorFaultIsNotCut: a section Scan returned is complete, so a
+// value in it that claims to run past its map or list is malformed, never
+// a cut, also where the section and the message end with it: a router
+// must not wait for bytes that cannot mend it.
+func TestAccessorFaultIsNotCut(t *testing.T) {
+	props := mkSection(amqpsax.DescriptorProperties, false, list(null, null, strv("queue")))
+	app := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap("tenant", "acme"))
+	for _, tt := range []struct {
+		name    string
+		section []byte
+		last    string // the section's last string, whose length is made to claim 9 bytes more
+		of      func(Sections) []byte
+		read    func(section []byte) error
+	}{
+		{"ParseProperties", props, "queue", func(s Sections) []byte { return s.Properties },
+			func(s []byte) error { _, err := ParseProperties(s); return err }},
+		{"Lookup", app, "acme", func(s Sections) []byte { return s.ApplicationProperties },
+			func(s []byte) error { _, err := Lookup(s, "tenant"); return err }},
+		{"Map", app, "acme", func(s Sections) []byte { return s.ApplicationProperties },
+			func(s []byte) error { _, err := Map(s); return err }},
+	} {
+		bad := bytes.Clone(tt.section)
+		bad[len(bad)-len(tt.last)-1] += 9
+		for _, msg := range [][]byte{bad, join(bad, mkSection(amqpsax.DescriptorFooter, false, strMap()))} {
+			s, err := Scan(msg)
+			require.NoError(t, err, tt.name)
+			err = tt.read(tt.of(s))
+			require.ErrorIs(t, err, amqpsax.ErrOverrun, tt.name)
+			assert.NotErrorIs(t, err, io.ErrUnexpectedEOF, tt.name)
+		}
+		// The section itself cut short is a cut.
+		assert.ErrorIs(t, tt.read(tt.section[:len(tt.section)-2]), io.ErrUnexpectedEOF, tt.name)
+	}
+}

@@ -161,7 +161,33 @@ func (c *Cursor) fail(st wire.Status, off int, code amqpsax.Code, hasCode bool) 
 // cut records the fault of the value at off, of code code, that does not
 // fit in the level: truncation or overrun (wire.Cut).
 func (c *Cursor) cut(off int, code amqpsax.Code) bool {
-	return c.fail(wire.Cut(c.data[:c.lv.end], c.data), off, code, true)
+	return c.fail(wire.Cut(c.sized()), off, code, true)
+}
+
+// sized reports whether the level being read, or one enclosing it, has a
+// size of its own that was checked to fit in the data when it was
+// entered: a list, map or array (or an element of an array), or a
+// described value that was measured (wire.Cut).
+func (c *Cursor) sized() bool {
+	if c.lv.sized() {
+		return true
+	}
+	for i := range c.inl[:min(c.depth, inlineLevels)] {
+		if c.inl[i].lv.sized() {
+			return true
+		}
+	}
+	for i := range c.deep[:max(c.depth-inlineLevels, 0)] {
+		if c.deep[i].lv.sized() {
+			return true
+		}
+	}
+	return false
+}
+
+// sized reports whether the level has a size of its own (Cursor.sized).
+func (lv *level) sized() bool {
+	return lv.kind != lvTop && (lv.kind != lvDescribed || lv.exact)
 }
 
 // Next moves to the next value of the current level, skipping the current
@@ -302,7 +328,7 @@ func (c *Cursor) readSlow() bool {
 				v.kind = amqpsax.KindInvalid
 				return false // the end of the data: a clean end
 			}
-			return c.fail(wire.Cut(c.data[:lv.end], c.data), lv.pos, 0, false)
+			return c.fail(wire.Cut(c.sized()), lv.pos, 0, false)
 		}
 		v.code = amqpsax.Code(c.data[lv.pos])
 		body = lv.pos + 1
@@ -380,7 +406,7 @@ func (c *Cursor) readSlow() bool {
 // cursor's: truncation there is a cut (wire.Cut).
 func (c *Cursor) status(st int) wire.Status {
 	if wire.Status(st) == wire.EOF {
-		return wire.Cut(c.data[:c.lv.end], c.data)
+		return wire.Cut(c.sized())
 	}
 	return wire.Status(st)
 }

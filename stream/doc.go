@@ -68,9 +68,11 @@
 // Enter and Exit return false. Errors and their offsets are those package
 // dispatch reports for the same input: a value's length fields are
 // checked when Next lands on it, a compound's contents against its size
-// when the last of them has been read. A value that runs past the input's
-// end is a cut (io.ErrUnexpectedEOF); one that runs past its list, map or
-// array while the input goes on is malformed (amqpsax.ErrOverrun).
+// when the last of them has been read. A value at the top level (or in
+// described values there) that runs past the input's end is a cut
+// (io.ErrUnexpectedEOF); one that runs past its list, map or array is
+// malformed (amqpsax.ErrOverrun), whether the input goes on or ends there
+// too.
 //
 // # Limits
 //

@@ -216,15 +216,17 @@ var statusErrs = [...]error{
 	-Trailing:      amqpsax.ErrTrailing,
 }
 
-// Cut is the fault of a value that does not fit in the bytes its
-// container leaves it, lim, where data is the whole input: truncation
-// (EOF) when lim reaches the end of the input, so that more input could
-// complete the value, and Overrun when a list, map, array or section ends
-// first while the input goes on (AMQP values carry their sizes, so no
-// more input can mend that). Callers pass the innermost container's
-// limit; every enclosing one was checked to fit in its own.
-func Cut(lim, data []byte) Status {
-	if len(lim) < len(data) {
+// Cut is the fault of a value that does not fit in the bytes its level
+// leaves it. sized tells whether that level, or one enclosing it, has a
+// size of its own: a list, map or array, or a described value that was
+// measured. A decoder enters such a level only once its size fits in the
+// input, so the level is complete and no more input can mend the value:
+// Overrun, whether the input goes on past the level's end or ends there
+// too. Only a value at the top level (or in described values there, which
+// carry no size) runs past the end of the input itself: EOF, a cut that
+// more input may complete.
+func Cut(sized bool) Status {
+	if sized {
 		return Overrun
 	}
 	return EOF
