@@ -317,9 +317,9 @@ func rankOfMap(sec []byte) int {
 // equal to key in a map section — application-properties, delivery- or
 // message-annotations, or footer, as Scan returned it — as a stream.Value:
 // read it with its getters (v.Bytes(), v.Int() …), or Raw for the encoded
-// bytes. The zero Value (Kind KindInvalid) means there is no such key.
-// Other entries' values are skipped by their size, not read; it does not
-// allocate.
+// bytes. The zero Value (Kind KindInvalid) means there is no such key;
+// where there are two, the first counts (as for Map). Other entries'
+// values are skipped by their size, not read; it does not allocate.
 func Lookup(sec []byte, key string) (stream.Value, error) {
 	return LookupKey(sec, Symbol(key))
 }
@@ -354,7 +354,11 @@ var ErrMapKey = errors.New("map key is not a string or symbol")
 // alike) and plain Go values (see stream.Cursor.Any for their types). It
 // is the convenience for when Go values are wanted; it allocates. A key
 // of another type (annotations may have ulong keys; see LookupKey) is
-// ErrMapKey. A nil section gives an empty map.
+// ErrMapKey. A nil section gives an empty map. Where a key appears twice
+// (the spec forbids it, but nothing stops a peer), a string and a symbol
+// of the same text included, the first entry counts, as it does for
+// Lookup: a router that reads one property with Lookup and a consumer
+// that reads them all with Map agree on its value.
 func Map(sec []byte) (map[string]any, error) {
 	if sec == nil {
 		return map[string]any{}, nil
@@ -377,7 +381,9 @@ func Map(sec []byte) (map[string]any, error) {
 		if err != nil {
 			return nil, relabel(err, rankOfMap(sec))
 		}
-		out[key] = v
+		if _, dup := out[key]; !dup { // the first of equal keys counts, as for Lookup
+			out[key] = v
+		}
 	}
 	return out, relabel(c.Err(), rankOfMap(sec))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/corpus"
 	"github.com/amqpsax/amqpsax/internal/trace"
+	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -606,5 +607,45 @@ func TestAccessorFaultIsNotCut(t *testing.T) {
 		}
 		// The section itself cut short is a cut.
 		assert.ErrorIs(t, tt.read(tt.section[:len(tt.section)-2]), io.ErrUnexpectedEOF, tt.name)
+	}
+}
+
+// TestDuplicateKeysAgree: a map section with a key twice (a string and a
+// symbol of the same text, or the same string twice) reads the same
+// through Lookup, Map and Cursor.Any: the first entry counts.
+func TestDuplicateKeysAgree(t *testing.T) {
+	for _, symbolFirst := range []bool{false, true} {
+		sec := mkSection(amqpsax.DescriptorApplicationProperties, false, func(b []byte) []byte {
+			m := len(b)
+			b = encode.BeginMap(b)
+			if symbolFirst {
+				b = encode.AppendSymbol(b, "tenant")
+			} else {
+				b = encode.AppendString(b, "tenant")
+			}
+			b = encode.AppendString(b, "first")
+			b = encode.AppendString(b, "tenant")
+			b = encode.AppendString(b, "second")
+			b = encode.AppendString(b, "tenant")
+			b = encode.AppendString(b, "third")
+			return encode.EndMap(b, m, 3)
+		})
+		v, err := Lookup(sec, "tenant")
+		require.NoError(t, err)
+		assert.Equal(t, "first", string(v.Bytes()))
+		m, err := Map(sec)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]any{"tenant": "first"}, m)
+
+		var c stream.Cursor
+		c.Reset(sec)
+		require.True(t, c.Next() && c.EnterValue())
+		a, err := c.Any()
+		require.NoError(t, err)
+		want := map[any]any{"tenant": "first"}
+		if symbolFirst { // a symbol and a string are different Go keys
+			want = map[any]any{stream.Symbol("tenant"): "first", "tenant": "second"}
+		}
+		assert.Equal(t, want, a, "symbol first: %v", symbolFirst)
 	}
 }

@@ -40,8 +40,11 @@ var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
 //	list, array → []any            map → map[any]any
 //	described → Described
 //
-// A map key that cannot key a Go map (binary, list, map, array or
-// described) is an error wrapping ErrMapKey at the key's offset. Bad input
+// Where a map has a key twice (the spec forbids it, but nothing stops a
+// peer), the first entry counts, as it does for Lookup: every way of
+// reading a map agrees on its value. A map key that cannot key a Go map
+// (binary, list, map, array or described) is an error wrapping ErrMapKey
+// at the key's offset. Bad input
 // is the cursor's error too. Either stops the cursor, as Err then reports.
 func (c *Cursor) Any() (any, error) {
 	v, err := c.anyValue()
@@ -137,7 +140,9 @@ func (c *Cursor) anyValue() (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[k] = v
+			if _, dup := out[k]; !dup { // the first of equal keys counts, as for Lookup
+				out[k] = v
+			}
 		}
 		if c.err != nil {
 			return nil, c.err
