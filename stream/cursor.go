@@ -196,13 +196,12 @@ func (lv *level) sized() bool {
 // map or array whose values were all read, it checks that they end where
 // the compound's size says.
 //
-// Its fast path reads a fixed-width or 8-bit variable-width value, with
-// its own constructor or as an element of an array of such values, and
-// sets only the fields such a value has; everything else, and everything
-// near a limit, goes to nextSlow.
-//
 //go:nosplit
 func (c *Cursor) Next() bool {
+	// The fast path reads a fixed-width or 8-bit variable-width value,
+	// with its own constructor or as an element of an array of such
+	// values, and sets only the fields such a value has; everything else,
+	// and everything near a limit, goes to nextSlow.
 	lv := &c.lv
 	pos := lv.pos
 	if lv.left == 0 || pos < 0 {

@@ -153,14 +153,43 @@ func ExampleCursor_IsNull() {
 	c.Next()
 	c.Enter()
 	for c.Next() {
-		fmt.Println(c.Index(), c.Kind(), c.IsNull(), c.Uint())
+		switch {
+		case c.IsNull(): // a getter would give the zero value: absent, not an error
+			fmt.Println(c.Index(), "absent", c.Uint())
+		case c.Kind() == amqpsax.KindString:
+			fmt.Println(c.Index(), string(c.Bytes()))
+		default:
+			fmt.Println(c.Index(), c.Uint())
+		}
 	}
 	fmt.Println(c.Err())
 	// Output:
-	// 0 string false 0
-	// 1 null true 0
-	// 2 uint false 7
-	// stream: value of another kind: want ubyte, ushort, uint or ulong, have string (str8-utf8) at offset 3
+	// 0 a
+	// 1 absent 0
+	// 2 7
+	// <nil>
+}
+
+// A getter called on a value of another kind returns the zero value and
+// records an error naming both kinds; the cursor stops there, as it does
+// on bad input, so a walk never goes on past a value it misread.
+func ExampleCursor_Err() {
+	b := encode.BeginList(nil)
+	b = encode.AppendString(b, "a")
+	b = encode.AppendUint(b, 7)
+	b = encode.EndList(b, 0, 2)
+
+	var c stream.Cursor
+	c.Reset(b)
+	c.Next()
+	c.Enter()
+	for c.Next() {
+		fmt.Println(c.Index(), c.Uint())
+	}
+	fmt.Println(c.Exit(), c.Err())
+	// Output:
+	// 0 0
+	// false stream: value of another kind: want ubyte, ushort, uint or ulong, have string (str8-utf8) at offset 3
 }
 
 func ExampleCursor_Any() {

@@ -12,17 +12,21 @@ import (
 // IsNull tells the two apart. On a value of another kind (or with no
 // current value) each returns the zero value and records an error naming
 // the kind wanted and the kind found (an *amqpsax.KindError cause, which
-// unwraps to amqpsax.ErrWrongKind), which Err reports. No getter panics,
-// whatever the input.
+// unwraps to amqpsax.ErrWrongKind), which Err reports. That error stops
+// the cursor as bad input does: Next, Enter and Exit then return false, so
+// a walk never goes on past a value it misread. No getter panics, whatever
+// the input.
 
 // want records that a getter reading want was called on the current
-// value, unless that value is null.
+// value, unless that value is null, and ends the level (as fail does) so
+// that the next Next returns false.
 func (c *Cursor) want(want string) {
 	if c.cur.kind == amqpsax.KindNull || c.err != nil {
 		return
 	}
 	c.err = &amqpsax.Error{Op: "stream", Offset: c.cur.start, Code: c.cur.code,
 		HasCode: c.cur.kind != amqpsax.KindInvalid, Err: &amqpsax.KindError{Want: want, Have: c.cur.kind}}
+	c.lv.left = 0
 }
 
 // payload returns the bytes after the length fields of the current value.

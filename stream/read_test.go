@@ -293,3 +293,47 @@ func TestLookupUlongLongKey(t *testing.T) {
 	require.True(t, c.LookupUlong(42))
 	assert.Equal(t, "long key", string(c.Bytes()))
 }
+
+// TestKindErrorStops: a getter's wrong-kind error stops the cursor as bad
+// input does, at every depth: Next, Enter and Exit return false after it,
+// so a nested walk cannot go on in the wrong level.
+func TestKindErrorStops(t *testing.T) {
+	b := encode.BeginList(nil)
+	b = encode.AppendString(b, "a")
+	inner := len(b)
+	b = encode.BeginList(b)
+	b = encode.AppendUint(b, 1)
+	b = encode.AppendUint(b, 2)
+	b = encode.EndList(b, inner, 2)
+	b = encode.AppendUint(b, 3)
+	b = encode.EndList(b, 0, 3)
+
+	var c Cursor
+	c.Reset(b)
+	require.True(t, c.Next() && c.Enter())
+	require.True(t, c.Next())
+	require.True(t, c.Next() && c.Enter())
+	require.True(t, c.Next())
+	assert.Equal(t, "", string(c.Bytes()), "a uint read as bytes")
+	require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
+	assert.False(t, c.Next(), "Next after the error")
+	assert.False(t, c.Enter(), "Enter after the error")
+	assert.False(t, c.Exit(), "Exit after the error")
+	assert.False(t, c.Next(), "Next after Exit")
+	assert.Equal(t, 2, c.Depth(), "still in the level of the error")
+
+	// At the top level too.
+	c.Reset(encode.AppendUint(encode.AppendString(nil, "x"), 1))
+	require.True(t, c.Next())
+	assert.Zero(t, c.Uint())
+	assert.False(t, c.Next())
+	require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
+
+	// A getter on null records nothing and stops nothing.
+	c.Reset(encode.AppendUint(encode.AppendNull(nil), 1))
+	require.True(t, c.Next())
+	assert.Zero(t, c.Uint())
+	require.True(t, c.Next())
+	assert.Equal(t, uint64(1), c.Uint())
+	assert.NoError(t, c.Err())
+}
