@@ -337,3 +337,36 @@ func TestKindErrorStops(t *testing.T) {
 	assert.Equal(t, uint64(1), c.Uint())
 	assert.NoError(t, c.Err())
 }
+
+// TestFieldWithoutEnter: EnterValue lands on a section's list; a field
+// asked for there, before Enter, is an error naming what was wanted and
+// found, not a silently absent field.
+func TestFieldWithoutEnter(t *testing.T) {
+	props := encode.AppendDescribed(nil)
+	props = encode.AppendSmallUlong(props, uint8(amqpsax.DescriptorProperties))
+	start := len(props)
+	props = encode.BeginList(props)
+	props = encode.AppendNull(props)
+	props = encode.AppendNull(props)
+	props = encode.AppendString(props, "queue")
+	props = encode.EndList(props, start, 3)
+
+	var c Cursor
+	c.Reset(props)
+	require.True(t, c.Next() && c.EnterValue())
+	assert.Equal(t, amqpsax.KindInvalid, c.Field(2).Kind())
+	require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
+	assert.Contains(t, c.Err().Error(), "want a list or array entered, have list")
+
+	c.Reset(props)
+	require.True(t, c.Next() && c.EnterValue() && c.Enter())
+	assert.Equal(t, "queue", string(c.Field(2).Bytes()))
+	assert.Equal(t, amqpsax.KindInvalid, c.Field(5).Kind(), "absent: past the list's end")
+	assert.NoError(t, c.Err())
+
+	// Elem(1) in a described value is its value, as examples/route reads it.
+	c.Reset(props)
+	require.True(t, c.Next() && c.Enter() && c.Elem(1))
+	assert.Equal(t, amqpsax.KindList, c.Kind())
+	assert.NoError(t, c.Err())
+}
