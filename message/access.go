@@ -51,8 +51,8 @@ func fieldErr(c *stream.Cursor, r int) error {
 }
 
 // open makes c read the fields (a list) or entries (a map, keys and
-// values alternately) of the section sec, of rank r, whose value must be
-// of kind k.
+// values alternately) of the section sec, of rank r (its descriptor must
+// be that section's, unless r is rNone), whose value must be of kind k.
 func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 	c.Reset(sec)
 	if !c.Next() {
@@ -63,6 +63,11 @@ func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 	}
 	if c.Kind() != amqpsax.KindDescribed {
 		return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrNotSection}
+	}
+	if d, _, _ := c.Descriptor(); r != rNone {
+		if got, _ := rankOf(d); got != r {
+			return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrOtherSection}
+		}
 	}
 	if !c.EnterValue() {
 		return relabel(c.Err(), r)
@@ -99,7 +104,8 @@ var DefaultHeader = Header{Priority: 4}
 
 // ParseHeader reads a header section, as Scan returned it; nil gives the
 // defaults. Null fields take their defaults. A field of the wrong type is
-// an ErrSectionType error with its offset in sec. It does not allocate.
+// an ErrSectionType error with its offset in sec; a section of another
+// type, ErrOtherSection. It does not allocate.
 func ParseHeader(sec []byte) (Header, error) {
 	h := DefaultHeader
 	if sec == nil {
@@ -218,7 +224,8 @@ type Properties struct {
 // gives no fields, and so do null fields. Byte fields are views into sec;
 // it does not allocate. Address and string fields may be strings or
 // symbols (peers use both); a field of another type is an ErrSectionType
-// error with its offset in sec.
+// error with its offset in sec, and a section of another type
+// ErrOtherSection.
 func ParseProperties(sec []byte) (Properties, error) {
 	var p Properties
 	p.MessageID.Kind, p.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull

@@ -52,9 +52,9 @@
 // Malformed input is an *amqpsax.Error with a cause for errors.Is: the
 // decoders' causes (io.ErrUnexpectedEOF, amqpsax.ErrMalformed …) or this
 // package's ErrNotSection, ErrSectionOrder, ErrDuplicateSection,
-// ErrMixedBody and ErrSectionType. The Op says where the offset counts
-// from: "message" for Scan, whose offsets are in the message and whose
-// cause is a *SectionError naming the section ("message: footer:
+// ErrMixedBody, ErrSectionType and ErrOtherSection. The Op says where the
+// offset counts from: "message" for Scan, whose offsets are in the message
+// and whose cause is a *SectionError naming the section ("message: footer:
 // duplicate section at offset 120"); "message/" and the section's name for
 // the accessors, whose offsets are in that section's bytes
 // ("message/properties: value of the wrong type (str8-utf8) at offset 9");

@@ -649,3 +649,24 @@ func TestDuplicateKeysAgree(t *testing.T) {
 		assert.Equal(t, want, a, "symbol first: %v", symbolFirst)
 	}
 }
+
+// TestParseOtherSection: ParseHeader and ParseProperties refuse a section
+// of another type, also one whose list would fit (an empty list).
+func TestParseOtherSection(t *testing.T) {
+	emptyHeader := mkSection(amqpsax.DescriptorHeader, false, list())
+	emptyProps := mkSection(amqpsax.DescriptorProperties, true, list())
+	app := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap("k", "v"))
+	for _, sec := range [][]byte{emptyHeader, app} {
+		_, err := ParseProperties(sec)
+		require.ErrorIs(t, err, ErrOtherSection)
+		assert.True(t, strings.HasPrefix(err.Error(), "message/properties: section of another type"), err.Error())
+	}
+	for _, sec := range [][]byte{emptyProps, app} {
+		_, err := ParseHeader(sec)
+		require.ErrorIs(t, err, ErrOtherSection)
+	}
+	_, err := ParseHeader(emptyHeader)
+	assert.NoError(t, err)
+	_, err = ParseProperties(emptyProps) // a symbolic descriptor is the same section
+	assert.NoError(t, err)
+}

@@ -18,6 +18,9 @@ var (
 	ErrDuplicateSection = errors.New("duplicate section")
 	ErrMixedBody        = errors.New("body sections of different kinds")
 	ErrSectionType      = errors.New("value of the wrong type")
+	// ErrOtherSection: ParseHeader or ParseProperties was given a section
+	// of another type (its descriptor says which).
+	ErrOtherSection = errors.New("section of another type")
 )
 
 // SectionError is the cause of a message error about one section: its
