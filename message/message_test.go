@@ -3,6 +3,7 @@ package message
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -220,6 +221,8 @@ func TestScanPrefix(t *testing.T) {
 	first := join(hdr, props, body)[:len(hdr)+len(props)+100]
 	s, err := Scan(first)
 	assertCause(t, err, io.ErrUnexpectedEOF, len(hdr)+len(props))
+	assert.Equal(t, fmt.Sprintf("message: body: truncated input (described) at offset %d", len(hdr)+len(props)), err.Error(),
+		"worded as the decoders word a cut")
 	p, err := ParseProperties(s.Properties)
 	require.NoError(t, err)
 	assert.Equal(t, "orders", string(p.To))

@@ -32,7 +32,12 @@ type SectionError struct {
 	Err     error
 }
 
-func (e *SectionError) Error() string { return e.Section + ": " + e.Err.Error() }
+func (e *SectionError) Error() string {
+	if e.Err == io.ErrUnexpectedEOF { // worded as the decoders word it
+		return e.Section + ": truncated input"
+	}
+	return e.Section + ": " + e.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (e *SectionError) Unwrap() error { return e.Err }
