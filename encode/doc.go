@@ -20,6 +20,16 @@
 // are written and, when they fit, rewrite it in the 8-bit form (moving at
 // most 255 bytes). The caller never computes a size.
 //
+// The count and the start are the caller's, as with append and slicing:
+// a count other than the number of values appended (for EndMap, of pairs)
+// writes a compound that decoders reject, and a start that is not where
+// the matching Begin wrote its header — past the end of b, or a compound
+// already ended — panics with an index out of range. The element code an
+// Append…Elem function is given is the caller's too: a string of more than
+// 255 bytes under CodeStr8 gets a wrong size byte. Writer, fed events
+// rather than counts, counts for itself, and fails with ErrUnbalanced on
+// an end without its start.
+//
 // # Allocation
 //
 // No Append function allocates when the buffer has capacity, and a warm
