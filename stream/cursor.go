@@ -153,6 +153,12 @@ func (c *Cursor) fail(st wire.Status, off int, code amqpsax.Code, hasCode bool) 
 	if c.err == nil {
 		c.err = wire.NewError("stream", st, off, code, hasCode)
 	}
+	return c.stop()
+}
+
+// stop ends the cursor's walk once an error is recorded: no current value,
+// and no values left in the level, so every move returns false.
+func (c *Cursor) stop() bool {
 	c.cur.kind = amqpsax.KindInvalid
 	c.lv.left = 0
 	return false
@@ -480,10 +486,15 @@ func (c *Cursor) enterFault() bool {
 	switch {
 	case c.err != nil:
 		return false
-	case v.kind == amqpsax.KindInvalid:
-		return c.fail(wire.WrongKind, c.lv.pos, 0, false)
 	case v.kind < amqpsax.KindList:
-		return c.fail(wire.WrongKind, v.start, v.code, true)
+		// No current value (Enter before Next), or one of another kind.
+		off, has := v.start, v.kind != amqpsax.KindInvalid
+		if !has {
+			off = c.lv.pos
+		}
+		c.err = &amqpsax.Error{Op: "stream", Offset: off, Code: v.code, HasCode: has,
+			Err: &amqpsax.KindError{Want: "list, map, array or described", Have: v.kind}}
+		return c.stop()
 	}
 	return c.fail(wire.TooDeep, v.start, v.code, true)
 }

@@ -370,3 +370,19 @@ func TestFieldWithoutEnter(t *testing.T) {
 	assert.Equal(t, amqpsax.KindList, c.Kind())
 	assert.NoError(t, c.Err())
 }
+
+// TestEnterFault: Enter with no current value, or on a value that holds
+// none, names what it wanted and what it found, as a getter does.
+func TestEnterFault(t *testing.T) {
+	var c Cursor
+	c.Reset(encode.AppendUint(nil, 7))
+	assert.False(t, c.Enter(), "Enter before Next")
+	require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
+	assert.Equal(t, "stream: value of another kind: want list, map, array or described, have invalid at offset 0", c.Err().Error())
+	assert.False(t, c.Next(), "the error stops the cursor")
+
+	c.Reset(encode.AppendUint(nil, 7))
+	require.True(t, c.Next())
+	assert.False(t, c.Enter())
+	assert.Equal(t, "stream: value of another kind: want list, map, array or described, have uint (smalluint) at offset 0", c.Err().Error())
+}
