@@ -2,6 +2,7 @@ package message
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
@@ -218,6 +219,93 @@ type Properties struct {
 	ReplyToGroupID     []byte
 
 	HasAbsoluteExpiryTime, HasCreationTime, HasGroupSequence bool
+}
+
+// AppendProperties appends p as a properties section (descriptor
+// smallulong 0x73, a list), leaving out trailing absent fields: a nil byte
+// field, an ID of Kind KindNull (or the zero ID), a time or group
+// sequence whose Has flag is false. Address and string fields are written
+// as strings, ContentType and ContentEncoding as symbols, as the spec
+// types them; like package encode, it does not check their text. An ID of
+// a kind other than ulong, uuid, binary or string is an error wrapping
+// ErrSectionType, and nothing is appended. ParseProperties reads back
+// what it writes.
+func AppendProperties(b []byte, p Properties) ([]byte, error) {
+	for _, id := range [2]*ID{&p.MessageID, &p.CorrelationID} {
+		switch id.Kind {
+		case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
+		default:
+			name := "message-id"
+			if id == &p.CorrelationID {
+				name = "correlation-id"
+			}
+			return b, fmt.Errorf("message: AppendProperties: %s of kind %v: %w", name, id.Kind, ErrSectionType)
+		}
+	}
+	present := [13]bool{
+		hasID(p.MessageID), p.UserID != nil, p.To != nil, p.Subject != nil, p.ReplyTo != nil,
+		hasID(p.CorrelationID), p.ContentType != nil, p.ContentEncoding != nil,
+		p.HasAbsoluteExpiryTime, p.HasCreationTime, p.GroupID != nil, p.HasGroupSequence, p.ReplyToGroupID != nil,
+	}
+	n := len(present)
+	for n > 0 && !present[n-1] {
+		n--
+	}
+	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorProperties))
+	start := len(b)
+	b = encode.BeginList(b)
+	for i := range n {
+		if !present[i] {
+			b = encode.AppendNull(b)
+			continue
+		}
+		switch i {
+		case 0:
+			b = appendID(b, p.MessageID)
+		case 1:
+			b = encode.AppendBinary(b, p.UserID)
+		case 2:
+			b = encode.AppendStringBytes(b, p.To)
+		case 3:
+			b = encode.AppendStringBytes(b, p.Subject)
+		case 4:
+			b = encode.AppendStringBytes(b, p.ReplyTo)
+		case 5:
+			b = appendID(b, p.CorrelationID)
+		case 6:
+			b = encode.AppendSymbolBytes(b, p.ContentType)
+		case 7:
+			b = encode.AppendSymbolBytes(b, p.ContentEncoding)
+		case 8:
+			b = encode.AppendTimestamp(b, p.AbsoluteExpiryTime)
+		case 9:
+			b = encode.AppendTimestamp(b, p.CreationTime)
+		case 10:
+			b = encode.AppendStringBytes(b, p.GroupID)
+		case 11:
+			b = encode.AppendUint(b, p.GroupSequence)
+		default:
+			b = encode.AppendStringBytes(b, p.ReplyToGroupID)
+		}
+	}
+	return encode.EndList(b, start, n), nil
+}
+
+// hasID reports whether id is present: of a kind other than null (or the
+// zero ID's KindInvalid).
+func hasID(id ID) bool { return id.Kind != amqpsax.KindInvalid && id.Kind != amqpsax.KindNull }
+
+// appendID appends a present message-id or correlation-id.
+func appendID(b []byte, id ID) []byte {
+	switch id.Kind {
+	case amqpsax.KindUlong:
+		return encode.AppendUlong(b, id.Ulong)
+	case amqpsax.KindUUID:
+		return encode.AppendUUID(b, id.UUID)
+	case amqpsax.KindBinary:
+		return encode.AppendBinary(b, id.Bytes)
+	}
+	return encode.AppendStringBytes(b, id.Bytes)
 }
 
 // ParseProperties reads a properties section, as Scan returned it; nil

@@ -37,6 +37,8 @@
 // annotations a ulong ([Key]) — and return it as a stream.Value, read
 // with its getters. None allocates: byte fields are views. [Map] returns a
 // map section as Go values, for when they are wanted (it allocates).
+// [AppendHeader] and [AppendProperties] write those two sections back from
+// their structs, as Qpid Proton writes them byte for byte.
 //
 // # Splice
 //
