@@ -150,7 +150,10 @@ func ParseHeader(sec []byte) (Header, error) {
 }
 
 // AppendHeader appends h as a header section (descriptor smallulong 0x70,
-// a list8), leaving out trailing fields that have their default values.
+// a list8), leaving out trailing fields that have their default values
+// and writing null for the others at their defaults, as Qpid Proton does.
+// Priority's default is 4, not Header's zero value: start from
+// DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte {
 	n := 0
 	switch {
@@ -171,9 +174,19 @@ func AppendHeader(b []byte, h Header) []byte {
 	}
 	start := len(b)
 	b = append(b, byte(amqpsax.CodeList8), 0, byte(n))
-	b = encode.AppendBool(b, h.Durable)
+	// A field at its default before the last one given is null, as Qpid
+	// Proton writes it.
+	if h.Durable {
+		b = encode.AppendBool(b, true)
+	} else {
+		b = encode.AppendNull(b)
+	}
 	if n > 1 {
-		b = encode.AppendUbyte(b, h.Priority)
+		if h.Priority != 4 {
+			b = encode.AppendUbyte(b, h.Priority)
+		} else {
+			b = encode.AppendNull(b)
+		}
 	}
 	if n > 2 {
 		if h.HasTTL {
@@ -183,7 +196,11 @@ func AppendHeader(b []byte, h Header) []byte {
 		}
 	}
 	if n > 3 {
-		b = encode.AppendBool(b, h.FirstAcquirer)
+		if h.FirstAcquirer {
+			b = encode.AppendBool(b, true)
+		} else {
+			b = encode.AppendNull(b)
+		}
 	}
 	if n > 4 {
 		b = encode.AppendUint(b, h.DeliveryCount)

@@ -674,16 +674,21 @@ func TestParseOtherSection(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// TestAppendPropertiesProton: for every message of the Proton corpus with
-// a properties section, AppendProperties of what ParseProperties read
-// writes exactly the bytes Proton wrote, where Proton chose the encodings
-// AppendProperties makes (smallulong descriptor, smallest widths, trailing
-// nulls left out); every one reads back equal.
+// TestAppendPropertiesProton: for every message of the Proton corpus,
+// AppendProperties of what ParseProperties read writes exactly the bytes
+// Proton wrote (smallulong descriptor, smallest widths, trailing nulls
+// left out), and reads back equal; AppendHeader likewise for headers.
 func TestAppendPropertiesProton(t *testing.T) {
-	var same, n int
+	var same, n, headers int
 	for _, e := range corpus.Load(t, "messages.jsonl") {
 		s, err := Scan(e.Data)
 		require.NoError(t, err, e.Name)
+		if s.Header != nil {
+			h, err := ParseHeader(s.Header)
+			require.NoError(t, err, e.Name)
+			assert.Equal(t, s.Header, AppendHeader(nil, h), "header of %s", e.Name)
+			headers++
+		}
 		if s.Properties == nil {
 			continue
 		}
@@ -704,6 +709,7 @@ func TestAppendPropertiesProton(t *testing.T) {
 	t.Logf("%d of %d properties sections byte for byte as Proton wrote them", same, n)
 	assert.Positive(t, n)
 	assert.Equal(t, n, same, "every section as Proton wrote it")
+	t.Logf("%d headers byte for byte as Proton wrote them", headers)
 }
 
 // TestAppendProperties: every field, absent fields, the list32 form, a
