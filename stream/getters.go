@@ -70,7 +70,7 @@ func (c *Cursor) notInt() int64 {
 // Bytes returns the content of the current binary, string or symbol: a
 // view into the data given to Reset, valid as long as that data is.
 func (c *Cursor) Bytes() []byte {
-	if k := c.cur.kind; k >= amqpsax.KindBinary && k <= amqpsax.KindSymbol {
+	if c.cur.kind-amqpsax.KindBinary < 3 { // binary, string or symbol
 		return c.payload()
 	}
 	c.want("binary, string or symbol")
