@@ -3,6 +3,7 @@ package message
 import (
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
@@ -456,6 +457,43 @@ func LookupKey(sec []byte, key Key) (stream.Value, error) {
 		return stream.Value{}, relabel(c.Err(), rankOfMap(sec))
 	}
 	return c.Value(), nil
+}
+
+// BodyValues yields the value of each section of a body, as Scan returned
+// it in Sections.Body: for a data section a binary (its Bytes are the
+// payload), for an amqp-sequence section a list, for the amqp-value
+// section its value, whatever its type. Each is a stream.Value, a view
+// into body. (A body of several data sections or sequences is one
+// message: the spec leaves how they join to the application, which
+// commonly concatenates the payloads.) On a fault it yields the zero Value
+// with the error, whose Op is "message/body", and stops; a value that is
+// not a body section is ErrOtherSection. A nil body yields nothing. It
+// does not allocate.
+func BodyValues(body []byte) iter.Seq2[stream.Value, error] {
+	return func(yield func(stream.Value, error) bool) {
+		var c stream.Cursor
+		c.Reset(body)
+		for c.Next() {
+			d, _, ok := c.Descriptor()
+			if r, _ := rankOf(d); !ok || r != rBody {
+				yield(stream.Value{}, &amqpsax.Error{Op: sectionOps[rBody], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrOtherSection})
+				return
+			}
+			if !c.EnterValue() {
+				break
+			}
+			v := c.Value()
+			if !c.Exit() {
+				break
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+		if err := c.Err(); err != nil {
+			yield(stream.Value{}, relabel(err, rBody))
+		}
+	}
 }
 
 // ErrMapKey is the error of Map for a key that is not a string or symbol.

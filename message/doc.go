@@ -37,8 +37,10 @@
 // annotations a ulong ([Key]) — and return it as a stream.Value, read
 // with its getters. None allocates: byte fields are views. [Map] returns a
 // map section as Go values, for when they are wanted (it allocates).
-// [AppendHeader] and [AppendProperties] write those two sections back from
-// their structs, as Qpid Proton writes them byte for byte.
+// [BodyValues] yields the value of each body section (a data section's
+// payload, a sequence's list, the amqp-value). [AppendHeader] and
+// [AppendProperties] write the header and properties back from their
+// structs, as Qpid Proton writes them byte for byte.
 //
 // # Splice
 //

@@ -108,3 +108,36 @@ func ExampleScanner() {
 	// subject=order.created body=true more=false
 	// subject=order.created body=false more=true
 }
+
+// Build a message from its parts, then read it back: the header and
+// properties from their structs, the body section by section.
+func ExampleBodyValues() {
+	b := message.AppendHeader(nil, message.DefaultHeader)
+	b, err := message.AppendProperties(b, message.Properties{
+		MessageID: message.ID{Kind: amqpsax.KindString, Bytes: []byte("id-8")},
+		To:        []byte("queue://orders"),
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, part := range []string{"hello, ", "world"} { // two data sections
+		b = encode.AppendDescribed(b)
+		b = encode.AppendSmallUlong(b, uint8(amqpsax.DescriptorData))
+		b = encode.AppendBinary(b, []byte(part))
+	}
+
+	s, err := message.Scan(b)
+	if err != nil {
+		panic(err)
+	}
+	p, _ := message.ParseProperties(s.Properties)
+	fmt.Printf("to %s, id %s, body of %v:", p.To, p.MessageID.Bytes, s.BodyKind)
+	for v, err := range message.BodyValues(s.Body) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf(" %q", v.Bytes())
+	}
+	fmt.Println()
+	// Output: to queue://orders, id id-8, body of data: "hello, " "world"
+}

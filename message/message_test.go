@@ -758,3 +758,86 @@ func TestAppendProperties(t *testing.T) {
 	buf := make([]byte, 0, 1024)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { buf, _ = AppendProperties(buf[:0], all) }))
 }
+
+// TestBodyValues: each body section's value, for every body kind, the
+// Proton corpus included; errors; early stop; no allocation.
+func TestBodyValues(t *testing.T) {
+	values := func(body []byte) ([]stream.Value, error) {
+		var out []stream.Value
+		for v, err := range BodyValues(body) {
+			if err != nil {
+				return out, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	data := join(mkSection(amqpsax.DescriptorData, false, bin("hello, ")), mkSection(amqpsax.DescriptorData, true, bin("world")))
+	vs, err := values(data)
+	require.NoError(t, err)
+	require.Len(t, vs, 2)
+	assert.Equal(t, "hello, world", string(vs[0].Bytes())+string(vs[1].Bytes()))
+
+	seq := join(mkSection(amqpsax.DescriptorAMQPSequence, false, list(strv("a"))), mkSection(amqpsax.DescriptorAMQPSequence, false, list()))
+	vs, err = values(seq)
+	require.NoError(t, err)
+	require.Len(t, vs, 2)
+	assert.Equal(t, amqpsax.KindList, vs[0].Kind())
+	a, err := vs[0].Any()
+	require.NoError(t, err)
+	assert.Equal(t, []any{"a"}, a)
+
+	vs, err = values(mkSection(amqpsax.DescriptorAMQPValue, false, null))
+	require.NoError(t, err)
+	require.Len(t, vs, 1)
+	assert.True(t, vs[0].IsNull(), "an amqp-value of null is a value")
+
+	vs, err = values(nil)
+	assert.NoError(t, err)
+	assert.Empty(t, vs)
+
+	// Not a body section; a body cut short.
+	_, err = values(join(data, mkSection(amqpsax.DescriptorFooter, false, strMap())))
+	require.ErrorIs(t, err, ErrOtherSection)
+	assert.True(t, strings.HasPrefix(err.Error(), "message/body: "), err.Error())
+	vs, err = values(data[:len(data)-1])
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Len(t, vs, 1, "the complete section before the cut")
+
+	// Stopping early stops.
+	n := 0
+	for range BodyValues(data) {
+		n++
+		break
+	}
+	assert.Equal(t, 1, n)
+
+	// Every message of the Proton corpus: one value per body section, of
+	// the body's kind.
+	for _, e := range corpus.Load(t, "messages.jsonl") {
+		s, err := Scan(e.Data)
+		require.NoError(t, err, e.Name)
+		vs, err := values(s.Body)
+		require.NoError(t, err, e.Name)
+		for _, v := range vs {
+			switch s.BodyKind {
+			case BodyData:
+				assert.Equal(t, amqpsax.KindBinary, v.Kind(), e.Name)
+			case BodySequence:
+				assert.Equal(t, amqpsax.KindList, v.Kind(), e.Name)
+			}
+		}
+		if s.Body != nil {
+			assert.NotEmpty(t, vs, e.Name)
+		}
+	}
+
+	var total int
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		for v, err := range BodyValues(data) {
+			if err == nil {
+				total += len(v.Bytes())
+			}
+		}
+	}))
+}

@@ -18,8 +18,8 @@ var (
 	ErrDuplicateSection = errors.New("duplicate section")
 	ErrMixedBody        = errors.New("body sections of different kinds")
 	ErrSectionType      = errors.New("value of the wrong type")
-	// ErrOtherSection: ParseHeader or ParseProperties was given a section
-	// of another type (its descriptor says which).
+	// ErrOtherSection: ParseHeader, ParseProperties or BodyValues was
+	// given a section of another type (its descriptor says which).
 	ErrOtherSection = errors.New("section of another type")
 )
 
