@@ -244,6 +244,8 @@ var Invalid = []Bad{
 	b("str8 in described at the top, input ends", "005370"+"a105"+"61", io.ErrUnexpectedEOF, 3),
 	b("str8 in described in list, input ends with the list", "c00601"+"005370"+"a105", amqpsax.ErrOverrun, 6),
 	b("list count past its values, input ends with the list", "c00403"+"a10161", amqpsax.ErrOverrun, 6),
+	b("array constructor past the array's size", "e00301"+"0041", amqpsax.ErrOverrun, 5),
+	b("array descriptor past the array's size", "e00301"+"00a1", amqpsax.ErrOverrun, 4),
 	b("str8 overruns list, input goes on", "c00301"+"a105"+"6161616161", amqpsax.ErrOverrun, 3),
 	b("key overruns map, input goes on", "c10502"+"a10561"+"40"+"61616161", amqpsax.ErrOverrun, 3),
 	b("value overruns map, input goes on", "c10502"+"40"+"a10261"+"61", amqpsax.ErrOverrun, 4),

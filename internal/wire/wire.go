@@ -403,16 +403,18 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 // not itself be a descriptor constructor.
 //
 // On a fault ctorLen is the negative Status and descOff is the offset in b
-// of the faulty constructor byte.
+// of the faulty constructor byte. b is the array's body, whose size was
+// checked to fit in the input, so a constructor that runs past its end is
+// Overrun, never a cut (Cut).
 func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLen int) {
 	if len(b) < 1 {
-		return 0, int(EOF), 0, 0
+		return 0, int(Overrun), 0, 0
 	}
 	elem = amqpsax.Code(b[0])
 	ctorLen = 1
 	if elem == amqpsax.CodeDescribed {
 		if len(b) < 2 {
-			return 0, int(EOF), 1, 0
+			return 0, int(Overrun), 1, 0
 		}
 		dc := amqpsax.Code(b[1])
 		switch Table[dc].Cat() {
@@ -426,13 +428,16 @@ func ArrayCtor(b []byte, count int) (elem amqpsax.Code, ctorLen, descOff, descLe
 			return 0, int(BadArrayCode), 1, 0
 		}
 		h, n, _ := Body(dc, b[2:])
+		if h == int(EOF) {
+			return 0, int(Overrun), 1, 0
+		}
 		if h < 0 {
 			return 0, h, 1, 0
 		}
 		descOff, descLen = 1, 1+h+n
 		ctorLen = 1 + descLen
 		if len(b) <= ctorLen {
-			return 0, int(EOF), ctorLen, 0
+			return 0, int(Overrun), ctorLen, 0
 		}
 		elem = amqpsax.Code(b[ctorLen])
 		ctorLen++
