@@ -2,16 +2,19 @@ package dispatch
 
 import (
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/trace"
+	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
 // FuzzDecode: no input panics; every error is an *amqpsax.Error whose
-// offset lies within the input; whatever decodes re-encodes through the
+// offset lies within the input, and a cut only where the input ends a
+// top-level value; whatever decodes re-encodes through the
 // Writer to bytes that decode to the same events; and the batch path
 // reports the same events as the element path.
 func FuzzDecode(f *testing.F) {
@@ -35,6 +38,12 @@ func FuzzDecode(f *testing.F) {
 			}
 			if e.Offset < 0 || e.Offset > len(data) {
 				t.Fatalf("offset %d outside input of %d bytes", e.Offset, len(data))
+			}
+			// A cut is only where the input ends a value no list, map or
+			// array holds: a value whose sizes all fit (wire.Skip measures
+			// it) has faults, never cuts, inside.
+			if m, _ := wire.Skip(data); m > 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("a cut inside a complete value of %d bytes: %v", m, err)
 			}
 		} else if n <= 0 || n > len(data) {
 			t.Fatalf("n = %d for %d bytes", n, len(data))
