@@ -47,6 +47,17 @@ func relabelErr(err error, r int) error {
 	return &c
 }
 
+// otherSection is the error of the accessor of section r given, at off, a
+// section of rank got, which it names ("message/header: properties:
+// section of another type"), or a value that is not a section.
+func otherSection(r, got, off int, code amqpsax.Code) error {
+	var cause error = ErrNotSection
+	if got != rNone {
+		cause = &SectionError{Section: sectionNames[got], Err: ErrOtherSection}
+	}
+	return &amqpsax.Error{Op: sectionOps[r], Offset: off, Code: code, HasCode: true, Err: cause}
+}
+
 // fieldErr is the error for a field of the wrong type at the cursor.
 func fieldErr(c *stream.Cursor, r int) error {
 	return &amqpsax.Error{Op: sectionOps[r], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrSectionType}
@@ -68,7 +79,7 @@ func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 	}
 	if d, _, _ := c.Descriptor(); r != rNone {
 		if got, _ := rankOf(d); got != r {
-			return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrOtherSection}
+			return otherSection(r, got, c.Offset(), c.Code())
 		}
 	}
 	if !c.EnterValue() {
@@ -467,7 +478,8 @@ func LookupKey(sec []byte, key Key) (stream.Value, error) {
 // message: the spec leaves how they join to the application, which
 // commonly concatenates the payloads.) On a fault it yields the zero Value
 // with the error, whose Op is "message/body", and stops; a value that is
-// not a body section is ErrOtherSection. A nil body yields nothing. It
+// not a body section is ErrOtherSection (ErrNotSection when it is no
+// section at all). A nil body yields nothing. It
 // does not allocate.
 func BodyValues(body []byte) iter.Seq2[stream.Value, error] {
 	return func(yield func(stream.Value, error) bool) {
@@ -476,7 +488,7 @@ func BodyValues(body []byte) iter.Seq2[stream.Value, error] {
 		for c.Next() {
 			d, _, ok := c.Descriptor()
 			if r, _ := rankOf(d); !ok || r != rBody {
-				yield(stream.Value{}, &amqpsax.Error{Op: sectionOps[rBody], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrOtherSection})
+				yield(stream.Value{}, otherSection(rBody, r, c.Offset(), c.Code()))
 				return
 			}
 			if !c.EnterValue() {

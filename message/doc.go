@@ -26,7 +26,10 @@
 // complete in it, and an error wrapping io.ErrUnexpectedEOF whose offset is
 // where the section the input ends in starts (one allocation: the error;
 // a [Scanner], which keeps that error's storage, makes none). Any other
-// error means the message is malformed: reject it.
+// error means the message is malformed: reject it. Once the delivery has
+// ended (its last transfer frame, more = false), a cut means reject too:
+// the bytes alone cannot tell a whole message from a prefix that ends
+// between sections, or from one whose size was corrupted.
 //
 // # Accessors
 //

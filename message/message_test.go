@@ -659,10 +659,15 @@ func TestParseOtherSection(t *testing.T) {
 	emptyHeader := mkSection(amqpsax.DescriptorHeader, false, list())
 	emptyProps := mkSection(amqpsax.DescriptorProperties, true, list())
 	app := mkSection(amqpsax.DescriptorApplicationProperties, false, strMap("k", "v"))
-	for _, sec := range [][]byte{emptyHeader, app} {
+	for _, tt := range []struct {
+		sec  []byte
+		name string
+	}{{emptyHeader, "header"}, {app, "application-properties"}} {
+		sec, name := tt.sec, tt.name
 		_, err := ParseProperties(sec)
 		require.ErrorIs(t, err, ErrOtherSection)
-		assert.True(t, strings.HasPrefix(err.Error(), "message/properties: section of another type"), err.Error())
+		assert.Equal(t, "message/properties: "+name+": section of another type (described) at offset 0", err.Error(),
+			"names the section it was given")
 	}
 	for _, sec := range [][]byte{emptyProps, app} {
 		_, err := ParseHeader(sec)
@@ -799,7 +804,9 @@ func TestBodyValues(t *testing.T) {
 	// Not a body section; a body cut short.
 	_, err = values(join(data, mkSection(amqpsax.DescriptorFooter, false, strMap())))
 	require.ErrorIs(t, err, ErrOtherSection)
-	assert.True(t, strings.HasPrefix(err.Error(), "message/body: "), err.Error())
+	assert.Equal(t, fmt.Sprintf("message/body: footer: section of another type (described) at offset %d", len(data)), err.Error())
+	_, err = values(join(data, encode.AppendUint(nil, 7)))
+	require.ErrorIs(t, err, ErrNotSection)
 	vs, err = values(data[:len(data)-1])
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.Len(t, vs, 1, "the complete section before the cut")

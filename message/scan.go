@@ -301,6 +301,12 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 // the header, properties and application properties before the body has
 // arrived. That error is Scan's one allocation; a [Scanner] has none. Any
 // other error returns no sections.
+//
+// The bytes alone cannot say whether a message is whole: a prefix that
+// ends exactly between two sections scans without error, and a complete
+// message whose section size was corrupted upwards looks cut. Only the
+// delivery can tell — its last transfer frame (more = false) — so once it
+// has ended, every error, a cut included, means reject.
 func Scan(data []byte) (Sections, error) { return scan(data, nil) }
 
 // A Scanner scans messages as [Scan] does, keeping the storage of the

@@ -16,11 +16,11 @@ import (
 // reading them. It counts from the start of the level, so it moves
 // forward only: it returns false when the level has fewer than i+1 values,
 // when the cursor is already past element i, or on error. In a described
-// value (descriptor, then value) an i above 1 is an error, not an absent
-// element: it is reading a field of the list that EnterValue lands on
-// without entering it.
+// value (descriptor, then value) it is an error, not an absent element:
+// it would read the level around the list or map that EnterValue lands
+// on, which must be entered first.
 func (c *Cursor) Elem(i int) bool {
-	if i > 1 && (c.lv.kind == lvDescribed || c.lv.kind == lvDescElem) {
+	if c.lv.kind == lvDescribed || c.lv.kind == lvDescElem {
 		c.want("a list or array entered")
 		return false
 	}

@@ -340,7 +340,7 @@ func TestKindErrorStops(t *testing.T) {
 
 // TestFieldWithoutEnter: EnterValue lands on a section's list; a field
 // asked for there, before Enter, is an error naming what was wanted and
-// found, not a silently absent field.
+// found, not a silently absent or wrong field.
 func TestFieldWithoutEnter(t *testing.T) {
 	props := encode.AppendDescribed(nil)
 	props = encode.AppendSmallUlong(props, uint8(amqpsax.DescriptorProperties))
@@ -364,11 +364,18 @@ func TestFieldWithoutEnter(t *testing.T) {
 	assert.Equal(t, amqpsax.KindInvalid, c.Field(5).Kind(), "absent: past the list's end")
 	assert.NoError(t, c.Err())
 
-	// Elem(1) in a described value is its value, as examples/route reads it.
+	// Any field of a described value's level, not only one past its two
+	// values: Field(1) would be the whole list, Field(0) behind the cursor.
+	for _, i := range []int{0, 1} {
+		c.Reset(props)
+		require.True(t, c.Next() && c.EnterValue())
+		assert.Equal(t, amqpsax.KindInvalid, c.Field(i).Kind(), "Field(%d)", i)
+		require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind, "Field(%d)", i)
+	}
 	c.Reset(props)
-	require.True(t, c.Next() && c.Enter() && c.Elem(1))
-	assert.Equal(t, amqpsax.KindList, c.Kind())
-	assert.NoError(t, c.Err())
+	require.True(t, c.Next() && c.Enter())
+	assert.False(t, c.Elem(1), "Elem in a described value, before its descriptor")
+	require.ErrorIs(t, c.Err(), amqpsax.ErrWrongKind)
 }
 
 // TestEnterFault: Enter with no current value, or on a value that holds

@@ -188,8 +188,8 @@ func withCursor(msg []byte) (fields, error) {
 }
 
 // enterSection moves into the list or map of the section the cursor is
-// on: into the described value, past its descriptor, into its value.
-func enterSection(c *stream.Cursor) bool { return c.Enter() && c.Elem(1) && c.Enter() }
+// on: into the described value, onto its value (EnterValue), into it.
+func enterSection(c *stream.Cursor) bool { return c.EnterValue() && c.Enter() }
 
 // exitSection leaves the section enterSection entered, skipping the
 // fields not read.
