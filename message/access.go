@@ -260,14 +260,11 @@ type Properties struct {
 // ErrSectionType, and nothing is appended. ParseProperties reads back
 // what it writes.
 func AppendProperties(b []byte, p Properties) ([]byte, error) {
-	for _, id := range [2]*ID{&p.MessageID, &p.CorrelationID} {
+	for i, id := range [2]ID{p.MessageID, p.CorrelationID} {
 		switch id.Kind {
 		case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
 		default:
-			name := "message-id"
-			if id == &p.CorrelationID {
-				name = "correlation-id"
-			}
+			name := [2]string{"message-id", "correlation-id"}[i]
 			return b, fmt.Errorf("message: AppendProperties: %s of kind %v: %w", name, id.Kind, ErrSectionType)
 		}
 	}
