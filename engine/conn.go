@@ -359,18 +359,19 @@ func (c *Conn) amqpFrame(ch uint16, body []byte) {
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
 // channel-max and idle-time-out negotiated.
 func (c *Conn) onOpen(body []byte) {
-	o, _, err := frame.ParseOpen(body)
+	o, err := frame.ParseOpen(body)
 	if err != nil {
 		c.fail(frame.CondDecodeError, err.Error())
 		return
 	}
-	if o.MaxFrameSize < 512 {
+	maxFrame := o.MaxFrameSize.Or(math.MaxUint32)
+	if maxFrame < 512 {
 		c.fail(frame.CondInvalidField, "max-frame-size below 512")
 		return
 	}
-	c.peerMaxFrame = min(o.MaxFrameSize, math.MaxInt32)
-	c.peerChannelMax = o.ChannelMax
-	c.peerIdle = time.Duration(o.IdleTimeOut) * time.Millisecond
+	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
+	c.peerChannelMax = o.ChannelMax.Or(math.MaxUint16)
+	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.peerContainer = string(o.ContainerID)
 	c.peerHostname = string(o.Hostname)
 	if !c.openSent {
@@ -381,13 +382,14 @@ func (c *Conn) onOpen(body []byte) {
 }
 
 func (c *Conn) writeOpen() {
-	o := frame.Open{ContainerID: []byte(c.cfg.ContainerID), MaxFrameSize: c.cfg.MaxFrameSize,
-		ChannelMax: c.cfg.ChannelMax, IdleTimeOut: uint32(c.cfg.IdleTimeout / time.Millisecond)}
+	o := frame.Open{ContainerID: []byte(c.cfg.ContainerID), MaxFrameSize: frame.Some(c.cfg.MaxFrameSize),
+		ChannelMax: frame.Some(c.cfg.ChannelMax)}
+	if c.cfg.IdleTimeout > 0 {
+		o.IdleTimeOut = frame.Some(uint32(c.cfg.IdleTimeout / time.Millisecond))
+	}
 	if c.client && c.cfg.Hostname != "" {
 		o.Hostname = []byte(c.cfg.Hostname)
 	}
-	o.Set(frame.OpenMaxFrameSize)
-	o.Set(frame.OpenChannelMax)
 	start := c.begin(0)
 	c.out = frame.AppendOpen(c.out, o)
 	c.end(start)
@@ -396,7 +398,7 @@ func (c *Conn) writeOpen() {
 
 // onClose handles the peer's close (part 2 §2.7.9, §2.4.3).
 func (c *Conn) onClose(body []byte) {
-	cl, _, err := frame.ParseClose(body)
+	cl, err := frame.ParseClose(body)
 	if err != nil {
 		c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -618,7 +620,7 @@ func (c *Conn) freeChannel() (uint16, bool) {
 // onBegin handles a begin (part 2 §2.7.2, §2.5.1): an answer to this
 // end's, or a session the peer starts, which the engine answers.
 func (c *Conn) onBegin(ch uint16, body []byte) {
-	b, _, err := frame.ParseBegin(body)
+	b, err := frame.ParseBegin(body)
 	if err != nil {
 		c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -632,8 +634,8 @@ func (c *Conn) onBegin(ch uint16, body []byte) {
 		return
 	}
 	var s *Session
-	if b.Has(frame.BeginRemoteChannel) {
-		rc := int(b.RemoteChannel)
+	if rc16, ok := b.RemoteChannel.Get(); ok {
+		rc := int(rc16)
 		if rc < len(c.byLocal) {
 			s = c.byLocal[rc]
 		}
@@ -658,10 +660,7 @@ func (c *Conn) onBegin(ch uint16, body []byte) {
 	s.nextIncomingID = b.NextOutgoingID
 	s.remoteIncomingWindow = b.IncomingWindow
 	s.remoteOutgoingWindow = b.OutgoingWindow
-	s.peerHandleMax = b.HandleMax
-	if !b.Has(frame.BeginHandleMax) {
-		s.peerHandleMax = math.MaxUint32
-	}
+	s.peerHandleMax = b.HandleMax.Or(math.MaxUint32)
 	if !s.beginSent {
 		s.writeBegin()
 	}

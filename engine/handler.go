@@ -106,7 +106,6 @@ func (d Delivery) Reject(e *Error) error {
 	st := frame.DeliveryState{Type: frame.StateRejected}
 	if e != nil {
 		st.Error = e.amqp()
-		st.Set(0)
 	}
 	return d.Link.Dispose(d.ID, st, true)
 }

@@ -55,6 +55,8 @@ type Link struct {
 
 	attach    frame.Attach // the peer's, parsed from attachBuf
 	attachBuf []byte
+	src       frame.Source // the peer's attach's, or zero
+	tgt       frame.Target
 
 	sndMode frame.SenderSettleMode
 	rcvMode frame.ReceiverSettleMode
@@ -111,19 +113,19 @@ func (l *Link) Handle() uint32 { return l.local }
 func (l *Link) Attach() *frame.Attach { return &l.attach }
 
 // Source returns the source of the peer's attach.
-func (l *Link) Source() *frame.Source { return &l.attach.Source }
+func (l *Link) Source() *frame.Source { return &l.src }
 
 // Target returns the target of the peer's attach.
-func (l *Link) Target() *frame.Target { return &l.attach.Target }
+func (l *Link) Target() *frame.Target { return &l.tgt }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
 // target's for one it receives on (the peer sends to it).
 func (l *Link) Address() []byte {
 	if l.sender {
-		return l.attach.Source.Address
+		return l.src.Address
 	}
-	return l.attach.Target.Address
+	return l.tgt.Address
 }
 
 // SndSettleMode and RcvSettleMode return the link's settle modes.
@@ -201,27 +203,23 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
-	l.writeAttach(&src, &tgt)
+	l.writeAttach(frame.Some(src), frame.Some(tgt))
 	s.waiting = append(s.waiting, l)
 	return l, nil
 }
 
-func (l *Link) writeAttach(src *frame.Source, tgt *frame.Target) {
+func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
 	c := l.s.c
 	role := frame.RoleSender
 	if !l.sender {
 		role = frame.RoleReceiver
 	}
-	a := frame.Attach{Name: l.name, Handle: l.local, Role: role, SndSettleMode: l.sndMode, RcvSettleMode: l.rcvMode,
-		Source: *src, Target: *tgt}
-	a.Set(frame.AttachSndSettleMode)
-	a.Set(frame.AttachSource)
-	a.Set(frame.AttachTarget)
+	a := frame.Attach{Name: l.name, Handle: l.local, Role: role, SndSettleMode: frame.Some(l.sndMode),
+		RcvSettleMode: l.rcvMode, Source: src, Target: tgt}
 	if l.sender {
-		a.InitialDeliveryCount = l.deliveryCount
-		a.Set(frame.AttachInitialDeliveryCount)
+		a.InitialDeliveryCount = frame.Some(l.deliveryCount)
 	} else {
-		a.MaxMessageSize = c.cfg.MaxMessageSize
+		a.MaxMessageSize = frame.Some(c.cfg.MaxMessageSize)
 	}
 	start := c.begin(l.s.local)
 	c.out = frame.AppendAttach(c.out, a)
@@ -304,11 +302,8 @@ func (l *Link) onFlow(f *frame.Flow) {
 		// link-credit(snd) = delivery-count(rcv) + link-credit(rcv) - delivery-count(snd);
 		// a receiver that has not seen the attach yet counts from the
 		// initial delivery-count, which is this end's.
-		dc := l.deliveryCount
-		if f.Has(frame.FlowDeliveryCount) {
-			dc = f.DeliveryCount
-		}
-		l.credit = dc + f.LinkCredit - l.deliveryCount
+		dc := f.DeliveryCount.Or(l.deliveryCount)
+		l.credit = dc + f.LinkCredit.Or(0) - l.deliveryCount
 		if int32(l.credit) < 0 {
 			l.credit = 0
 		}
@@ -327,12 +322,12 @@ func (l *Link) onFlow(f *frame.Flow) {
 		}
 		return
 	}
-	l.available = f.Available
-	if f.Has(frame.FlowDeliveryCount) {
+	l.available = f.Available.Or(0)
+	if dc, ok := f.DeliveryCount.Get(); ok {
 		// The sender's delivery-count is the truth: credit is what is
 		// left of delivery-count + link-credit granted.
 		limit := l.deliveryCount + l.credit
-		l.deliveryCount = f.DeliveryCount
+		l.deliveryCount = dc
 		l.credit = limit - l.deliveryCount
 		if int32(l.credit) < 0 {
 			l.credit = 0
@@ -522,9 +517,8 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
-	t := frame.Transfer{Handle: l.local, DeliveryID: id, DeliveryTag: tag, Settled: settled}
-	t.Set(frame.TransferDeliveryID)
-	t.Set(frame.TransferMessageFormat)
+	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
+		MessageFormat: frame.Some[uint32](0), Settled: settled}
 	n := l.writeTransfer(&t, payload)
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}

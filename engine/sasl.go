@@ -76,7 +76,7 @@ func (c *Conn) saslServer(d amqpsax.Descriptor, body []byte) {
 		c.saslFail(NewError(frame.CondNotAllowed, "sasl-init expected, got descriptor "+descName(d)))
 		return
 	}
-	in, _, err := frame.ParseSASLInit(body)
+	in, err := frame.ParseSASLInit(body)
 	if err != nil {
 		c.saslFail(NewError(frame.CondDecodeError, err.Error()))
 		return
@@ -106,7 +106,7 @@ func (c *Conn) saslServer(d amqpsax.Descriptor, body []byte) {
 func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 	switch d {
 	case amqpsax.DescriptorSASLMechanisms:
-		m, _, err := frame.ParseSASLMechanisms(body)
+		m, err := frame.ParseSASLMechanisms(body)
 		if err != nil {
 			c.finish(NewError(frame.CondDecodeError, err.Error()))
 			return
@@ -135,7 +135,7 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 		}
 		c.writeSASL(func(b []byte) []byte { return frame.AppendSASLInit(b, init) })
 	case amqpsax.DescriptorSASLOutcome:
-		o, _, err := frame.ParseSASLOutcome(body)
+		o, err := frame.ParseSASLOutcome(body)
 		if err != nil {
 			c.finish(NewError(frame.CondDecodeError, err.Error()))
 			return

@@ -74,11 +74,9 @@ func (s *Session) Err() *Error { return s.err }
 
 func (s *Session) writeBegin() {
 	b := frame.Begin{NextOutgoingID: s.nextOutgoingID, IncomingWindow: s.incomingWindow,
-		OutgoingWindow: s.outgoingWindow, HandleMax: s.handleMax}
-	b.Set(frame.BeginHandleMax)
+		OutgoingWindow: s.outgoingWindow, HandleMax: frame.Some(s.handleMax)}
 	if s.beginRecv {
-		b.RemoteChannel = s.remote
-		b.Set(frame.BeginRemoteChannel)
+		b.RemoteChannel = frame.Some(s.remote)
 	}
 	start := s.c.begin(s.local)
 	s.c.out = frame.AppendBegin(s.c.out, b)
@@ -139,7 +137,7 @@ func (s *Session) frame(d amqpsax.Descriptor, body []byte) {
 
 // onEnd handles the peer's end (part 2 §2.7.8, §2.5.5).
 func (s *Session) onEnd(body []byte) {
-	e, _, err := frame.ParseEnd(body)
+	e, err := frame.ParseEnd(body)
 	if err != nil {
 		s.c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -191,7 +189,7 @@ func (s *Session) h() Handler { return s.c.h }
 // onFlow handles a flow (part 2 §2.7.4): the session's windows (§2.5.6)
 // and, with a handle, the link's credit (§2.6.7).
 func (s *Session) onFlow(body []byte) {
-	f, _, err := frame.ParseFlow(body)
+	f, err := frame.ParseFlow(body)
 	if err != nil {
 		s.c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -200,13 +198,13 @@ func (s *Session) onFlow(body []byte) {
 	// a flow without next-incoming-id counts from this end's initial
 	// next-outgoing-id, 0.
 	wasShut := s.remoteIncomingWindow == 0
-	s.remoteIncomingWindow = f.NextIncomingID + f.IncomingWindow - s.nextOutgoingID
+	s.remoteIncomingWindow = f.NextIncomingID.Or(0) + f.IncomingWindow - s.nextOutgoingID
 	if int32(s.remoteIncomingWindow) < 0 {
 		s.remoteIncomingWindow = 0
 	}
 	s.remoteOutgoingWindow = f.OutgoingWindow
-	if f.Has(frame.FlowHandle) {
-		l := s.link(f.Handle)
+	if h, ok := f.Handle.Get(); ok {
+		l := s.link(h)
 		if l == nil {
 			return
 		}
@@ -251,17 +249,12 @@ func (s *Session) link(handle uint32) *Link {
 // announced.
 func (s *Session) writeFlow(l *Link, echo bool) {
 	s.incomingWindow = s.window
-	f := frame.Flow{NextIncomingID: s.nextIncomingID, IncomingWindow: s.incomingWindow,
+	f := frame.Flow{NextIncomingID: frame.Some(s.nextIncomingID), IncomingWindow: s.incomingWindow,
 		NextOutgoingID: s.nextOutgoingID, OutgoingWindow: s.outgoingWindow, Echo: echo}
-	f.Set(frame.FlowNextIncomingID)
 	if l != nil {
-		f.Handle, f.DeliveryCount, f.LinkCredit, f.Drain = l.local, l.deliveryCount, l.credit, l.drain
-		f.Set(frame.FlowHandle)
-		f.Set(frame.FlowDeliveryCount)
-		f.Set(frame.FlowLinkCredit)
+		f.Handle, f.DeliveryCount, f.LinkCredit, f.Drain = frame.Some(l.local), frame.Some(l.deliveryCount), frame.Some(l.credit), l.drain
 		if l.sender {
-			f.Available = l.available
-			f.Set(frame.FlowAvailable)
+			f.Available = frame.Some(l.available)
 		}
 	}
 	start := s.c.begin(s.local)
@@ -298,16 +291,13 @@ func (s *Session) onTransfer(body []byte) {
 // onDisposition handles a disposition (part 2 §2.7.6): the peer's
 // outcome or settlement of the deliveries first to last.
 func (s *Session) onDisposition(body []byte) {
-	d, _, err := frame.ParseDisposition(body)
+	d, err := frame.ParseDisposition(body)
 	if err != nil {
 		s.c.fail(frame.CondDecodeError, err.Error())
 		return
 	}
-	last := d.First
-	if d.Has(frame.DispositionLast) {
-		last = d.Last
-	}
-	if int32(last-d.First) < 0 {
+	first, last := d.Range()
+	if int32(last-first) < 0 {
 		s.c.fail(frame.CondInvalidField, "disposition range last before first")
 		return
 	}
@@ -320,8 +310,8 @@ func (s *Session) onDisposition(body []byte) {
 	}
 	// Visit what the range and the ring have in common, in at most
 	// min(range, ring) steps.
-	if uint64(last-d.First) < uint64(r.n) {
-		for id := d.First; ; id++ {
+	if uint64(last-first) < uint64(r.n) {
+		for id := first; ; id++ {
 			if i := r.find(id); i >= 0 {
 				s.disposed(r, i, &d)
 			}
@@ -331,7 +321,7 @@ func (s *Session) onDisposition(body []byte) {
 		}
 	} else {
 		for i := 0; i < r.n; i++ {
-			if e := r.at(i); !e.free && inRange(e.id, d.First, last) {
+			if e := r.at(i); !e.free && inRange(e.id, first, last) {
 				s.disposed(r, i, &d)
 			}
 		}
@@ -370,7 +360,7 @@ func (s *Session) disposed(r *ring, i int, d *frame.Disposition) {
 // end's, or a link the peer attaches, which the engine answers.
 func (s *Session) onAttach(body []byte) {
 	buf := append([]byte(nil), body...) // the link keeps its attach: Source, Target
-	a, _, err := frame.ParseAttach(buf)
+	a, err := frame.ParseAttach(buf)
 	if err != nil {
 		s.c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -400,7 +390,7 @@ func (s *Session) onAttach(body []byte) {
 			return
 		}
 		l = s.newLink(h, a.Role == frame.RoleReceiver, a.Name)
-		l.sndMode, l.rcvMode = a.SndSettleMode, a.RcvSettleMode
+		l.sndMode, l.rcvMode = a.SndSettleMode.Or(frame.SndMixed), a.RcvSettleMode
 		l.autoCredit = s.c.cfg.Credit
 		l.autoAccept = s.c.cfg.AutoAccept
 	}
@@ -411,14 +401,15 @@ func (s *Session) onAttach(body []byte) {
 	l.remote = a.Handle
 	l.attachRecv = true
 	l.attach, l.attachBuf = a, buf
-	l.peerMaxMessage = a.MaxMessageSize
+	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
+	l.peerMaxMessage = a.MaxMessageSize.Or(0)
 	if !l.sender {
-		l.deliveryCount = a.InitialDeliveryCount
+		l.deliveryCount = a.InitialDeliveryCount.Or(0)
 	} else if !answer {
-		l.sndMode = a.SndSettleMode // the sender's mode is the one in force
+		l.sndMode = a.SndSettleMode.Or(frame.SndMixed) // the sender's mode is the one in force
 	}
 	if answer {
-		l.writeAttach(&a.Source, &a.Target)
+		l.writeAttach(a.Source, a.Target)
 	}
 	s.h().OnLinkAttach(l)
 	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 && !s.endSent {
@@ -444,7 +435,7 @@ func (s *Session) freeHandle() (uint32, bool) {
 
 // onDetach handles a detach (part 2 §2.7.7, §2.6.5).
 func (s *Session) onDetach(body []byte) {
-	d, _, err := frame.ParseDetach(body)
+	d, err := frame.ParseDetach(body)
 	if err != nil {
 		s.c.fail(frame.CondDecodeError, err.Error())
 		return
@@ -565,7 +556,7 @@ func (c *Conn) addDisp(ch uint16, role frame.Role, id uint32, settled bool, st f
 		*p = pendingDisp{on: true, ch: ch, role: role, first: id, last: id, settled: settled, st: st.Type}
 		return
 	}
-	c.writeDisp(ch, frame.Disposition{Role: role, First: id, Last: id, Settled: settled, State: st})
+	c.writeDisp(ch, frame.Disposition{Role: role, First: id, Settled: settled, State: st})
 }
 
 func (c *Conn) flushDisp() {
@@ -574,7 +565,7 @@ func (c *Conn) flushDisp() {
 		return
 	}
 	p.on = false
-	c.writeDisp(p.ch, frame.Disposition{Role: p.role, First: p.first, Last: p.last, Settled: p.settled,
+	c.writeDisp(p.ch, frame.Disposition{Role: p.role, First: p.first, Last: lastOpt(p.first, p.last), Settled: p.settled,
 		State: frame.DeliveryState{Type: p.st}})
 }
 
@@ -583,4 +574,12 @@ func (c *Conn) writeDisp(ch uint16, d frame.Disposition) {
 	c.out = frame.BeginFrame(c.out, frame.TypeAMQP, ch)
 	c.out = frame.AppendDisposition(c.out, d)
 	c.end(start)
+}
+
+// lastOpt is a disposition's last: absent when it is first.
+func lastOpt(first, last uint32) frame.Opt[uint32] {
+	if first == last {
+		return frame.Opt[uint32]{}
+	}
+	return frame.Some(last)
 }
