@@ -309,10 +309,15 @@ func (s *Session) onDisposition(body []byte) {
 		return
 	}
 	// Visit what the range and the ring have in common, in at most
-	// min(range, ring) steps.
-	if uint64(last-first) < uint64(r.n) {
+	// min(range, ring) steps. Events may settle (Dispose) or send (a
+	// push, perhaps growing the ring): the ring is not trimmed until the
+	// end, so positions stay put, and deliveries pushed meanwhile are not
+	// visited.
+	r.hold = true
+	n := r.n
+	if uint64(last-first) < uint64(n) {
 		for id := first; ; id++ {
-			if i := r.find(id); i >= 0 {
+			if i := r.find(id); i >= 0 && i < n {
 				s.disposed(r, i, &d)
 			}
 			if id == last {
@@ -320,12 +325,13 @@ func (s *Session) onDisposition(body []byte) {
 			}
 		}
 	} else {
-		for i := 0; i < r.n; i++ {
+		for i := 0; i < n; i++ {
 			if e := r.at(i); !e.free && inRange(e.id, first, last) {
 				s.disposed(r, i, &d)
 			}
 		}
 	}
+	r.hold = false
 	r.trim()
 }
 
@@ -334,25 +340,25 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 // disposed reports the peer's disposition of the delivery at i of r.
 func (s *Session) disposed(r *ring, i int, d *frame.Disposition) {
 	e := r.at(i)
-	l := e.link
+	l, id := e.link, e.id
 	if e.free || l == nil {
 		return
 	}
-	if d.Settled {
+	if d.Settled || l.ended {
 		e.free = true
 	}
 	if l.ended {
-		e.free = true
 		return
 	}
-	s.h().OnDisposition(l, Disposition{ID: e.id, Tag: e.tag, State: d.State, Settled: d.Settled})
-	if e.free || r != &s.outgoing || s.c.cfg.ManualSettle {
+	s.h().OnDisposition(l, Disposition{ID: id, Tag: e.tag, State: d.State, Settled: d.Settled})
+	e = r.at(i) // the ring may have grown
+	if e.free || r != &s.outgoing || s.c.cfg.ManualSettle || s.endSent || s.c.closeSent {
 		return
 	}
 	switch d.State.Type {
 	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
 		e.free = true
-		s.c.addDisp(s.local, frame.RoleSender, e.id, true, frame.DeliveryState{})
+		s.c.addDisp(s.local, frame.RoleSender, id, true, frame.DeliveryState{})
 	}
 }
 
@@ -464,6 +470,7 @@ func (s *Session) onDetach(body []byte) {
 type ring struct {
 	e       []rentry
 	head, n int
+	hold    bool // trim waits: positions must not move
 }
 
 type rentry struct {
@@ -512,7 +519,7 @@ func (r *ring) find(id uint32) int {
 
 // trim drops the settled deliveries at the head.
 func (r *ring) trim() {
-	for r.n > 0 && r.at(0).free {
+	for !r.hold && r.n > 0 && r.at(0).free {
 		r.at(0).link = nil
 		r.head = (r.head + 1) & (len(r.e) - 1)
 		r.n--
