@@ -109,9 +109,9 @@ func benchReceiver(b *testing.B, size int, unsettled bool) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
 
-func BenchmarkReceiver100(b *testing.B)           { benchReceiver(b, 100, false) }
-func BenchmarkReceiver1K(b *testing.B)            { benchReceiver(b, 1024, false) }
-func BenchmarkReceiver100Unsettled(b *testing.B)  { benchReceiver(b, 100, true) }
+func BenchmarkReceiver100(b *testing.B)          { benchReceiver(b, 100, false) }
+func BenchmarkReceiver1K(b *testing.B)           { benchReceiver(b, 1024, false) }
+func BenchmarkReceiver100Unsettled(b *testing.B) { benchReceiver(b, 100, true) }
 
 // senderPair returns a client Conn with an attached sending link that has
 // all the credit and session window it will need.
