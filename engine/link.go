@@ -351,6 +351,21 @@ func (l *Link) Flow(credit uint32) error {
 	return nil
 }
 
+// KeepCredit grants credit for n deliveries on a receiver and keeps it
+// granted: the engine tops it up to n whenever half is used (what
+// Config.Credit and LinkOptions.Credit do from the attach on). 0 stops
+// the top-ups, leaving the credit granted.
+func (l *Link) KeepCredit(n uint32) error {
+	if l.sender || !l.attachSent || l.detachSent || l.ended {
+		return ErrState
+	}
+	l.autoCredit = n
+	if n > 0 && l.credit <= n/2 {
+		return l.Flow(n)
+	}
+	return nil
+}
+
 // DrainCredit asks the sender to use up the credit granted or give it
 // back (flow with drain set); OnFlow reports the sender's answer, with
 // Credit 0.

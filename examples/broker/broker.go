@@ -95,7 +95,7 @@ func (b *Broker) OnLinkAttach(l *engine.Link) {
 	}
 	if !l.IsSender() {
 		l.Context = &producer{q: addr}
-		l.Flow(100)
+		l.KeepCredit(100)
 		return
 	}
 	b.mu.Lock()
