@@ -88,6 +88,7 @@ type Conn struct {
 	byLocal  []*Session // by this end's channel
 
 	asm  frame.Assembler
+	due  []*Session // sessions whose incoming window is to be topped up
 	drv  *Driver
 	disp pendingDisp
 }
@@ -184,6 +185,14 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 		c.frame(f)
 	}
 	c.src.p = nil
+	for i, s := range c.due {
+		s.flowDue = false
+		if !s.endSent && !s.ended && !c.closeSent && c.in != phDone && s.incomingWindow <= s.window/2 {
+			s.writeFlow(nil, false)
+		}
+		c.due[i] = nil
+	}
+	c.due = c.due[:0]
 	return c.fedErr()
 }
 

@@ -30,6 +30,7 @@ type Session struct {
 	remoteIncomingWindow uint32 // transfers the peer still accepts
 	remoteOutgoingWindow uint32
 	window               uint32 // the incoming window announced, topped up when half used
+	flowDue              bool   // in Conn.due: the window is to be topped up
 
 	handleMax     uint32 // this end's
 	peerHandleMax uint32
@@ -283,8 +284,11 @@ func (s *Session) onTransfer(body []byte) {
 	if l := s.link(t.Handle); l != nil {
 		l.onTransfer(&t, payload)
 	}
-	if s.incomingWindow <= s.window/2 && !s.endSent && !s.c.closeSent {
-		s.writeFlow(nil, false)
+	if s.incomingWindow <= s.window/2 && !s.flowDue {
+		// Topped up once the bytes fed are processed: one flow per Feed
+		// at most, however many transfers it held.
+		s.flowDue = true
+		s.c.due = append(s.c.due, s)
 	}
 }
 
