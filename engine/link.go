@@ -81,7 +81,8 @@ type Link struct {
 // pending is the rest of an outgoing delivery the peer's session window
 // could not take yet, copied out of the caller's payload.
 type pending struct {
-	on  bool
+	on    bool
+	abort bool // Abort was called: an aborted transfer ends it
 	id  uint32
 	buf []byte
 	off int
@@ -580,6 +581,17 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 // resume sends what the session window held back of the link's delivery.
 func (l *Link) resume() {
 	p := &l.pend
+	if p.abort {
+		// The aborted transfer, like any, takes a place in the window.
+		c := l.s.c
+		start := c.begin(l.s.local)
+		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
+		c.end(start)
+		l.s.nextOutgoingID++
+		l.s.remoteIncomingWindow--
+		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
+		return
+	}
 	t := frame.Transfer{Handle: l.local}
 	n := l.writeTransfer(&t, p.buf[p.off:])
 	p.off += n
@@ -589,20 +601,15 @@ func (l *Link) resume() {
 }
 
 // Abort aborts the link's delivery still waiting for the session window
-// (part 2 §2.6.12): a transfer with aborted set ends it.
+// (part 2 §2.6.12): a transfer with aborted set ends it, at once or when
+// the window reopens (Send reports ErrBusy until then).
 func (l *Link) Abort() error {
 	if !l.pend.on || l.detachSent || l.ended {
 		return ErrState
 	}
-	if l.s.remoteIncomingWindow == 0 {
-		return ErrNoWindow
+	l.pend.abort = true
+	if l.s.remoteIncomingWindow > 0 {
+		l.resume()
 	}
-	c := l.s.c
-	start := c.begin(l.s.local)
-	c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, Aborted: true})
-	c.end(start)
-	l.s.nextOutgoingID++
-	l.s.remoteIncomingWindow--
-	l.pend.on = false
 	return nil
 }
