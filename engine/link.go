@@ -83,9 +83,9 @@ type Link struct {
 type pending struct {
 	on    bool
 	abort bool // Abort was called: an aborted transfer ends it
-	id  uint32
-	buf []byte
-	off int
+	id    uint32
+	buf   []byte
+	off   int
 }
 
 func (s *Session) newLink(h uint32, sender bool, name []byte) *Link {
