@@ -334,8 +334,15 @@ var goamqpCases = []struct {
 		}
 		defer conn.Close()
 		// go-amqp returns the detach's error as an *amqp.Error when it
-		// answers the attach, as a *LinkError's RemoteErr later.
-		_, err = s.NewReceiver(ctx, g.tg.refused, nil)
+		// answers the attach (RabbitMQ), as a *LinkError's RemoteErr when
+		// it follows the attach's answer (examples/broker): then Receive
+		// returns it.
+		rcv, err := s.NewReceiver(ctx, g.tg.refused, nil)
+		if err == nil {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err = rcv.Receive(rctx, nil)
+			cancel()
+		}
 		remote, ok := errorsAs[*amqp.Error](err)
 		if le, isLE := errorsAs[*amqp.LinkError](err); isLE {
 			remote, ok = le.RemoteErr, le.RemoteErr != nil
@@ -357,7 +364,7 @@ var goamqpCases = []struct {
 		}
 		return conn.Close()
 	}},
-	{"idle-timeout-heartbeats", engineCheck{messages: true, heartbeats: 4}, rabbitNoHeartbeats, func(ctx context.Context, g *goamqpCase) error {
+	{"idle-timeout-heartbeats", engineCheck{messages: true, heartbeats: 4, clientHeartbeats: 2}, rabbitNoHeartbeats, func(ctx context.Context, g *goamqpCase) error {
 		// go-amqp asks for frames at least every second; the broker
 		// announces its own idle-time-out (examples/broker: 2 s) that
 		// go-amqp must keep. The connection idles three times as long

@@ -64,10 +64,12 @@ const (
 // brokerArgs are examples/broker's arguments: listen on addr, one
 // account for SASL PLAIN, an idle-time-out.
 func brokerArgs(addr string) []string {
-	return []string{"-listen", addr, "-user", brokerUser + ":" + brokerPass, "-idle", brokerIdle.String()}
+	return []string{"-listen", addr, "-user", brokerUser, "-password", brokerPass, "-idle", brokerIdle.String()}
 }
 
-// refusedAddress is a source examples/broker refuses a receiver.
+// refusedAddress is a source examples/broker refuses a receiver: it has
+// no dynamic nodes, and detaches a link without an address with
+// amqp:invalid-field.
 const refusedAddress = ""
 
 var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffff)
@@ -188,8 +190,8 @@ type engineCheck struct {
 	// before (released and sent again).
 	redelivered int
 	// heartbeats is the least number of empty frames the broker must
-	// have sent on some connection.
-	heartbeats int
+	// have sent on some connection; clientHeartbeats the client.
+	heartbeats, clientHeartbeats int
 }
 
 // finish stops amqpspy, asserts it reported no fault, and checks the
@@ -254,19 +256,17 @@ func checkEngineConns(t *testing.T, recs []*recorded, want engineCheck) string {
 	t.Helper()
 	sent := map[string]int{}
 	nSent, nDelivered, heartbeats, maxHeartbeats := 0, 0, 0, 0
+	clientHeartbeats, maxClientHeartbeats := 0, 0
 	for i, r := range recs {
 		for _, dl := range r.client.Deliveries {
 			sent[string(bareMessage(dl.Data))]++
 			nSent++
 		}
-		hb := 0
-		for _, f := range r.server.Frames {
-			if f.Type == 0 && f.Performative == 0 && len(f.Body) == 0 {
-				hb++
-			}
-		}
+		hb, chb := emptyFrames(r.server), emptyFrames(r.client)
 		heartbeats += hb
+		clientHeartbeats += chb
 		maxHeartbeats = max(maxHeartbeats, hb)
+		maxClientHeartbeats = max(maxClientHeartbeats, chb)
 		// Each side kept to the max-frame-size the other announced.
 		for side, s := range []*Stream{r.client, r.server} {
 			limit := r.maxFrame[1-side]
@@ -314,8 +314,22 @@ func checkEngineConns(t *testing.T, recs []*recorded, want engineCheck) string {
 	if want.heartbeats > 0 {
 		assert.GreaterOrEqual(t, maxHeartbeats, want.heartbeats, "empty frames (heartbeats) from the broker on one connection")
 	}
-	return fmt.Sprintf("%d connections, %d messages sent, %d delivered, all byte for byte; %d repeated; %d heartbeats from the broker",
-		len(recs), nSent, nDelivered, repeats, heartbeats)
+	if want.clientHeartbeats > 0 {
+		assert.GreaterOrEqual(t, maxClientHeartbeats, want.clientHeartbeats, "empty frames (heartbeats) from the client on one connection")
+	}
+	return fmt.Sprintf("%d connections, %d messages sent, %d delivered, all byte for byte; %d repeated; heartbeats: %d from the broker, %d from the client",
+		len(recs), nSent, nDelivered, repeats, heartbeats, clientHeartbeats)
+}
+
+// emptyFrames counts a stream's empty frames: heartbeats.
+func emptyFrames(s *Stream) int {
+	n := 0
+	for _, f := range s.Frames {
+		if f.Type == 0 && len(f.Body) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // bareMessage is the bare message of a delivery's payload (sections from
