@@ -5,7 +5,8 @@ import "github.com/amqpsax/amqpsax/frame"
 // The performatives of a recorded client stream (see RecordStream).
 
 func appendDriverOpen(b []byte) []byte {
-	return frame.AppendOpen(b, frame.Open{ContainerID: []byte("bench-client"), MaxFrameSize: driverMaxFrame, ChannelMax: 15})
+	return frame.AppendOpen(b, frame.Open{ContainerID: []byte("bench-client"),
+		MaxFrameSize: frame.Some[uint32](driverMaxFrame), ChannelMax: frame.Some[uint16](15)})
 }
 
 func appendDriverBegin(b []byte) []byte {
@@ -13,21 +14,17 @@ func appendDriverBegin(b []byte) []byte {
 }
 
 func appendDriverAttach(b []byte, settled bool) []byte {
-	a := frame.Attach{Name: []byte("bench-sender"), Handle: 0, Role: frame.RoleSender,
-		SndSettleMode: frame.SndUnsettled, InitialDeliveryCount: 0,
-		Source: frame.Source{Address: []byte("bench-client")},
-		Target: frame.Target{Address: []byte(DriverAddress)}}
+	mode := frame.SndUnsettled
 	if settled {
-		a.SndSettleMode = frame.SndSettled
+		mode = frame.SndSettled
 	}
-	a.Set(frame.AttachSndSettleMode)
-	a.Set(frame.AttachInitialDeliveryCount)
-	return frame.AppendAttach(b, a)
+	return frame.AppendAttach(b, frame.Attach{Name: []byte("bench-sender"), Handle: 0, Role: frame.RoleSender,
+		SndSettleMode: frame.Some(mode), InitialDeliveryCount: frame.Some[uint32](0),
+		Source: frame.Some(frame.Source{Address: []byte("bench-client")}),
+		Target: frame.Some(frame.Target{Address: []byte(DriverAddress)})})
 }
 
 func appendDriverTransfer(b []byte, id uint32, tag []byte, settled bool) []byte {
-	t := frame.Transfer{Handle: 0, DeliveryID: id, DeliveryTag: tag, Settled: settled}
-	t.Set(frame.TransferDeliveryID)
-	t.Set(frame.TransferMessageFormat)
-	return frame.AppendTransfer(b, t)
+	return frame.AppendTransfer(b, frame.Transfer{Handle: 0, DeliveryID: frame.Some(id), DeliveryTag: tag,
+		MessageFormat: frame.Some[uint32](0), Settled: settled})
 }

@@ -82,3 +82,21 @@ func BenchmarkReceive(b *testing.B) {
 		})
 	}
 }
+
+// TestEngineReceiverAllocs: once warm, the engine receives, accepts and
+// settles a message without allocating.
+func TestEngineReceiverAllocs(t *testing.T) {
+	streams, err := DriverStreams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range streams {
+		allocs, err := EngineReceiverAllocs(s, 100, 1000, testing.AllocsPerRun)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per message", s.Name, allocs)
+		}
+	}
+}
