@@ -49,7 +49,7 @@ func TestEngineClients(t *testing.T) {
 				"AMQP_USER="+tg.user, "AMQP_PASSWORD="+tg.pass, "COUNT=200")
 			out, err := cmd.CombinedOutput()
 			t.Log(string(out))
-			spy.finish(engineCheck{messages: true})
+			spy.finish(engineCheck{messages: true, rabbit: tg.rabbit})
 			require.NoError(t, err, "the %s client failed", c.name)
 		})
 	}

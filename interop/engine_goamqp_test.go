@@ -28,7 +28,9 @@ func TestEngineGoAMQP(t *testing.T) {
 			spy := spyOn(t, tg.addr)
 			g := &goamqpCase{t: t, tg: tg, addr: spy.Addr, q: tg.queue("engine-" + c.name + "-" + runID)}
 			err := withTimeout(time.Minute, g.with(c.run))
-			spy.finish(c.check)
+			check := c.check
+			check.rabbit = tg.rabbit
+			spy.finish(check)
 			require.NoError(t, err)
 		})
 	}

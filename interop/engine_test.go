@@ -189,6 +189,9 @@ type engineCheck struct {
 	// redelivered is how many deliveries may repeat a message delivered
 	// before (released and sent again).
 	redelivered int
+	// rabbit allows RabbitMQ 3.10's rewrite of a data section of 255
+	// bytes (see rabbitBare).
+	rabbit bool
 	// heartbeats is the least number of empty frames the broker must
 	// have sent on some connection; clientHeartbeats the client.
 	heartbeats, clientHeartbeats int
@@ -283,11 +286,17 @@ func checkEngineConns(t *testing.T, recs []*recorded, want engineCheck) string {
 		}
 	}
 	delivered := map[string]int{}
-	unmatched := 0
+	unmatched, rewritten := 0, 0
 	for _, r := range recs {
 		for _, dl := range r.server.Deliveries {
 			nDelivered++
 			key := string(bareMessage(dl.Data))
+			if want.rabbit && sent[key] == 0 {
+				if k := string(rabbitBare(bareMessage(dl.Data))); sent[k] > 0 {
+					key = k
+					rewritten++
+				}
+			}
 			delivered[key]++
 			if sent[key] == 0 {
 				unmatched++
@@ -317,8 +326,8 @@ func checkEngineConns(t *testing.T, recs []*recorded, want engineCheck) string {
 	if want.clientHeartbeats > 0 {
 		assert.GreaterOrEqual(t, maxClientHeartbeats, want.clientHeartbeats, "empty frames (heartbeats) from the client on one connection")
 	}
-	return fmt.Sprintf("%d connections, %d messages sent, %d delivered, all byte for byte; %d repeated; heartbeats: %d from the broker, %d from the client",
-		len(recs), nSent, nDelivered, repeats, heartbeats, clientHeartbeats)
+	return fmt.Sprintf("%d connections, %d messages sent, %d delivered, byte for byte but %d (RabbitMQ's vbin32 rewrite); %d repeated; heartbeats: %d from the broker, %d from the client",
+		len(recs), nSent, nDelivered, rewritten, repeats, heartbeats, clientHeartbeats)
 }
 
 // emptyFrames counts a stream's empty frames: heartbeats.
@@ -340,6 +349,21 @@ func bareMessage(data []byte) []byte {
 		return sc.Bare
 	}
 	return data
+}
+
+// rabbitBare undoes RabbitMQ 3.10's one rewrite of the bare messages of
+// these tests: it sends a data section of exactly 255 bytes as vbin32
+// (0xb0 0x000000ff) where the client wrote vbin8 (0xa0 0xff), as if vbin8
+// held at most 254 bytes. Seen with the engine's and rhea's messages.
+func rabbitBare(bare []byte) []byte {
+	from := []byte{0x00, 0x53, 0x75, 0xb0, 0x00, 0x00, 0x00, 0xff}
+	i := bytes.Index(bare, from)
+	if i < 0 || len(bare)-i-len(from) < 255 {
+		return bare
+	}
+	out := append([]byte{}, bare[:i]...)
+	out = append(out, 0x00, 0x53, 0x75, 0xa0, 0xff)
+	return append(out, bare[i+len(from):]...)
 }
 
 // errorsAs is errors.As for a target type T.
