@@ -18,8 +18,6 @@ import (
 // engine_test.go), one case per subtest, each through its own amqpspy.
 func TestEngineGoAMQP(t *testing.T) {
 	tg := engineTargetFor(t)
-	rabbitDetach = tg.rabbit
-	defer func() { rabbitDetach = false }()
 	for _, c := range goamqpCases {
 		t.Run(c.name, func(t *testing.T) {
 			if why := c.skip(tg); why != "" {
@@ -173,7 +171,7 @@ func receiveAll(ctx context.Context, rcv *amqp.Receiver, seed string, n, size in
 
 // sendReceive sends n messages on one link and receives them on another
 // at the same time.
-func sendReceive(ctx context.Context, s *amqp.Session, q, seed string, n, size int, so *amqp.SenderOptions, ro *amqp.ReceiverOptions) error {
+func (g *goamqpCase) sendReceive(ctx context.Context, s *amqp.Session, q, seed string, n, size int, so *amqp.SenderOptions, ro *amqp.ReceiverOptions) error {
 	snd, err := s.NewSender(ctx, q, so)
 	if err != nil {
 		return fmt.Errorf("attach sender: %w", err)
@@ -193,7 +191,7 @@ func sendReceive(ctx context.Context, s *amqp.Session, q, seed string, n, size i
 	if rerr != nil {
 		return rerr
 	}
-	if rabbitDetach {
+	if g.tg.rabbit {
 		// RabbitMQ 3.10 answers a detach with closed=true by one without
 		// it, and go-amqp's Close waits for the closed one: the links are
 		// left to the connection's close.
@@ -208,9 +206,6 @@ func sendReceive(ctx context.Context, s *amqp.Session, q, seed string, n, size i
 	return nil
 }
 
-// rabbitDetach is set while the target is RabbitMQ (see sendReceive).
-var rabbitDetach bool
-
 var goamqpCases = []struct {
 	name  string
 	check engineCheck
@@ -223,7 +218,7 @@ var goamqpCases = []struct {
 			return err
 		}
 		defer conn.Close()
-		if err := sendReceive(ctx, s, g.q, "small", 10_000, 100, nil, &amqp.ReceiverOptions{Credit: 500}); err != nil {
+		if err := g.sendReceive(ctx, s, g.q, "small", 10_000, 100, nil, &amqp.ReceiverOptions{Credit: 500}); err != nil {
 			return err
 		}
 		return conn.Close()
@@ -234,7 +229,7 @@ var goamqpCases = []struct {
 			return err
 		}
 		defer conn.Close()
-		if err := sendReceive(ctx, s, g.q, "large", 6, 1<<20, nil, &amqp.ReceiverOptions{Credit: 2}); err != nil {
+		if err := g.sendReceive(ctx, s, g.q, "large", 6, 1<<20, nil, &amqp.ReceiverOptions{Credit: 2}); err != nil {
 			return err
 		}
 		return conn.Close()
@@ -245,7 +240,7 @@ var goamqpCases = []struct {
 			return err
 		}
 		defer conn.Close()
-		if err := sendReceive(ctx, s, g.q, "credit1", 300, 200, nil, &amqp.ReceiverOptions{Credit: 1}); err != nil {
+		if err := g.sendReceive(ctx, s, g.q, "credit1", 300, 200, nil, &amqp.ReceiverOptions{Credit: 1}); err != nil {
 			return err
 		}
 		return conn.Close()
@@ -270,7 +265,7 @@ var goamqpCases = []struct {
 				go func() {
 					defer wg.Done()
 					seed := fmt.Sprintf("s%d-q%d", si, qi)
-					if err := sendReceive(ctx, s, fmt.Sprintf("%s-%s", g.q, seed), seed, 150, 300,
+					if err := g.sendReceive(ctx, s, fmt.Sprintf("%s-%s", g.q, seed), seed, 150, 300,
 						&amqp.SenderOptions{Name: "snd-" + seed}, &amqp.ReceiverOptions{Name: "rcv-" + seed, Credit: 20}); err != nil {
 						errs <- fmt.Errorf("%s: %w", seed, err)
 					}
@@ -304,7 +299,7 @@ var goamqpCases = []struct {
 				// (seen: 125 of 200 delivered with credit 50).
 				credit = 200
 			}
-			if err := sendReceive(ctx, s, g.q+"-"+m.name, m.name, 200, 150,
+			if err := g.sendReceive(ctx, s, g.q+"-"+m.name, m.name, 200, 150,
 				&amqp.SenderOptions{SettlementMode: m.in},
 				&amqp.ReceiverOptions{Credit: credit, RequestedSenderSettleMode: m.out}); err != nil {
 				return fmt.Errorf("%s: %w", m.name, err)
@@ -322,7 +317,7 @@ var goamqpCases = []struct {
 		// The broker receives in mode second (it settles after the
 		// sender does), and sends to a receiver in mode second (go-amqp
 		// settles after the broker settles its accepted delivery).
-		if err := sendReceive(ctx, s, g.q, "second", 200, 150,
+		if err := g.sendReceive(ctx, s, g.q, "second", 200, 150,
 			&amqp.SenderOptions{RequestedReceiverSettleMode: second},
 			&amqp.ReceiverOptions{Credit: 20, SettlementMode: second}); err != nil {
 			return err
@@ -361,7 +356,7 @@ var goamqpCases = []struct {
 				return err
 			}
 		}
-		if err := sendReceive(ctx, s, g.q, "after-detach", 20, 100, nil, &amqp.ReceiverOptions{Credit: 10}); err != nil {
+		if err := g.sendReceive(ctx, s, g.q, "after-detach", 20, 100, nil, &amqp.ReceiverOptions{Credit: 10}); err != nil {
 			return fmt.Errorf("after the refused link: %w", err)
 		}
 		return conn.Close()
@@ -412,7 +407,7 @@ var goamqpCases = []struct {
 			return fmt.Errorf("the right password: %w", err)
 		}
 		defer conn.Close()
-		if err := sendReceive(ctx, s, g.q, "sasl", 3, 100, nil, &amqp.ReceiverOptions{Credit: 3}); err != nil {
+		if err := g.sendReceive(ctx, s, g.q, "sasl", 3, 100, nil, &amqp.ReceiverOptions{Credit: 3}); err != nil {
 			return err
 		}
 		return conn.Close()

@@ -144,8 +144,19 @@ func startExampleBroker(t *testing.T) string {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
+		// A graceful shutdown: SIGINT, and the broker exits by itself
+		// (Server.Shutdown) once its connections have closed.
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("examples/broker exited with %v after SIGINT", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("examples/broker did not exit within 10 s of SIGINT")
+			cmd.Process.Kill()
+			<-exited
+		}
 		if t.Failed() {
 			t.Logf("examples/broker said:\n%s", out.String())
 		}
