@@ -76,6 +76,7 @@ type Conn struct {
 	identity string
 
 	openSent, closeSent, closeRecv bool
+	closeAt                        time.Time // when this end's close was written
 	err                            *Error // why the connection failed or closed
 
 	peerContainer  string
@@ -449,6 +450,7 @@ func (c *Conn) writeClose(e *Error) {
 	c.out = frame.AppendClose(c.out, cl)
 	c.end(start)
 	c.closeSent = true
+	c.closeAt = c.now
 }
 
 // fail closes the connection for a fault of the peer (or an idle
@@ -550,14 +552,27 @@ func (c *Conn) pending() int { return len(c.out) - c.outHead }
 // is done.
 func (c *Conn) WantRead() bool { return !c.finished && c.pending() <= c.cfg.MaxOutput }
 
+// CloseWait is how long a connection waits for the peer's close after
+// sending its own; then it is over (Done) without it.
+const CloseWait = 10 * time.Second
+
 // Tick runs the timers at time now: a heartbeat when the peer's idle
-// time-out is half over with nothing written (part 2 §2.4.5), and the
-// close (amqp:resource-limit-exceeded) of a peer silent past this end's
-// idle time-out. It returns when to call it next (zero: no timer).
+// time-out is half over with nothing written (part 2 §2.4.5), the close
+// (amqp:resource-limit-exceeded) of a peer silent past this end's idle
+// time-out, and the end of a close the peer does not answer (CloseWait).
+// It returns when to call it next (zero: no timer).
 func (c *Conn) Tick(now time.Time) time.Time {
 	c.setNow(now)
 	if c.finished || c.in < phOpen {
 		return time.Time{}
+	}
+	if c.closeSent {
+		// The peer has CloseWait to answer this end's close.
+		if now.Sub(c.closeAt) >= CloseWait {
+			c.finish(c.err)
+			return time.Time{}
+		}
+		return c.closeAt.Add(CloseWait)
 	}
 	if c.cfg.IdleTimeout > 0 && c.in == phOpened && now.Sub(c.lastRecv) >= c.cfg.IdleTimeout {
 		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())

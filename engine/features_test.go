@@ -546,3 +546,18 @@ func TestLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A close the peer never answers ends after CloseWait.
+func TestCloseWait(t *testing.T) {
+	srv := &recorder{}
+	p, cli, _ := openPair(t, Config{}, Config{}, LinkOptions{}, srv)
+	p.c.Close(nil)
+	p.c.Written(len(p.c.Output())) // lost: the server never sees it
+	if next := p.c.Tick(p.now); !next.Equal(p.now.Add(CloseWait)) {
+		t.Fatal(next.Sub(p.now))
+	}
+	p.c.Tick(p.now.Add(CloseWait))
+	if !p.c.Done() || !has(cli.log, "close") {
+		t.Fatal(cli.log)
+	}
+}
