@@ -77,7 +77,7 @@ type Conn struct {
 
 	openSent, closeSent, closeRecv bool
 	closeAt                        time.Time // when this end's close was written
-	err                            *Error // why the connection failed or closed
+	err                            *Error    // why the connection failed or closed
 
 	peerContainer  string
 	peerHostname   string
