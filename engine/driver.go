@@ -58,8 +58,9 @@ func (d *Driver) Conn() *Conn { return d.c }
 func (d *Driver) NetConn() net.Conn { return d.nc }
 
 // Do queues f to run on the driver's goroutine, with the connection; it
-// blocks while 256 are queued. After the loop has ended it does nothing
-// and reports false.
+// blocks while 256 are queued, so call it from other goroutines (an event
+// of this connection acts on it directly). After the loop has ended it
+// does nothing and reports false.
 func (d *Driver) Do(f func(c *Conn)) bool {
 	select {
 	case d.do <- f:
