@@ -413,14 +413,25 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) {
 		l.credit--
 		l.deliveryCount++
 	}
+	first := !l.more
 	l.more = t.More && !t.Aborted
-	d, done, err := c.asm.Add(s.remote, *t, payload)
-	if err != nil {
-		l.assemblyFault(err)
-		return
-	}
-	if !done && !d.Aborted {
-		return
+	var d frame.Delivery
+	if id, ok := t.DeliveryID.Get(); first && ok && !t.More && !t.Aborted && len(payload) <= c.asm.MaxMessageSize {
+		// A delivery in one transfer, the common case: a view of the
+		// frame, as the Assembler would give, without going through it.
+		d = frame.Delivery{Channel: s.remote, Handle: t.Handle, DeliveryID: id, DeliveryTag: t.DeliveryTag,
+			MessageFormat: t.MessageFormat.Or(0), Settled: t.Settled, Frames: 1, Payload: payload}
+	} else {
+		var done bool
+		var err error
+		d, done, err = c.asm.Add(s.remote, *t, payload)
+		if err != nil {
+			l.assemblyFault(err)
+			return
+		}
+		if !done && !d.Aborted {
+			return
+		}
 	}
 	if !d.Aborted && !d.Settled {
 		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
