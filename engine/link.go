@@ -561,6 +561,9 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 	c := s.c
 	maxFrame := int(c.peerMaxFrame)
 	sent := 0
+	if s.outgoingWindow < 1<<30 {
+		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
+	}
 	for {
 		start := c.begin(s.local)
 		t.More = false
@@ -577,6 +580,7 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 		c.end(start)
 		sent += k
 		s.nextOutgoingID++
+		s.outgoingWindow--
 		s.remoteIncomingWindow--
 		if !t.More {
 			return sent
@@ -599,6 +603,7 @@ func (l *Link) resume() {
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
 		c.end(start)
 		l.s.nextOutgoingID++
+		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--
 		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
 		return

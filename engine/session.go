@@ -26,7 +26,7 @@ type Session struct {
 	nextIncomingID       uint32 // expected transfer-id of the next incoming transfer
 	incomingWindow       uint32 // transfers this end still accepts
 	nextOutgoingID       uint32 // transfer-id of the next outgoing transfer
-	outgoingWindow       uint32
+	outgoingWindow       uint32 // transfers this end may send before it announces more (it always can)
 	remoteIncomingWindow uint32 // transfers the peer still accepts
 	remoteOutgoingWindow uint32
 	window               uint32 // the incoming window announced, topped up when half used
@@ -250,6 +250,7 @@ func (s *Session) link(handle uint32) *Link {
 // announced.
 func (s *Session) writeFlow(l *Link, echo bool) {
 	s.incomingWindow = s.window
+	s.outgoingWindow = math.MaxInt32 // this end never holds transfers back: re-announce it whole
 	f := frame.Flow{NextIncomingID: frame.Some(s.nextIncomingID), IncomingWindow: s.incomingWindow,
 		NextOutgoingID: s.nextOutgoingID, OutgoingWindow: s.outgoingWindow, Echo: echo}
 	if l != nil {
