@@ -63,7 +63,8 @@ type Conn struct {
 	now time.Time
 
 	lastRecv, lastSent time.Time
-	clock              bool // now has been set
+	started            time.Time // the first time given
+	clock              bool      // now has been set
 
 	in       phase
 	out      []byte
@@ -157,7 +158,7 @@ func (c *Conn) setNow(now time.Time) {
 	c.now = now
 	if !c.clock {
 		c.clock = true
-		c.lastRecv, c.lastSent = now, now
+		c.lastRecv, c.lastSent, c.started = now, now, now
 	}
 }
 
@@ -563,8 +564,17 @@ const CloseWait = 10 * time.Second
 // It returns when to call it next (zero: no timer).
 func (c *Conn) Tick(now time.Time) time.Time {
 	c.setNow(now)
-	if c.finished || c.in < phOpen {
+	if c.finished {
 		return time.Time{}
+	}
+	if c.in < phOpened {
+		if now.Sub(c.started) >= c.cfg.HandshakeTimeout {
+			c.handshakeTimeout()
+			return time.Time{}
+		}
+		if c.in < phOpen {
+			return c.started.Add(c.cfg.HandshakeTimeout)
+		}
 	}
 	if c.closeSent {
 		// The peer has CloseWait to answer this end's close.
@@ -583,8 +593,13 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		c.end(start)
 	}
 	var next time.Time
-	if c.peerIdle > 0 {
-		next = c.lastSent.Add(c.peerIdle / 2)
+	if c.in < phOpened {
+		next = c.started.Add(c.cfg.HandshakeTimeout)
+	}
+	if c.peerIdle > 0 && c.openSent {
+		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
+			next = t
+		}
 	}
 	if c.cfg.IdleTimeout > 0 && c.in == phOpened {
 		if t := c.lastRecv.Add(c.cfg.IdleTimeout); next.IsZero() || t.Before(next) {
@@ -592,6 +607,17 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// handshakeTimeout ends a connection whose peer has not opened in time:
+// with a close when the AMQP layer is reached, else by ending the stream.
+func (c *Conn) handshakeTimeout() {
+	desc := "no open within " + c.cfg.HandshakeTimeout.String()
+	if c.in == phOpen {
+		c.fail(frame.CondResourceLimitExceeded, desc)
+		return
+	}
+	c.finish(NewError(frame.CondResourceLimitExceeded, desc))
 }
 
 // begin starts an AMQP frame on channel ch in the output (after the

@@ -88,7 +88,9 @@
 // message above the link's max-message-size
 // (amqp:link:message-size-exceeded), a bad SASL exchange (outcome
 // sys-perm, and the connection ends), a silent peer past the idle
-// time-out (amqp:resource-limit-exceeded). Frames on a link or session
+// time-out (amqp:resource-limit-exceeded), a peer that has not opened
+// within Config.HandshakeTimeout (the same). A close the peer does not
+// answer within CloseWait ends the connection anyway. Frames on a link or session
 // this end is ending are ignored until the peer answers (they still count
 // against the session window).
 //

@@ -561,3 +561,27 @@ func TestCloseWait(t *testing.T) {
 		t.Fatal(cli.log)
 	}
 }
+
+// A peer that connects and says nothing is cut off by the handshake
+// time-out; one that sends its header and no open gets a close.
+func TestHandshakeTimeout(t *testing.T) {
+	c := NewServer(Config{HandshakeTimeout: time.Second}, nil)
+	r := newRaw(t, c)
+	if next := c.Tick(r.now); !next.Equal(r.now.Add(time.Second)) {
+		t.Fatal(next.Sub(r.now))
+	}
+	c.Tick(r.now.Add(time.Second))
+	if !c.Done() || c.Err().Cond() != frame.CondResourceLimitExceeded {
+		t.Fatal(c.Err())
+	}
+	c = NewServer(Config{HandshakeTimeout: time.Second}, nil)
+	r = newRaw(t, c)
+	r.feed(frame.AppendHeader(nil, frame.HeaderAMQP))
+	r.now = r.now.Add(2 * time.Second)
+	c.Tick(r.now)
+	r.in = append(r.in, c.Output()...)
+	ps := r.performatives()
+	if len(ps) != 2 || ps[1].cond != "amqp:resource-limit-exceeded" || !c.Closed() {
+		t.Fatalf("%+v", ps)
+	}
+}
