@@ -105,7 +105,13 @@ func (d *Driver) Run(ctx context.Context) error {
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
 	reading := true
+	deadline := false
 	for {
+		if c.Closed() && !deadline {
+			// Over: what is left to write has CloseWait to go out.
+			deadline = true
+			d.nc.SetWriteDeadline(time.Now().Add(CloseWait))
+		}
 		if err := d.flush(); err != nil {
 			c.CloseRead()
 			d.flush()
