@@ -88,6 +88,7 @@ type Conn struct {
 
 	byRemote []*Session // by the peer's channel
 	byLocal  []*Session // by this end's channel
+	nLocal   int        // sessions in byLocal
 
 	asm  frame.Assembler
 	due  []*Session // sessions whose incoming window is to be topped up
@@ -656,7 +657,10 @@ func (c *Conn) Begin() (*Session, error) {
 func (c *Conn) freeChannel() (uint16, bool) {
 	limit := int(min(c.peerChannelMax, c.cfg.ChannelMax))
 	for i, s := range c.byLocal {
-		if s == nil && i <= limit {
+		if c.nLocal == len(c.byLocal) || i > limit {
+			break // no hole: append
+		}
+		if s == nil {
 			return uint16(i), true
 		}
 	}

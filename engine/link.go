@@ -91,6 +91,7 @@ type pending struct {
 func (s *Session) newLink(h uint32, sender bool, name []byte) *Link {
 	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
 	s.byLocal[h] = l
+	s.nLocal++
 	return l
 }
 
@@ -280,6 +281,7 @@ func (l *Link) gone(e *Error) {
 	}
 	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
 		s.byLocal[l.local] = nil
+		s.nLocal--
 	}
 	for i, w := range s.waiting {
 		if w == l {

@@ -37,6 +37,7 @@ type Session struct {
 
 	byRemote []*Link // by the peer's handle
 	byLocal  []*Link // by this end's handle
+	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
 
 	nextDeliveryID uint32 // of the next outgoing delivery
@@ -48,6 +49,7 @@ func (c *Conn) newSession(ch uint16) *Session {
 	s := &Session{c: c, local: ch, window: c.cfg.Window, incomingWindow: c.cfg.Window,
 		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax}
 	c.byLocal[ch] = s
+	c.nLocal++
 	return s
 }
 
@@ -175,6 +177,7 @@ func (s *Session) gone(e *Error) {
 	}
 	if int(s.local) < len(c.byLocal) && c.byLocal[s.local] == s {
 		c.byLocal[s.local] = nil
+		c.nLocal--
 	}
 	if s.beginRecv {
 		c.asm.ForgetChannel(s.remote)
@@ -436,7 +439,10 @@ func (s *Session) onAttach(body []byte) {
 func (s *Session) freeHandle() (uint32, bool) {
 	limit := uint64(min(s.peerHandleMax, s.handleMax))
 	for i, l := range s.byLocal {
-		if l == nil && uint64(i) <= limit {
+		if s.nLocal == len(s.byLocal) || uint64(i) > limit {
+			break // no hole: append
+		}
+		if l == nil {
 			return uint32(i), true
 		}
 	}
