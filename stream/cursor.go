@@ -40,7 +40,7 @@ type Cursor struct {
 // The moves (Next, Enter, Exit) are marked go:nosplit: each has
 // a small frame and none recurses, so the linker can prove they fit in the
 // stack every goroutine has, and dropping the stack check makes each call
-// cheaper: 3-5 % of a walk (../shared/perf/run.sh).
+// cheaper: 3-5 % of a walk (bench/perf/run.sh counts it).
 
 // inlineLevels is how many levels a Cursor holds without allocating.
 const inlineLevels = 4
