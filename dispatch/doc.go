@@ -37,7 +37,10 @@
 // it. A value that runs past its list, map or array is malformed
 // (amqpsax.ErrOverrun), whether the input goes on or ends there too: a
 // compound is entered only once its size fits, so no more input can
-// mend it. A value's length fields are checked before its events;
+// mend it. A size or count field that no input could satisfy (a size
+// too small for its count field, a count larger than its size, an odd
+// map count) is malformed at once, even where the input ends right after
+// it. A value's length fields are checked before its events;
 // a compound's contents are checked against its size when they end. When a
 // Handler stops decoding (an error, or SkipAll), Decode's n is the offset
 // reached, whatever the error.

@@ -72,7 +72,8 @@
 // described values there) that runs past the input's end is a cut
 // (io.ErrUnexpectedEOF); one that runs past its list, map or array is
 // malformed (amqpsax.ErrOverrun), whether the input goes on or ends there
-// too.
+// too. A size or count field that no input could satisfy is malformed at
+// once, even where the input ends right after it.
 //
 // # Limits
 //

@@ -20,7 +20,7 @@ import (
 // it would read the level around the list or map that EnterValue lands
 // on, which must be entered first.
 func (c *Cursor) Elem(i int) bool {
-	if c.lv.kind == lvDescribed || c.lv.kind == lvDescElem {
+	if c.lv.kind == wire.LvDescribed || c.lv.kind == wire.LvDescElem {
 		c.want("a list or array entered")
 		return false
 	}
@@ -68,7 +68,7 @@ func (c *Cursor) Lookup(key string) bool { return c.lookup(key, 0, false) }
 func (c *Cursor) LookupUlong(key uint64) bool { return c.lookup("", key, true) }
 
 func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
-	if c.lv.kind != lvMap {
+	if c.lv.kind != wire.LvMap {
 		c.want("a map entered")
 		return false
 	}
@@ -133,7 +133,7 @@ func (c *Cursor) Value() Value {
 	if raw == nil {
 		return Value{}
 	}
-	elem := c.lv.kind == lvArray || c.lv.kind == lvDescElem && c.lv.left == 0
+	elem := c.lv.kind == wire.LvArray || c.lv.kind == wire.LvDescElem && c.lv.left == 0
 	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start, elem: elem}
 }
 
