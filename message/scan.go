@@ -217,6 +217,9 @@ func wireFault(st wire.Status, r int, data []byte, off int) error {
 // whole message: a section is a top-level value, so a value that runs past
 // the data's end is a cut (io.ErrUnexpectedEOF).
 func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, end int, err error) {
+	if wire.Counting {
+		wire.Work.Sections++
+	}
 	if data[pos] != byte(amqpsax.CodeDescribed) {
 		if wire.Table[data[pos]].Cat() == wire.Invalid {
 			return rNone, 0, 0, 0, wireFault(wire.BadCode, rNone, data, pos)
