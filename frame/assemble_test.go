@@ -479,3 +479,35 @@ func FuzzAssembleSections(f *testing.F) {
 		testSectionsSplit(t, &a, msg, max(int(n), 1), "fuzz")
 	})
 }
+
+// BenchmarkAssembleSections joins a delivery of n empty data sections,
+// one per transfer, calling Sections after every Add as a router routing
+// while the body arrives does: linear in n (a rescan of the whole
+// pending message per call was quadratic).
+//
+//	go test ./frame -run '^$' -bench AssembleSections -benchmem
+func BenchmarkAssembleSections(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		b.Run(fmt.Sprintf("sections=%d", n), func(b *testing.B) {
+			msg := bytes.Repeat([]byte{0x00, 0x53, 0x75, 0xa0, 0x00}, n)
+			ts, ps := transferFrames(0, 9, msg, 5, -1)
+			var a Assembler
+			run := func() {
+				for i, tr := range ts {
+					if _, done, err := a.Add(0, tr, ps[i]); err != nil || done {
+						continue
+					}
+					if _, err := a.Sections(0, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			run()
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
