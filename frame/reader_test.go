@@ -82,6 +82,12 @@ func TestReaderCuts(t *testing.T) {
 				var re *ReadError
 				require.ErrorAs(t, err, &re)
 				assert.Equal(t, cut.off, re.Offset, "%s cut at %d", name, n)
+				assert.Equal(t, cut.hdr, re.IsHeader, "%s cut at %d", name, n)
+				if cut.hdr {
+					assert.Contains(t, re.Error(), "stream ends inside a protocol header", "%s cut at %d", name, n)
+				} else {
+					assert.Contains(t, re.Error(), "stream ends inside a frame", "%s cut at %d", name, n)
+				}
 			}
 		}
 	}
@@ -360,7 +366,41 @@ func TestReadErrorText(t *testing.T) {
 	assert.Equal(t, "frame: frame size below the frame header's (size 5) at offset 12", e.Error())
 	e = &ReadError{Offset: 40, Err: io.ErrUnexpectedEOF}
 	assert.Equal(t, "frame: stream ends inside a frame at offset 40", e.Error())
+	e = &ReadError{Offset: 8, IsHeader: true, Err: io.ErrUnexpectedEOF}
+	assert.Equal(t, "frame: stream ends inside a protocol header at offset 8", e.Error())
 	assert.Equal(t, "ProtocolID(9)", ProtocolID(9).String())
+}
+
+// TestReaderHeaderCut: a stream that ends inside a protocol header says
+// so, with the header's offset; one that ends inside the 8 bytes of a
+// frame header says it ends inside a frame.
+func TestReaderHeaderCut(t *testing.T) {
+	amqp := AppendHeader(nil, HeaderAMQP)
+	sasl := AppendHeader(nil, HeaderSASL)
+	for _, c := range []struct {
+		data []byte
+		off  int64
+		want string
+	}{
+		{amqp[:5], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{amqp[:1], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{amqp[:7], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{append(sasl, amqp[:4]...), 8, "frame: stream ends inside a protocol header at offset 8"},
+		{[]byte{'A', 'M', 'X'}, 0, "frame: stream ends inside a frame at offset 0"},
+		{[]byte{0, 0, 0, 8, 2}, 0, "frame: stream ends inside a frame at offset 0"},
+		{append(amqp, 0, 0, 0), 8, "frame: stream ends inside a frame at offset 8"},
+	} {
+		r := NewReader(bytes.NewReader(c.data))
+		var err error
+		for err == nil {
+			_, err = r.Next()
+		}
+		var re *ReadError
+		require.ErrorAs(t, err, &re, "%q", c.data)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.Equal(t, c.off, re.Offset, "%q", c.data)
+		assert.Equal(t, c.want, err.Error(), "%q", c.data)
+	}
 }
 
 // A frame that cannot be read still tells its header's fields.
