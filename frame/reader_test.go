@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -418,4 +420,58 @@ func TestReadErrorHeader(t *testing.T) {
 	assert.ErrorIs(t, err, ErrDataOffset)
 	assert.Equal(t, uint8(1), e.DataOffset)
 	assert.Equal(t, uint16(3), e.Channel)
+}
+
+// TestReaderProtonCaps reads the connection whose opens carry
+// capabilities that Proton's Python binding wrote as lists of symbols
+// (testdata/proton/conn-caps-*.bin) and checks every item against its
+// frame list, and the quirk itself: offered- and desired-capabilities
+// are a list32 of symbols, with the symbols gen.py gave.
+func TestReaderProtonCaps(t *testing.T) {
+	caps := map[string][2][]string{
+		"client": {{"amqpsax-offered", "ANONYMOUS-RELAY"}, {"amqpsax-desired"}},
+		"server": {{"ANONYMOUS-RELAY"}, {"amqpsax-desired", "amqpsax-other"}},
+	}
+	for dir, want := range caps {
+		data := readStream(t, "conn-caps-"+dir+".bin")
+		items := loadJSONL[frameEntry](t, "conn-caps-"+dir+"-frames.jsonl")
+		r := NewReader(bytes.NewReader(data))
+		opens := 0
+		for i, w := range items {
+			f, err := r.Next()
+			require.NoError(t, err, "%s item %d", dir, i)
+			assert.Equal(t, w.Offset, f.Offset, "%s item %d", dir, i)
+			assert.Equal(t, w.Size, f.Size, "%s item %d", dir, i)
+			assert.Equal(t, w.Kind == "protocol-header", f.IsHeader, "%s item %d", dir, i)
+			if f.IsHeader || w.Performative == nil {
+				continue
+			}
+			d, err := Performative(f.Body)
+			require.NoError(t, err)
+			assert.Equal(t, *w.Performative, perfName(d), "%s item %d", dir, i)
+			if d != amqpsax.DescriptorOpen {
+				continue
+			}
+			opens++
+			var c stream.Cursor
+			c.Reset(f.Body)
+			require.True(t, c.Next() && c.EnterValue() && c.Enter(), "%s open", dir)
+			for k, field := range []int{7, 8} { // offered-, desired-capabilities
+				require.True(t, c.Elem(field), "%s open field %d", dir, field)
+				assert.Equal(t, amqpsax.CodeList32, c.Value().Code(), "%s open field %d", dir, field)
+				var got []string
+				require.True(t, c.Enter())
+				for c.Next() {
+					assert.Equal(t, amqpsax.CodeSym8, c.Value().Code())
+					got = append(got, string(c.Bytes()))
+				}
+				c.Exit()
+				assert.Equal(t, want[k], got, "%s open field %d", dir, field)
+			}
+			require.NoError(t, c.Err())
+		}
+		_, err := r.Next()
+		assert.Equal(t, io.EOF, err, dir)
+		assert.Equal(t, 1, opens, dir)
+	}
 }
