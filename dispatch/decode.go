@@ -8,9 +8,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// DefaultMaxDepth is the nesting limit of a Decoder whose MaxDepth is 0.
-const DefaultMaxDepth = amqpsax.DefaultMaxDepth
-
 // Decoder is a push decoder: it walks encoded AMQP values and calls a
 // Handler once per value, in wire order. Its exported fields are options;
 // set them before the first Decode. A Decoder is reusable, and once warm
@@ -19,7 +16,7 @@ const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 type Decoder struct {
 	// MaxDepth limits how many lists (list0 included), maps, arrays and
 	// described values may be open at once; deeper input is an error
-	// wrapping amqpsax.ErrTooDeep. Zero means DefaultMaxDepth.
+	// wrapping amqpsax.ErrTooDeep. Zero means [amqpsax.DefaultMaxDepth].
 	MaxDepth int
 	// Validate makes the decoder check that strings are valid UTF-8 and
 	// symbols are ASCII, failing with amqpsax.ErrInvalidUTF8 or
@@ -128,7 +125,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 	// reloads them around every Handler call, which costs more.
 	st := state{kind: wire.LvTop, left: values, lim: data, data: data, maxDepth: d.MaxDepth}
 	if st.maxDepth <= 0 {
-		st.maxDepth = DefaultMaxDepth
+		st.maxDepth = amqpsax.DefaultMaxDepth
 	}
 	if cap(d.stack) == 0 {
 		d.stack = make([]level, 1, 8)

@@ -48,7 +48,7 @@
 // # Limits
 //
 // The loop keeps open compounds on its own stack, not the Go stack, so
-// deep input cannot overflow it; MaxDepth (DefaultMaxDepth when 0) bounds
+// deep input cannot overflow it; MaxDepth ([amqpsax.DefaultMaxDepth] when 0) bounds
 // nesting: lists (list0 included), maps, arrays and described values each
 // count a level, as they do for a stream.Cursor. Validate turns on UTF-8 checks of strings and ASCII checks of
 // symbols. A Decoder is reusable and allocates nothing once warm: the

@@ -5,13 +5,22 @@
 //
 // # Widths
 //
-// AppendUint, AppendUlong, AppendInt and AppendLong choose the smallest
-// encoding (uint0, smalluint, uint …); AppendBool writes true and false
-// codes; AppendBinary, AppendString and AppendSymbol use the 8-bit size
-// form while the payload fits. These are the choices Qpid Proton makes, and
-// the tests check them against bytes Proton wrote (testdata/proton).
-// AppendUint32, AppendSmallUint, AppendUint0, AppendBool56,
-// AppendString32 and the like write one given encoding.
+// [AppendUint], [AppendUlong], [AppendInt] and [AppendLong] choose the
+// smallest encoding (uint0, smalluint, uint …); [AppendBool] writes true
+// and false codes; [AppendBinary], [AppendString] and [AppendSymbol] use
+// the 8-bit size form while the payload fits. These are the choices Qpid
+// Proton makes, and the tests check them against bytes Proton wrote
+// (testdata/proton).
+//
+// A function named Append + the name of a [amqpsax.Code] constant writes
+// exactly that encoding, for tests and for peers that need a given width:
+// [AppendCodeUint] writes [amqpsax.CodeUint] (0x70, four bytes),
+// [AppendCodeSmallUint] [amqpsax.CodeSmallUint], [AppendCodeUint0]
+// [amqpsax.CodeUint0], [AppendCodeBool] [amqpsax.CodeBool] (0x56),
+// [AppendCodeStr32] [amqpsax.CodeStr32], [AppendCodeVbin32]
+// [amqpsax.CodeVbin32], and so on; [EndList32], [EndMap32] and
+// [EndArray32] end a compound as [amqpsax.CodeList32],
+// [amqpsax.CodeMap32] and [amqpsax.CodeArray32].
 //
 // # Compounds
 //

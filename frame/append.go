@@ -36,7 +36,7 @@ func EndFrame(b []byte, start int) []byte {
 // Reader's frames are written back byte for byte.
 func AppendFrame(b []byte, f Frame) []byte {
 	if f.IsHeader {
-		return AppendHeader(b, f.Header)
+		return AppendProtocolHeader(b, f.Header)
 	}
 	ext := min((len(f.Ext)+3)/4*4, 253*4)
 	f.Ext = f.Ext[:min(len(f.Ext), ext)]

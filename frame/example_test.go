@@ -33,7 +33,7 @@ func orderMessage(region string, n int) []byte {
 // open, begin, attach, then three messages, the last split over two
 // transfers (more set on the first), with a heartbeat between them.
 func connection() io.Reader {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	perf := func(channel uint16, body []byte, payload []byte) {
 		start := len(b)
 		b = frame.BeginFrame(b, frame.TypeAMQP, channel)

@@ -209,7 +209,7 @@ func TestAppendLiteral(t *testing.T) {
 				var c stream.Cursor
 				c.Reset(b)
 				require.True(t, c.Next() && c.EnterValue() && c.Enter(), name)
-				onWire := c.Elem(i) && !c.IsNull()
+				onWire := c.Seek(i) && !c.IsNull()
 				want := f.Mandatory || isOpt || !val.IsZero()
 				if which == "default" && !isOpt && !f.Mandatory {
 					want = false // the default of a plain field is its zero value

@@ -109,8 +109,8 @@ func (h ProtocolHeader) String() string {
 		strconv.Itoa(int(h.Minor)) + "." + strconv.Itoa(int(h.Revision))
 }
 
-// AppendHeader appends the protocol header h.
-func AppendHeader(b []byte, h ProtocolHeader) []byte {
+// AppendProtocolHeader appends the protocol header h.
+func AppendProtocolHeader(b []byte, h ProtocolHeader) []byte {
 	return append(b, 'A', 'M', 'Q', 'P', byte(h.ID), h.Major, h.Minor, h.Revision)
 }
 

@@ -242,18 +242,18 @@ func TestReaderGrowthLinear(t *testing.T) {
 
 func TestReaderHeadersAndFrames(t *testing.T) {
 	var in []byte
-	in = AppendHeader(in, HeaderSASL)
+	in = AppendProtocolHeader(in, HeaderSASL)
 	start := len(in)
 	in = BeginFrame(in, TypeSASL, 0)
 	in = AppendSASLInit(in, SASLInit{Mechanism: []byte("ANONYMOUS")})
 	in = EndFrame(in, start)
-	in = AppendHeader(in, HeaderAMQP)
+	in = AppendProtocolHeader(in, HeaderAMQP)
 	start = len(in)
 	in = EndFrame(BeginFrame(in, TypeAMQP, 7), start) // a heartbeat
 	// A frame with an extended header of one word.
 	ext := AppendFrame(nil, Frame{Type: TypeAMQP, Channel: 3, Ext: []byte{1, 2, 3}, Body: []byte{0x40}})
 	in = append(in, ext...)
-	in = AppendHeader(in, HeaderTLS)
+	in = AppendProtocolHeader(in, HeaderTLS)
 	in = append(in, 0x16, 0x03, 0x01, 0, 0, 0, 0, 0) // a TLS record
 
 	r := NewReader(bytes.NewReader(in))
@@ -377,8 +377,8 @@ func TestReadErrorText(t *testing.T) {
 // so, with the header's offset; one that ends inside the 8 bytes of a
 // frame header says it ends inside a frame.
 func TestReaderHeaderCut(t *testing.T) {
-	amqp := AppendHeader(nil, HeaderAMQP)
-	sasl := AppendHeader(nil, HeaderSASL)
+	amqp := AppendProtocolHeader(nil, HeaderAMQP)
+	sasl := AppendProtocolHeader(nil, HeaderSASL)
 	for _, c := range []struct {
 		data []byte
 		off  int64
@@ -457,7 +457,7 @@ func TestReaderProtonCaps(t *testing.T) {
 			c.Reset(f.Body)
 			require.True(t, c.Next() && c.EnterValue() && c.Enter(), "%s open", dir)
 			for k, field := range []int{7, 8} { // offered-, desired-capabilities
-				require.True(t, c.Elem(field), "%s open field %d", dir, field)
+				require.True(t, c.Seek(field), "%s open field %d", dir, field)
 				assert.Equal(t, amqpsax.CodeList32, c.Value().Code(), "%s open field %d", dir, field)
 				var got []string
 				require.True(t, c.Enter())

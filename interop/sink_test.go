@@ -118,14 +118,14 @@ func (c *sinkConn) serve() error {
 func (c *sinkConn) header(h frame.ProtocolHeader) error {
 	switch h {
 	case frame.HeaderSASL:
-		if _, err := c.nc.Write(frame.AppendHeader(nil, frame.HeaderSASL)); err != nil {
+		if _, err := c.nc.Write(frame.AppendProtocolHeader(nil, frame.HeaderSASL)); err != nil {
 			return err
 		}
 		return c.write(frame.TypeSASL, 0, func(b []byte) []byte {
 			return frame.AppendSASLMechanisms(b, frame.SASLMechanisms{Mechanisms: frame.AppendSymbols(nil, "ANONYMOUS")})
 		})
 	case frame.HeaderAMQP:
-		_, err := c.nc.Write(frame.AppendHeader(nil, frame.HeaderAMQP))
+		_, err := c.nc.Write(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
 		return err
 	}
 	return fmt.Errorf("protocol header %v", h)

@@ -7,9 +7,6 @@ import (
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
-// DefaultMaxDepth is the nesting limit of a Cursor whose MaxDepth is 0.
-const DefaultMaxDepth = amqpsax.DefaultMaxDepth
-
 // Cursor reads encoded AMQP values on demand. See the package doc for the
 // call grammar. The zero Cursor is ready after Reset; Reset reuses its
 // storage, so a warm Cursor walks without allocating, and a Cursor
@@ -17,7 +14,7 @@ const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 // without allocating at all. Set the option fields before Reset.
 type Cursor struct {
 	// MaxDepth limits how many levels Enter may open; entering deeper is
-	// an error wrapping amqpsax.ErrTooDeep. Zero means DefaultMaxDepth.
+	// an error wrapping amqpsax.ErrTooDeep. Zero means [amqpsax.DefaultMaxDepth].
 	MaxDepth int
 	// Validate makes Next check that a string it lands on is valid UTF-8
 	// and a symbol ASCII (amqpsax.ErrInvalidUTF8, amqpsax.ErrInvalidSymbol).
@@ -121,7 +118,7 @@ func (c *Cursor) Reset(data []byte) {
 	c.lim = data
 	c.max = c.MaxDepth
 	if c.max <= 0 {
-		c.max = DefaultMaxDepth
+		c.max = amqpsax.DefaultMaxDepth
 	}
 	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
@@ -598,10 +595,10 @@ func (c *Cursor) ArrayDescriptor() []byte {
 	return c.data[c.cur.desc : c.cur.desc+n : c.cur.desc+n]
 }
 
-// ArrayElem returns the element kind of the current array (KindDescribed
+// ElemKind returns the element kind of the current array (KindDescribed
 // for an array of described values), or KindInvalid when the current value
 // is not an array.
-func (c *Cursor) ArrayElem() amqpsax.Kind {
+func (c *Cursor) ElemKind() amqpsax.Kind {
 	if c.cur.kind != amqpsax.KindArray {
 		return amqpsax.KindInvalid
 	}

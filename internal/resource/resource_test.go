@@ -314,7 +314,7 @@ func attacks() []attack {
 			// The descriptor of a described value has no size: Raw on it
 			// walks it, at every level. Bounded by MaxDepth: linear in the
 			// number of chains, each as deep as allowed.
-			one := descriptorChain(dispatch.DefaultMaxDepth - 1)
+			one := descriptorChain(amqpsax.DefaultMaxDepth - 1)
 			return list32(n, bytes.Repeat(one, n))
 		}, runs: decoders},
 		{name: "arrays of 255 nulls", n: 2048, build: func(n int) []byte {
@@ -361,7 +361,7 @@ func attacks() []attack {
 				c.Next()
 				c.Next()
 				c.Enter()
-				if !c.Lookup(strings.Repeat("k", 200)) {
+				if !c.SeekKey(strings.Repeat("k", 200)) {
 					return fmt.Errorf("key not found: %v", c.Err())
 				}
 				return c.Err()
