@@ -469,6 +469,17 @@ func TestReaderProtonCaps(t *testing.T) {
 				assert.Equal(t, want[k], got, "%s open field %d", dir, field)
 			}
 			require.NoError(t, c.Err())
+			// ParseOpen takes the lists; Symbols reads them.
+			o, err := ParseOpen(f.Body)
+			require.NoError(t, err, dir)
+			for k, syms := range []Symbols{o.OfferedCapabilities, o.DesiredCapabilities} {
+				var got []string
+				for s := range syms.All() {
+					got = append(got, string(s))
+				}
+				assert.Equal(t, want[k], got, dir)
+				assert.Equal(t, len(want[k]), syms.Len(), dir)
+			}
 		}
 		_, err := r.Next()
 		assert.Equal(t, io.EOF, err, dir)
