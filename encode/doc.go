@@ -1,7 +1,7 @@
 // Package encode writes AMQP 1.0 values (AMQP 1.0 part 1 §1.6): one
 // Append function per type, explicit-width variants so that every format
 // code can be produced, compounds with back-patched size and count, and
-// Writer, an amqpsax.Handler that encodes the events it receives.
+// [Writer], an [github.com/amqpsax/amqpsax.Handler] that encodes the events it receives.
 //
 // # Widths
 //
@@ -24,25 +24,25 @@
 //
 // # Compounds
 //
-// BeginList, BeginMap and BeginArray write a 32-bit header with room for
-// size and count; EndList, EndMap and EndArray patch it once the contents
+// [BeginList], [BeginMap] and [BeginArray] write a 32-bit header with room for
+// size and count; [EndList], [EndMap] and [EndArray] patch it once the contents
 // are written and, when they fit, rewrite it in the 8-bit form (moving at
 // most 255 bytes). The caller never computes a size.
 //
 // The count and the start are the caller's, as with append and slicing:
-// a count other than the number of values appended (for EndMap, of pairs)
+// a count other than the number of values appended (for [EndMap], of pairs)
 // writes a compound that decoders reject, and a start that is not where
 // the matching Begin wrote its header — past the end of b, or a compound
 // already ended — panics with an index out of range. The element code an
 // Append…Elem function is given is the caller's too: a string of more than
-// 255 bytes under CodeStr8 gets a wrong size byte. Writer, fed events
-// rather than counts, counts for itself, and fails with ErrUnbalanced on
+// 255 bytes under CodeStr8 gets a wrong size byte. [Writer], fed events
+// rather than counts, counts for itself, and fails with [ErrUnbalanced] on
 // an end without its start.
 //
 // # Allocation
 //
 // No Append function allocates when the buffer has capacity, and a warm
-// Writer (after Reset) encodes without allocating; both are tests.
+// [Writer] (after Reset) encodes without allocating; both are tests.
 //
 // # Validation
 //
