@@ -106,11 +106,11 @@ func NewServer(cfg Config, h Handler) *Conn { return newConn(cfg, h, false) }
 func NewClient(cfg Config, h Handler) *Conn {
 	c := newConn(cfg, h, true)
 	if cfg.NoSASL {
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.writeOpen()
 	} else {
 		c.sasl = true
-		c.out = frame.AppendHeader(c.out, frame.HeaderSASL)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
 	}
 	return c
 }
@@ -277,17 +277,17 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 			c.refuseHeader("AMQP header expected after SASL, got " + h.String())
 			return
 		}
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
 	case h.ID == frame.ProtocolSASL:
 		c.sasl = true
-		c.out = frame.AppendHeader(c.out, frame.HeaderSASL)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
 		c.saslMechanisms()
 		c.in = phSASL
 	case h.ID == frame.ProtocolAMQP && c.cfg.Auth != nil:
 		c.refuseHeader("SASL required")
 	case h.ID == frame.ProtocolAMQP:
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
 	default:
 		c.refuseHeader("unsupported protocol " + h.String())
@@ -309,7 +309,7 @@ func (c *Conn) refuse(desc string) {
 	if c.cfg.Auth != nil && c.in == phHeader {
 		h = frame.HeaderSASL
 	}
-	c.out = frame.AppendHeader(c.out, h)
+	c.out = frame.AppendProtocolHeader(c.out, h)
 	cond := frame.CondFramingError
 	if desc == ErrTLSHeader.Error() || desc == "SASL required" {
 		cond = frame.CondNotAllowed

@@ -576,7 +576,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 	c = NewServer(Config{HandshakeTimeout: time.Second}, nil)
 	r = newRaw(t, c)
-	r.feed(frame.AppendHeader(nil, frame.HeaderAMQP))
+	r.feed(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
 	r.now = r.now.Add(2 * time.Second)
 	c.Tick(r.now)
 	r.in = append(r.in, c.Output()...)
