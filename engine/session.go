@@ -105,7 +105,7 @@ func (s *Session) writeEnd(e *Error) {
 	s.endSent = true
 }
 
-// fail ends the session for a fault of the peer (part 2 §2.5.?): end
+// fail ends the session for a fault of the peer (part 2 §2.5.5, §2.7.8): end
 // carries cond; frames on it are ignored until the peer's end.
 func (s *Session) fail(cond frame.Condition, desc string) {
 	if s.endSent {
