@@ -12,6 +12,10 @@ import (
 // max-message-size.
 var ErrMessageSize = errors.New("engine: message above the link's max-message-size")
 
+// ErrTag: Send with a delivery-tag longer than the 32 bytes the spec
+// allows (part 2 §2.8.7).
+var ErrTag = errors.New("engine: delivery-tag longer than 32 bytes")
+
 // LinkOptions sets up a link this end attaches.
 type LinkOptions struct {
 	// Name is the link's name; "" gives a name made of the container-id,
@@ -510,7 +514,7 @@ func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryStat
 //
 // Send fails, changing nothing, with ErrNoCredit, ErrNoWindow,
 // ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
-// ErrSettleMode, ErrMessageSize or ErrState.
+// ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
 func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	s := l.s
 	c := s.c
@@ -530,6 +534,8 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 		return 0, ErrSettleMode
 	case l.peerMaxMessage > 0 && uint64(len(payload)) > l.peerMaxMessage:
 		return 0, ErrMessageSize
+	case len(tag) > 32:
+		return 0, ErrTag
 	}
 	id := s.nextDeliveryID
 	s.nextDeliveryID++
