@@ -362,7 +362,6 @@ func TestOutcomes(t *testing.T) {
 		i++
 	}
 	var states []frame.DeliveryState
-	cli := &recorder{}
 	p, cli, l := openPair(t, Config{}, Config{Credit: 10}, LinkOptions{Unsettled: true}, srv)
 	cli.onDisp = func(l *Link, d Disposition) {
 		st := d.State
@@ -461,9 +460,7 @@ func TestManualSettle(t *testing.T) {
 func TestBackPressure(t *testing.T) {
 	srv := &recorder{}
 	writable := 0
-	cli := &recorder{}
 	p, cli, l := openPair(t, Config{MaxOutput: 4096}, Config{Credit: 1000, Window: 5000}, LinkOptions{}, srv)
-	_ = cli
 	p.c.h = writableH{recorder: cli, n: &writable}
 	sent := 0
 	var err error
