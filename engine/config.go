@@ -15,6 +15,8 @@ const (
 	DefaultWindow       = 2048    // a session's incoming window, in transfer frames
 	DefaultMaxOutput    = 4 << 20 // output buffered before Send reports ErrOutputFull
 	DefaultMaxMessage   = 64 << 20
+
+	DefaultHandshakeTimeout = 30 * time.Second
 )
 
 // Config sets up a connection. The zero value works: it announces the
@@ -50,6 +52,10 @@ type Config struct {
 	// credit to the application (Link.Flow). LinkOptions.Credit sets it
 	// per link.
 	Credit uint32
+	// HandshakeTimeout bounds the time from the first Feed or Tick to
+	// the peer's open (headers, SASL, open); 0 means
+	// DefaultHandshakeTimeout. A peer too slow is cut off (Tick).
+	HandshakeTimeout time.Duration
 	// AutoAccept accepts and settles every unsettled incoming delivery
 	// that the handler did not dispose of during OnDelivery.
 	AutoAccept bool
@@ -97,6 +103,9 @@ func (c *Config) defaults() {
 	}
 	if c.Window == 0 {
 		c.Window = DefaultWindow
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput

@@ -63,7 +63,8 @@ type Conn struct {
 	now time.Time
 
 	lastRecv, lastSent time.Time
-	clock              bool // now has been set
+	started            time.Time // the first time given
+	clock              bool      // now has been set
 
 	in       phase
 	out      []byte
@@ -76,7 +77,8 @@ type Conn struct {
 	identity string
 
 	openSent, closeSent, closeRecv bool
-	err                            *Error // why the connection failed or closed
+	closeAt                        time.Time // when this end's close was written
+	err                            *Error    // why the connection failed or closed
 
 	peerContainer  string
 	peerHostname   string
@@ -86,6 +88,7 @@ type Conn struct {
 
 	byRemote []*Session // by the peer's channel
 	byLocal  []*Session // by this end's channel
+	nLocal   int        // sessions in byLocal
 
 	asm  frame.Assembler
 	due  []*Session // sessions whose incoming window is to be topped up
@@ -103,11 +106,11 @@ func NewServer(cfg Config, h Handler) *Conn { return newConn(cfg, h, false) }
 func NewClient(cfg Config, h Handler) *Conn {
 	c := newConn(cfg, h, true)
 	if cfg.NoSASL {
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.writeOpen()
 	} else {
 		c.sasl = true
-		c.out = frame.AppendHeader(c.out, frame.HeaderSASL)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
 	}
 	return c
 }
@@ -156,7 +159,7 @@ func (c *Conn) setNow(now time.Time) {
 	c.now = now
 	if !c.clock {
 		c.clock = true
-		c.lastRecv, c.lastSent = now, now
+		c.lastRecv, c.lastSent, c.started = now, now, now
 	}
 }
 
@@ -274,17 +277,17 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 			c.refuseHeader("AMQP header expected after SASL, got " + h.String())
 			return
 		}
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
 	case h.ID == frame.ProtocolSASL:
 		c.sasl = true
-		c.out = frame.AppendHeader(c.out, frame.HeaderSASL)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
 		c.saslMechanisms()
 		c.in = phSASL
 	case h.ID == frame.ProtocolAMQP && c.cfg.Auth != nil:
 		c.refuseHeader("SASL required")
 	case h.ID == frame.ProtocolAMQP:
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
 	default:
 		c.refuseHeader("unsupported protocol " + h.String())
@@ -306,7 +309,7 @@ func (c *Conn) refuse(desc string) {
 	if c.cfg.Auth != nil && c.in == phHeader {
 		h = frame.HeaderSASL
 	}
-	c.out = frame.AppendHeader(c.out, h)
+	c.out = frame.AppendProtocolHeader(c.out, h)
 	cond := frame.CondFramingError
 	if desc == ErrTLSHeader.Error() || desc == "SASL required" {
 		cond = frame.CondNotAllowed
@@ -449,6 +452,7 @@ func (c *Conn) writeClose(e *Error) {
 	c.out = frame.AppendClose(c.out, cl)
 	c.end(start)
 	c.closeSent = true
+	c.closeAt = c.now
 }
 
 // fail closes the connection for a fault of the peer (or an idle
@@ -550,14 +554,36 @@ func (c *Conn) pending() int { return len(c.out) - c.outHead }
 // is done.
 func (c *Conn) WantRead() bool { return !c.finished && c.pending() <= c.cfg.MaxOutput }
 
+// CloseWait is how long a connection waits for the peer's close after
+// sending its own; then it is over (Done) without it.
+const CloseWait = 10 * time.Second
+
 // Tick runs the timers at time now: a heartbeat when the peer's idle
-// time-out is half over with nothing written (part 2 §2.4.5), and the
-// close (amqp:resource-limit-exceeded) of a peer silent past this end's
-// idle time-out. It returns when to call it next (zero: no timer).
+// time-out is half over with nothing written (part 2 §2.4.5), the close
+// (amqp:resource-limit-exceeded) of a peer silent past this end's idle
+// time-out, and the end of a close the peer does not answer (CloseWait).
+// It returns when to call it next (zero: no timer).
 func (c *Conn) Tick(now time.Time) time.Time {
 	c.setNow(now)
-	if c.finished || c.in < phOpen {
+	if c.finished {
 		return time.Time{}
+	}
+	if c.in < phOpened {
+		if now.Sub(c.started) >= c.cfg.HandshakeTimeout {
+			c.handshakeTimeout()
+			return time.Time{}
+		}
+		if c.in < phOpen {
+			return c.started.Add(c.cfg.HandshakeTimeout)
+		}
+	}
+	if c.closeSent {
+		// The peer has CloseWait to answer this end's close.
+		if now.Sub(c.closeAt) >= CloseWait {
+			c.finish(c.err)
+			return time.Time{}
+		}
+		return c.closeAt.Add(CloseWait)
 	}
 	if c.cfg.IdleTimeout > 0 && c.in == phOpened && now.Sub(c.lastRecv) >= c.cfg.IdleTimeout {
 		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())
@@ -568,8 +594,13 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		c.end(start)
 	}
 	var next time.Time
-	if c.peerIdle > 0 {
-		next = c.lastSent.Add(c.peerIdle / 2)
+	if c.in < phOpened {
+		next = c.started.Add(c.cfg.HandshakeTimeout)
+	}
+	if c.peerIdle > 0 && c.openSent {
+		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
+			next = t
+		}
 	}
 	if c.cfg.IdleTimeout > 0 && c.in == phOpened {
 		if t := c.lastRecv.Add(c.cfg.IdleTimeout); next.IsZero() || t.Before(next) {
@@ -577,6 +608,17 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		}
 	}
 	return next
+}
+
+// handshakeTimeout ends a connection whose peer has not opened in time:
+// with a close when the AMQP layer is reached, else by ending the stream.
+func (c *Conn) handshakeTimeout() {
+	desc := "no open within " + c.cfg.HandshakeTimeout.String()
+	if c.in == phOpen {
+		c.fail(frame.CondResourceLimitExceeded, desc)
+		return
+	}
+	c.finish(NewError(frame.CondResourceLimitExceeded, desc))
 }
 
 // begin starts an AMQP frame on channel ch in the output (after the
@@ -615,7 +657,10 @@ func (c *Conn) Begin() (*Session, error) {
 func (c *Conn) freeChannel() (uint16, bool) {
 	limit := int(min(c.peerChannelMax, c.cfg.ChannelMax))
 	for i, s := range c.byLocal {
-		if s == nil && i <= limit {
+		if c.nLocal == len(c.byLocal) || i > limit {
+			break // no hole: append
+		}
+		if s == nil {
 			return uint16(i), true
 		}
 	}

@@ -165,12 +165,10 @@ func TestCountingPartialDeliveries(t *testing.T) {
 	for i := 1; i <= 50; i++ {
 		in = perf(in, 0, attachSender(uint32(i), "p"+string(rune('a'+i%26))+string(rune('0'+i/26))))
 	}
-	flowAll := func(b []byte) []byte { return b }
-	_ = flowAll
 	cfg := Config{Credit: 10, HandleMax: 100}
 	more := func(n int) []byte {
 		b := append([]byte(nil), in...)
-		for r := range n {
+		for range n {
 			for h := 1; h <= 50; h++ {
 				b = perf(b, 0, func(b []byte) []byte {
 					b = frame.AppendTransfer(b, frame.Transfer{Handle: uint32(h), DeliveryID: frame.Some(uint32(h)),
@@ -178,7 +176,6 @@ func TestCountingPartialDeliveries(t *testing.T) {
 					return append(b, make([]byte, 100)...)
 				})
 			}
-			_ = r
 		}
 		return b
 	}

@@ -4,12 +4,12 @@
 // Python's h11. The caller feeds a Conn the bytes it read and the time,
 // and writes out the bytes it returns, so one engine serves net.Conn, TLS,
 // an event loop or a test's byte slices; tests need no sleeps. Events
-// reach a Handler, as values reach a dispatch Handler: embed NopHandler to
+// reach a [Handler], as values reach a [dispatch.Handler]: embed [NopHandler] to
 // implement only the ones you need.
 //
 // # Contract
 //
-// A Conn is a server (NewServer) or a client (NewClient) end. The legal
+// A [Conn] is a server ([NewServer]) or a client ([NewClient]) end. The legal
 // calls, in a loop until Done:
 //
 //	c.Feed(bytesRead, now)     // frames in: events fire
@@ -19,21 +19,22 @@
 //	c.CloseRead()              // the peer's stream ended
 //
 // plus the actions of the application, in events or between the calls:
-// Conn.Begin and Close; Session.AttachSender, AttachReceiver and End;
-// Link.Flow, DrainCredit, Send, Dispose (Delivery.Accept, Reject,
-// Release, Modify, Settle), Settle and Detach. Driver does that loop over
-// a net.Conn; Serve and Server run one per accepted connection; Dial
-// runs a client.
+// [Conn.Begin] and [Conn.Close]; [Session.AttachSender],
+// [Session.AttachReceiver] and [Session.End]; [Link.Flow],
+// [Link.KeepCredit], [Link.DrainCredit], [Link.Send], [Link.Dispose]
+// ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
+// [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
+// [Server] run one per accepted connection; [Dial] runs a client.
 //
 // The engine answers on its own what the protocol asks of it: protocol
 // headers, SASL (ANONYMOUS, PLAIN, EXTERNAL, decided by the
-// Authenticator), the open (max-frame-size, channel-max, idle-time-out),
+// [Authenticator]), the open (max-frame-size, channel-max, idle-time-out),
 // a peer's begin and attach (mirroring its source and target and settle
 // modes), a peer's end, detach and close, flows with echo, drains,
 // session windows (§2.5.6), heartbeats at half the peer's idle time-out.
-// Configured, it also grants credit (Config.Credit), accepts deliveries
-// (Config.AutoAccept) and settles outgoing deliveries on the peer's
-// terminal outcome (unless Config.ManualSettle). So a server that takes
+// Configured, it also grants credit ([Config].Credit), accepts deliveries
+// ([Config].AutoAccept) and settles outgoing deliveries on the peer's
+// terminal outcome (unless [Config].ManualSettle). So a server that takes
 // messages is:
 //
 //	engine.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
@@ -70,7 +71,7 @@
 // A Delivery's Payload and Tag, a Disposition's State and Tag are views,
 // valid only during the event: into the frame for a delivery in one
 // transfer (no copy), else into a reassembly buffer the engine reuses
-// (frame.Assembler). Output's bytes are valid until the next call of
+// ([frame.Assembler]). Output's bytes are valid until the next call of
 // another method. Link.Attach, Source and Target are kept by the link.
 //
 // # Faults
@@ -88,7 +89,9 @@
 // message above the link's max-message-size
 // (amqp:link:message-size-exceeded), a bad SASL exchange (outcome
 // sys-perm, and the connection ends), a silent peer past the idle
-// time-out (amqp:resource-limit-exceeded). Frames on a link or session
+// time-out (amqp:resource-limit-exceeded), a peer that has not opened
+// within Config.HandshakeTimeout (the same). A close the peer does not
+// answer within CloseWait ends the connection anyway. Frames on a link or session
 // this end is ending are ignored until the peer answers (they still count
 // against the session window).
 //
@@ -97,7 +100,7 @@
 // Memory is bounded by the configuration, not by the peer: channel-max
 // sessions, handle-max links per session, one frame of max-frame-size
 // being read, MaxMessageSize per message being joined, and output: Send
-// reports ErrOutputFull past Config.MaxOutput and WantRead turns false,
+// reports [ErrOutputFull] past [Config].MaxOutput and [Conn.WantRead] turns false,
 // so a driver stops reading from a peer that does not read (back-pressure
 // reaches the application). Nothing is allocated per message once warm,
 // on either path.

@@ -58,8 +58,9 @@ func (d *Driver) Conn() *Conn { return d.c }
 func (d *Driver) NetConn() net.Conn { return d.nc }
 
 // Do queues f to run on the driver's goroutine, with the connection; it
-// blocks while 256 are queued. After the loop has ended it does nothing
-// and reports false.
+// blocks while 256 are queued, so call it from other goroutines (an event
+// of this connection acts on it directly). After the loop has ended it
+// does nothing and reports false.
 func (d *Driver) Do(f func(c *Conn)) bool {
 	select {
 	case d.do <- f:
@@ -104,7 +105,13 @@ func (d *Driver) Run(ctx context.Context) error {
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
 	reading := true
+	deadline := false
 	for {
+		if c.Closed() && !deadline {
+			// Over: what is left to write has CloseWait to go out.
+			deadline = true
+			d.nc.SetWriteDeadline(time.Now().Add(CloseWait))
+		}
 		if err := d.flush(); err != nil {
 			c.CloseRead()
 			d.flush()

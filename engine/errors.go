@@ -88,9 +88,6 @@ var (
 	ErrSettleMode = errors.New("engine: settlement contradicts the link's settle mode")
 	// ErrLimit: no free channel (channel-max) or handle (handle-max).
 	ErrLimit = errors.New("engine: channel or handle limit reached")
-	// ErrUnknownDelivery: a disposition for a delivery the link does not
-	// hold unsettled.
-	ErrUnknownDelivery = errors.New("engine: no such unsettled delivery")
 	// ErrTLSHeader: the peer sent the TLS protocol header (part 5 §5.2).
 	// The engine answers with the AMQP header and closes; a driver that
 	// wants TLS wraps the connection in crypto/tls before the engine sees

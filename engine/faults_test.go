@@ -193,7 +193,7 @@ func TestBadSASL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewServer(tc.cfg, nil)
 			r := newRaw(t, c)
-			r.feed(append(frame.AppendHeader(nil, frame.HeaderSASL), tc.in...))
+			r.feed(append(frame.AppendProtocolHeader(nil, frame.HeaderSASL), tc.in...))
 			ps := r.performatives()
 			if len(ps) != 2 || ps[0].desc != amqpsax.DescriptorSASLMechanisms || ps[1].cond != tc.want {
 				t.Fatalf("%+v", ps)

@@ -232,9 +232,6 @@ func TestSourceTargetAndModes(t *testing.T) {
 	if string(l.Target().Address) != "to" { // the server's answer mirrors the terminus
 		t.Fatalf("%q", l.Target().Address)
 	}
-	if _, err := l.Send(nil, nil, false); err != ErrSettleMode && err != ErrNoCredit {
-		t.Fatal(err)
-	}
 }
 
 func TestSettleModeChecked(t *testing.T) {
@@ -362,7 +359,6 @@ func TestOutcomes(t *testing.T) {
 		i++
 	}
 	var states []frame.DeliveryState
-	cli := &recorder{}
 	p, cli, l := openPair(t, Config{}, Config{Credit: 10}, LinkOptions{Unsettled: true}, srv)
 	cli.onDisp = func(l *Link, d Disposition) {
 		st := d.State
@@ -461,9 +457,7 @@ func TestManualSettle(t *testing.T) {
 func TestBackPressure(t *testing.T) {
 	srv := &recorder{}
 	writable := 0
-	cli := &recorder{}
 	p, cli, l := openPair(t, Config{MaxOutput: 4096}, Config{Credit: 1000, Window: 5000}, LinkOptions{}, srv)
-	_ = cli
 	p.c.h = writableH{recorder: cli, n: &writable}
 	sent := 0
 	var err error
@@ -544,5 +538,44 @@ func TestLimits(t *testing.T) {
 	}
 	if _, err := p2.c.Begin(); !errors.Is(err, ErrLimit) {
 		t.Fatal(err)
+	}
+}
+
+// A close the peer never answers ends after CloseWait.
+func TestCloseWait(t *testing.T) {
+	srv := &recorder{}
+	p, cli, _ := openPair(t, Config{}, Config{}, LinkOptions{}, srv)
+	p.c.Close(nil)
+	p.c.Written(len(p.c.Output())) // lost: the server never sees it
+	if next := p.c.Tick(p.now); !next.Equal(p.now.Add(CloseWait)) {
+		t.Fatal(next.Sub(p.now))
+	}
+	p.c.Tick(p.now.Add(CloseWait))
+	if !p.c.Done() || !has(cli.log, "close") {
+		t.Fatal(cli.log)
+	}
+}
+
+// A peer that connects and says nothing is cut off by the handshake
+// time-out; one that sends its header and no open gets a close.
+func TestHandshakeTimeout(t *testing.T) {
+	c := NewServer(Config{HandshakeTimeout: time.Second}, nil)
+	r := newRaw(t, c)
+	if next := c.Tick(r.now); !next.Equal(r.now.Add(time.Second)) {
+		t.Fatal(next.Sub(r.now))
+	}
+	c.Tick(r.now.Add(time.Second))
+	if !c.Done() || c.Err().Cond() != frame.CondResourceLimitExceeded {
+		t.Fatal(c.Err())
+	}
+	c = NewServer(Config{HandshakeTimeout: time.Second}, nil)
+	r = newRaw(t, c)
+	r.feed(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
+	r.now = r.now.Add(2 * time.Second)
+	c.Tick(r.now)
+	r.in = append(r.in, c.Output()...)
+	ps := r.performatives()
+	if len(ps) != 2 || ps[1].cond != "amqp:resource-limit-exceeded" || !c.Closed() {
+		t.Fatalf("%+v", ps)
 	}
 }

@@ -91,7 +91,7 @@ func FuzzServer(f *testing.F) {
 	f.Add(perf(perf(nil, 0, transferBody(0, 0, []byte("x"))), 0, attachSender(1, "b")), true, uint16(9))
 	f.Add(echoFlows(3), true, uint16(40))
 	f.Add(noCredit(3), true, uint16(40))
-	f.Add(append(frame.AppendHeader(nil, frame.HeaderSASL), saslFrame(nil, func(b []byte) []byte {
+	f.Add(append(frame.AppendProtocolHeader(nil, frame.HeaderSASL), saslFrame(nil, func(b []byte) []byte {
 		return frame.AppendSASLInit(b, frame.SASLInit{Mechanism: []byte("PLAIN"), InitialResponse: []byte("\x00u\x00p")})
 	})...), false, uint16(5))
 	f.Fuzz(func(t *testing.T, data []byte, afterHandshake bool, read uint16) {

@@ -19,18 +19,18 @@ type Handler interface {
 	// last event.
 	OnConnectionClose(c *Conn, err *Error)
 	// OnSessionBegin: a session has begun: the peer answered this end's
-	// begin, or began one, which the engine answers after this returns
-	// (End refuses it).
+	// begin, or began one, which the engine has answered (End in here
+	// refuses it: the end follows the answer, as the spec allows).
 	OnSessionBegin(s *Session)
 	// OnSessionEnd: a session has ended (both ends, or the connection
 	// closed under it); err is the peer's or the engine's error, or nil.
 	// Its links were detached first.
 	OnSessionEnd(s *Session, err *Error)
 	// OnLinkAttach: a link is attached: the peer answered this end's
-	// attach, or attached one, which the engine answers after this
-	// returns. Set up the link here (Flow for a receiver, SetAddress);
-	// Detach refuses it (the answer then carries no terminus, as the
-	// spec asks).
+	// attach, or attached one, which the engine has answered, mirroring
+	// its source, target and settle modes. Set up the link here (Flow or
+	// KeepCredit for a receiver); Detach with an error refuses it (the
+	// detach follows the answer, as RabbitMQ and Artemis do).
 	OnLinkAttach(l *Link)
 	// OnLinkDetach: a link is detached (both ends, or its session ended
 	// under it); err is the peer's or the engine's error, or nil.

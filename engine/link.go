@@ -12,6 +12,10 @@ import (
 // max-message-size.
 var ErrMessageSize = errors.New("engine: message above the link's max-message-size")
 
+// ErrTag: Send with a delivery-tag longer than the 32 bytes the spec
+// allows (part 2 §2.8.7).
+var ErrTag = errors.New("engine: delivery-tag longer than 32 bytes")
+
 // LinkOptions sets up a link this end attaches.
 type LinkOptions struct {
 	// Name is the link's name; "" gives a name made of the container-id,
@@ -91,6 +95,7 @@ type pending struct {
 func (s *Session) newLink(h uint32, sender bool, name []byte) *Link {
 	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
 	s.byLocal[h] = l
+	s.nLocal++
 	return l
 }
 
@@ -280,6 +285,7 @@ func (l *Link) gone(e *Error) {
 	}
 	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
 		s.byLocal[l.local] = nil
+		s.nLocal--
 	}
 	for i, w := range s.waiting {
 		if w == l {
@@ -413,14 +419,25 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) {
 		l.credit--
 		l.deliveryCount++
 	}
+	first := !l.more
 	l.more = t.More && !t.Aborted
-	d, done, err := c.asm.Add(s.remote, *t, payload)
-	if err != nil {
-		l.assemblyFault(err)
-		return
-	}
-	if !done && !d.Aborted {
-		return
+	var d frame.Delivery
+	if id, ok := t.DeliveryID.Get(); first && ok && !t.More && !t.Aborted && len(payload) <= c.asm.MaxMessageSize {
+		// A delivery in one transfer, the common case: a view of the
+		// frame, as the Assembler would give, without going through it.
+		d = frame.Delivery{Channel: s.remote, Handle: t.Handle, DeliveryID: id, DeliveryTag: t.DeliveryTag,
+			MessageFormat: t.MessageFormat.Or(0), Settled: t.Settled, Frames: 1, Payload: payload}
+	} else {
+		var done bool
+		var err error
+		d, done, err = c.asm.Add(s.remote, *t, payload)
+		if err != nil {
+			l.assemblyFault(err)
+			return
+		}
+		if !done && !d.Aborted {
+			return
+		}
 	}
 	if !d.Aborted && !d.Settled {
 		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
@@ -497,7 +514,7 @@ func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryStat
 //
 // Send fails, changing nothing, with ErrNoCredit, ErrNoWindow,
 // ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
-// ErrSettleMode, ErrMessageSize or ErrState.
+// ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
 func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	s := l.s
 	c := s.c
@@ -517,6 +534,8 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 		return 0, ErrSettleMode
 	case l.peerMaxMessage > 0 && uint64(len(payload)) > l.peerMaxMessage:
 		return 0, ErrMessageSize
+	case len(tag) > 32:
+		return 0, ErrTag
 	}
 	id := s.nextDeliveryID
 	s.nextDeliveryID++
@@ -550,6 +569,9 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 	c := s.c
 	maxFrame := int(c.peerMaxFrame)
 	sent := 0
+	if s.outgoingWindow < 1<<30 {
+		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
+	}
 	for {
 		start := c.begin(s.local)
 		t.More = false
@@ -566,6 +588,7 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 		c.end(start)
 		sent += k
 		s.nextOutgoingID++
+		s.outgoingWindow--
 		s.remoteIncomingWindow--
 		if !t.More {
 			return sent
@@ -588,6 +611,7 @@ func (l *Link) resume() {
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
 		c.end(start)
 		l.s.nextOutgoingID++
+		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--
 		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
 		return

@@ -12,8 +12,6 @@ import (
 // credit, and the fake clock.
 func warmServer(tb testing.TB, scfg Config, unsettled bool) (*Conn, time.Time) {
 	tb.Helper()
-	cli := &NopHandler{}
-	_ = cli
 	var sh NopHandler
 	ch := &attachOnOpen{opts: LinkOptions{Name: "bench", Address: "q", Presettled: !unsettled, Unsettled: unsettled}}
 	p := newPipe(tb, Config{}, scfg, ch, sh)

@@ -73,7 +73,7 @@ func transferBody(handle, id uint32, payload []byte) func([]byte) []byte {
 // handshake: AMQP header, open, begin on channel 0, and an attach of a
 // sending link with handle 0.
 func handshake() []byte {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	b = perf(b, 0, openBody)
 	b = perf(b, 0, beginBody)
 	return perf(b, 0, attachSender(0, "l0"))

@@ -144,7 +144,7 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 			c.finish(NewError(frame.CondUnauthorizedAccess, "SASL outcome "+o.Code.String()))
 			return
 		}
-		c.out = frame.AppendHeader(c.out, frame.HeaderAMQP)
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.writeOpen() // pipelined after the header (part 2 §2.4.1)
 		c.in = phHeaderAMQP
 	default:

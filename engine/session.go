@@ -26,7 +26,7 @@ type Session struct {
 	nextIncomingID       uint32 // expected transfer-id of the next incoming transfer
 	incomingWindow       uint32 // transfers this end still accepts
 	nextOutgoingID       uint32 // transfer-id of the next outgoing transfer
-	outgoingWindow       uint32
+	outgoingWindow       uint32 // transfers this end may send before it announces more (it always can)
 	remoteIncomingWindow uint32 // transfers the peer still accepts
 	remoteOutgoingWindow uint32
 	window               uint32 // the incoming window announced, topped up when half used
@@ -37,6 +37,7 @@ type Session struct {
 
 	byRemote []*Link // by the peer's handle
 	byLocal  []*Link // by this end's handle
+	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
 
 	nextDeliveryID uint32 // of the next outgoing delivery
@@ -48,6 +49,7 @@ func (c *Conn) newSession(ch uint16) *Session {
 	s := &Session{c: c, local: ch, window: c.cfg.Window, incomingWindow: c.cfg.Window,
 		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax}
 	c.byLocal[ch] = s
+	c.nLocal++
 	return s
 }
 
@@ -103,7 +105,7 @@ func (s *Session) writeEnd(e *Error) {
 	s.endSent = true
 }
 
-// fail ends the session for a fault of the peer (part 2 §2.5.?): end
+// fail ends the session for a fault of the peer (part 2 §2.5.5, §2.7.8): end
 // carries cond; frames on it are ignored until the peer's end.
 func (s *Session) fail(cond frame.Condition, desc string) {
 	if s.endSent {
@@ -175,6 +177,7 @@ func (s *Session) gone(e *Error) {
 	}
 	if int(s.local) < len(c.byLocal) && c.byLocal[s.local] == s {
 		c.byLocal[s.local] = nil
+		c.nLocal--
 	}
 	if s.beginRecv {
 		c.asm.ForgetChannel(s.remote)
@@ -250,6 +253,7 @@ func (s *Session) link(handle uint32) *Link {
 // announced.
 func (s *Session) writeFlow(l *Link, echo bool) {
 	s.incomingWindow = s.window
+	s.outgoingWindow = math.MaxInt32 // this end never holds transfers back: re-announce it whole
 	f := frame.Flow{NextIncomingID: frame.Some(s.nextIncomingID), IncomingWindow: s.incomingWindow,
 		NextOutgoingID: s.nextOutgoingID, OutgoingWindow: s.outgoingWindow, Echo: echo}
 	if l != nil {
@@ -266,10 +270,13 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
 func (s *Session) onTransfer(body []byte) {
-	t, payload, err := frame.ParseTransfer(body)
-	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+	t, payload, ok := fastTransfer(body)
+	if !ok {
+		var err error
+		if t, payload, err = frame.ParseTransfer(body); err != nil {
+			s.c.fail(frame.CondDecodeError, err.Error())
+			return
+		}
 	}
 	if s.incomingWindow == 0 {
 		s.fail(frame.CondWindowViolation, "transfer beyond the session's incoming window")
@@ -432,7 +439,10 @@ func (s *Session) onAttach(body []byte) {
 func (s *Session) freeHandle() (uint32, bool) {
 	limit := uint64(min(s.peerHandleMax, s.handleMax))
 	for i, l := range s.byLocal {
-		if l == nil && uint64(i) <= limit {
+		if s.nLocal == len(s.byLocal) || uint64(i) > limit {
+			break // no hole: append
+		}
+		if l == nil {
 			return uint32(i), true
 		}
 	}

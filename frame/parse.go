@@ -220,7 +220,7 @@ func (p *parser) check(fs *fieldSpec) bool {
 	k := p.c.Kind()
 	switch {
 	case k == fs.kind:
-	case fs.multiple && k == amqpsax.KindArray && p.c.ArrayElem() == fs.kind:
+	case fs.multiple && k == amqpsax.KindArray && p.c.ElemKind() == fs.kind:
 	case fs.multiple && k == amqpsax.KindList:
 		return p.symbolList(fs)
 	default:
@@ -277,7 +277,7 @@ func (p *parser) symbolList(fs *fieldSpec) bool {
 func (p *parser) fieldType(fs *fieldSpec) bool {
 	found := p.c.Kind().String()
 	if p.c.Kind() == amqpsax.KindArray {
-		found = "array of " + p.c.ArrayElem().String()
+		found = "array of " + p.c.ElemKind().String()
 	}
 	return p.fail(p.c.Offset(), p.c.Code(), true,
 		&FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Found: found, Err: ErrFieldType})

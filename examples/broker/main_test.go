@@ -195,3 +195,82 @@ func TestBrokerConsumerFirst(t *testing.T) {
 		t.Fatalf("got %d", len(got))
 	}
 }
+
+// countConsumer takes messages from queue with credit 10 until told to
+// stop, accepting each.
+type countConsumer struct {
+	engine.NopHandler
+	queue string
+	mu    sync.Mutex
+	got   map[string]int
+	done  chan struct{}
+}
+
+func (h *countConsumer) OnConnectionOpen(c *engine.Conn) {
+	s, _ := c.Begin()
+	s.AttachReceiver(engine.LinkOptions{Address: h.queue, Credit: 10})
+}
+
+func (h *countConsumer) OnDelivery(l *engine.Link, d engine.Delivery) {
+	h.mu.Lock()
+	h.got[string(d.Payload)]++
+	h.mu.Unlock()
+	d.Accept()
+}
+
+func (h *countConsumer) OnConnectionClose(*engine.Conn, *engine.Error) { close(h.done) }
+
+// Several producers and consumers on one queue at once: every message
+// reaches exactly one consumer.
+func TestBrokerConcurrent(t *testing.T) {
+	addr, _ := startBroker(t)
+	var consumers []*countConsumer
+	var drivers []*engine.Driver
+	for range 3 {
+		h := &countConsumer{queue: "shared", got: map[string]int{}, done: make(chan struct{})}
+		d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumers, drivers = append(consumers, h), append(drivers, d)
+	}
+	var wg sync.WaitGroup
+	for p := range 4 {
+		var msgs [][]byte
+		for i := range 300 {
+			msgs = append(msgs, dataMessage(fmt.Sprint("p", p, "-", i), ""))
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); produce(t, addr, "shared", msgs) }()
+	}
+	wg.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		total := 0
+		for _, c := range consumers {
+			c.mu.Lock()
+			total += len(c.got)
+			c.mu.Unlock()
+		}
+		if total == 1200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumers got %d of 1200", total)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	seen := map[string]int{}
+	for i, c := range consumers {
+		drivers[i].Close()
+		<-c.done
+		for k, n := range c.got {
+			seen[k] += n
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("%q delivered %d times", k, n)
+		}
+	}
+}

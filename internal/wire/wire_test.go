@@ -91,6 +91,19 @@ func TestBody(t *testing.T) {
 		{"array8", amqpsax.CodeArray8, []byte{4, 2, 0x50, 1, 2}, 2, 3, 2},
 		{"array8 no ctor", amqpsax.CodeArray8, []byte{1, 0}, int(SizeMismatch), 0, 0},
 		{"array32 2^31 nulls", amqpsax.CodeArray32, []byte{0, 0, 0, 5, 0x80, 0, 0, 0, 0x40}, int(CountTooLarge), 0, 0},
+		// The wire rule: a header no bytes can satisfy is malformed at
+		// once, though the input ends right after it.
+		{"array8 size 1, cut", amqpsax.CodeArray8, []byte{1}, int(SizeMismatch), 0, 0},
+		{"array32 size 4, cut", amqpsax.CodeArray32, []byte{0, 0, 0, 4}, int(SizeMismatch), 0, 0},
+		{"list32 size 3, cut", amqpsax.CodeList32, []byte{0, 0, 0, 3}, int(SizeMismatch), 0, 0},
+		{"list8 count > size, cut", amqpsax.CodeList8, []byte{2, 3}, int(CountTooLarge), 0, 0},
+		{"map8 odd, cut", amqpsax.CodeMap8, []byte{3, 1}, int(OddMapCount), 0, 0},
+		{"array32 2^31 nulls, cut", amqpsax.CodeArray32, []byte{0, 0, 0, 5, 0x80, 0, 0, 0}, int(CountTooLarge), 0, 0},
+		{"list8 size cut", amqpsax.CodeList8, nil, int(EOF), 0, 0},
+		{"list8 count cut", amqpsax.CodeList8, []byte{2}, int(EOF), 0, 0},
+		{"list32 count cut", amqpsax.CodeList32, []byte{0, 0, 0, 8, 0, 0}, int(EOF), 0, 0},
+		{"list8 contents cut", amqpsax.CodeList8, []byte{3, 2, 0x40}, int(EOF), 0, 0},
+		{"array8 contents cut", amqpsax.CodeArray8, []byte{4, 2, 0x50}, int(EOF), 0, 0},
 		{"invalid", amqpsax.Code(0x3f), []byte{1, 2, 3}, int(BadCode), 0, 0},
 	}
 	for _, tt := range tests {

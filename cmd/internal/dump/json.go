@@ -137,7 +137,7 @@ func (j *jsonw) dict() bool {
 // not repeated for elements that take no bytes.
 func (j *jsonw) array() bool {
 	c, o := &j.c, j.out
-	if c.ArrayElem() == amqpsax.KindDescribed {
+	if c.ElemKind() == amqpsax.KindDescribed {
 		return j.describedArray()
 	}
 	if !c.Enter() {

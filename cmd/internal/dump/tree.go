@@ -297,7 +297,7 @@ func (t *tree) dict(h head) bool {
 func (t *tree) array(h head) bool {
 	c, o := &t.c, t.out
 	count, code := c.Count(), c.Code()
-	described := c.ArrayElem() == amqpsax.KindDescribed
+	described := c.ElemKind() == amqpsax.KindDescribed
 	if count == 0 {
 		t.begin(h)
 		o.buf = appendArrayHead(o.buf, code, 0, h.elem)
