@@ -81,7 +81,7 @@ func RecordStream(w *Workload, n int, settled bool) *DriverStream {
 	} else {
 		s.Name += "-unsettled"
 	}
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	put := func(perf []byte, payload []byte) {
 		start := len(b)
 		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
