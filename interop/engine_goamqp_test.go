@@ -412,6 +412,131 @@ var goamqpCases = []struct {
 		}
 		return conn.Close()
 	}},
+	{"drain", engineCheck{messages: true}, never, func(ctx context.Context, g *goamqpCase) error {
+		// A receiver that manages its credit: 10 granted for 3 queued
+		// messages, then a drain the broker must answer with its flow
+		// state (part 2 §2.6.7: "advance the delivery-count as much as
+		// possible, consuming all link-credit, and send the flow state to
+		// the receiver") — DrainCredit returns once it has. go-amqp's
+		// drain flow carries link-credit 0: RabbitMQ answers it (drain,
+		// credit 0); a sender must, whatever the credit left.
+		conn, s, err := g.session(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		snd, err := s.NewSender(ctx, g.q, nil)
+		if err != nil {
+			return err
+		}
+		if err := sendAll(ctx, snd, "drain", 3, 100, false); err != nil {
+			return err
+		}
+		rcv, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: -1})
+		if err != nil {
+			return err
+		}
+		if err := rcv.IssueCredit(10); err != nil {
+			return err
+		}
+		if err := receiveAll(ctx, rcv, "drain", 3, 100, false); err != nil {
+			return err
+		}
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := rcv.DrainCredit(dctx, nil); err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		if g.tg.rabbit {
+			// RabbitMQ 3.10 answers the drain, then drops the connection
+			// when credit is granted again (seen: EOF).
+			return conn.Close()
+		}
+		// Credit again, and a message that comes after the drain.
+		if err := rcv.IssueCredit(1); err != nil {
+			return err
+		}
+		if err := snd.Send(ctx, testMsg("drain-after", 0, 100), nil); err != nil {
+			return err
+		}
+		m, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("after the drain: %w", err)
+		}
+		if _, err := checkMsg(m, "drain-after", 100); err != nil {
+			return err
+		}
+		if err := rcv.AcceptMessage(ctx, m); err != nil {
+			return err
+		}
+		return conn.Close()
+	}},
+	{"outcomes-and-redelivery", engineCheck{messages: true, redelivered: 20}, never, func(ctx context.Context, g *goamqpCase) error {
+		// Of 60 messages the receiver releases every 6th and modifies
+		// (delivery-failed) every 10th when it first sees them — the
+		// broker delivers those again — rejects every 7th and accepts
+		// the rest; every message ends accepted or rejected, once.
+		conn, s, err := g.session(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		snd, err := s.NewSender(ctx, g.q, nil)
+		if err != nil {
+			return err
+		}
+		const n = 60
+		if err := sendAll(ctx, snd, "outcomes", n, 120, false); err != nil {
+			return err
+		}
+		rcv, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: 10})
+		if err != nil {
+			return err
+		}
+		seen := make([]int, n)
+		final := 0
+		for final < n {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			m, err := rcv.Receive(rctx, nil)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("receive (%d of %d settled finally): %w", final, n, err)
+			}
+			i, err := checkMsg(m, "outcomes", 120)
+			if err != nil {
+				return err
+			}
+			seen[i]++
+			switch {
+			case seen[i] > 2:
+				return fmt.Errorf("message %d delivered %d times", i, seen[i])
+			case seen[i] == 1 && i%6 == 0:
+				err = rcv.ReleaseMessage(ctx, m)
+			case seen[i] == 1 && i%10 == 5 && g.tg.rabbit:
+				// RabbitMQ 3.10 ends the session on the modified outcome.
+				err = rcv.ReleaseMessage(ctx, m)
+			case seen[i] == 1 && i%10 == 5:
+				err = rcv.ModifyMessage(ctx, m, &amqp.ModifyMessageOptions{DeliveryFailed: true})
+			case i%7 == 3:
+				err, final = rcv.RejectMessage(ctx, m, &amqp.Error{Condition: "amqp:internal-error", Description: "rejected by the interop test"}), final+1
+			default:
+				err, final = rcv.AcceptMessage(ctx, m), final+1
+			}
+			if err != nil {
+				return fmt.Errorf("settle %d: %w", i, err)
+			}
+		}
+		for i, k := range seen {
+			want := 1
+			if i%6 == 0 || i%10 == 5 {
+				want = 2
+			}
+			if k != want {
+				return fmt.Errorf("message %d delivered %d times, want %d", i, k, want)
+			}
+		}
+		return conn.Close()
+	}},
 }
 
 func never(*engineTarget) string { return "" }
