@@ -24,8 +24,9 @@ const DriverMsgs = 4000
 // of the small and medium workloads fits one transfer frame.
 const driverMaxFrame = 64 << 10
 
-// DriverStream is a client's recorded stream: the AMQP protocol header
-// (no SASL layer), open, begin, attach of a sender link (handle 0,
+// DriverStream is a client's recorded stream: the SASL protocol header
+// and a sasl-init for ANONYMOUS, the AMQP protocol header, open, begin,
+// attach of a sender link (handle 0,
 // unsettled or pre-settled deliveries) — Data[:Setup], which a receiver
 // reads and answers before the rest, as a client waits for its credit —
 // then Msgs transfers of the workload's message, each in one frame,
@@ -81,13 +82,17 @@ func RecordStream(w *Workload, n int, settled bool) *DriverStream {
 	} else {
 		s.Name += "-unsettled"
 	}
-	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
-	put := func(perf []byte, payload []byte) {
+	var b []byte
+	putType := func(typ uint8, perf []byte, payload []byte) {
 		start := len(b)
-		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
+		b = frame.BeginFrame(b, typ, 0)
 		b = append(append(b, perf...), payload...)
 		b = frame.EndFrame(b, start)
 	}
+	put := func(perf []byte, payload []byte) { putType(frame.TypeAMQP, perf, payload) }
+	b = frame.AppendProtocolHeader(b, frame.HeaderSASL)
+	putType(frame.TypeSASL, frame.AppendSASLInit(nil, frame.SASLInit{Mechanism: []byte("ANONYMOUS")}), nil)
+	b = frame.AppendProtocolHeader(b, frame.HeaderAMQP)
 	put(appendDriverOpen(nil), nil)
 	put(appendDriverBegin(nil), nil)
 	put(appendDriverAttach(nil, settled), nil)

@@ -9,8 +9,8 @@ import (
 )
 
 // amqpsax's engine as the receiver of a recorded stream (see driver.go),
-// set up as driver_proton.go sets up Proton-C: a server Conn without
-// SASL, a handler that grants the receiving link DriverMsgs credit when it
+// set up as driver_proton.go sets up Proton-C: a server Conn taking SASL
+// ANONYMOUS (the zero Config's), a handler that grants the receiving link DriverMsgs credit when it
 // attaches (Link.Flow; the engine answers the attach by itself) and, for
 // each delivery, accepts and settles it (Delivery.Accept) when it came
 // unsettled. The engine answers the peer's detach, end and close by
