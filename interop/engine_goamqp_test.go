@@ -625,9 +625,64 @@ var goamqpCases = []struct {
 		}
 		return conn.Close()
 	}},
+	{"max-message-size", engineCheck{messages: true}, rabbitIgnoresMaxMessageSize, func(ctx context.Context, g *goamqpCase) error {
+		// A receiver announces a max-message-size of 1000 bytes; the
+		// queue holds a message of 5000 bytes, then one of 100. The
+		// broker must not send the large one on that link (part 2
+		// §2.7.3), and must not stall it either: the small one arrives.
+		// A receiver without a limit then takes the large one.
+		conn, s, err := g.session(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		snd, err := s.NewSender(ctx, g.q, nil)
+		if err != nil {
+			return err
+		}
+		if err := snd.Send(ctx, testMsg("big", 0, 5000), nil); err != nil {
+			return err
+		}
+		if err := snd.Send(ctx, testMsg("small", 0, 100), nil); err != nil {
+			return err
+		}
+		limited, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: 5, MaxMessageSize: 1000})
+		if err != nil {
+			return err
+		}
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		m, err := limited.Receive(rctx, nil)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the small message behind a large one, on a link of max-message-size 1000: %w", err)
+		}
+		if _, err := checkMsg(m, "small", 100); err != nil {
+			return err
+		}
+		if err := limited.AcceptMessage(ctx, m); err != nil {
+			return err
+		}
+		any, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: 5})
+		if err != nil {
+			return err
+		}
+		if err := receiveAll(ctx, any, "big", 1, 5000, false); err != nil {
+			return fmt.Errorf("the large message, on a link without a limit: %w", err)
+		}
+		return conn.Close()
+	}},
 }
 
 func never(*engineTarget) string { return "" }
+
+// rabbitIgnoresMaxMessageSize: RabbitMQ 3.10 sends a 5000-byte message on
+// a link whose receiver announced a max-message-size of 1000 (seen).
+func rabbitIgnoresMaxMessageSize(tg *engineTarget) string {
+	if tg.rabbit {
+		return "RabbitMQ 3.10 ignores a receiver's max-message-size"
+	}
+	return ""
+}
 
 // rabbitNoHeartbeats: RabbitMQ 3.10 (as configured by .ci/broker) sends
 // no heartbeat within a client's idle-time-out of a second: go-amqp ends
