@@ -8,6 +8,23 @@ import (
 	"github.com/google/uuid"
 )
 
+// This file is laid out in the order a Decode runs:
+//
+//   - Decoder, its options, and the two structs of its loop: state (the
+//     level being read, kept where run's loop reads it per value) and
+//     level (an enclosing level, on the Decoder's stack; its kinds and
+//     their rules are wire.Level's).
+//   - Decode, DecodeAll and Decode (the function), then the fault helpers
+//     (fault, cut, sized, status), which only the error path reaches.
+//   - run, the loop: a level's end (size check, …End event), then one
+//     value: its constructor (its own, or its array's), described values
+//     before the jump table, then one case per wire.Op that reads the
+//     payload in place and calls the Handler. Lists and maps open here.
+//   - push and pop, which enter and leave a level.
+//   - array (an array's header, constructor, descriptor and batches) and
+//     describedElem (an element of an array of described values): the
+//     two openings too large to sit in run's switch.
+
 // DefaultMaxDepth is the nesting limit of a Decoder whose MaxDepth is 0.
 const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 
