@@ -162,7 +162,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			top := &d.stack[len(d.stack)-1]
 			d.off = top.start
 			switch st.kind {
-			case wire.LvList, wire.LvMap, wire.LvArray, wire.LvDescArray: // wire.Level.Ends, spelled out: one switch
+			case wire.LvList, wire.LvMap, wire.LvArray, wire.LvDescArray: // wire.Level.Ends, spelled out: a call of it before this switch cost ~30 instructions a small message (callgrind)
 				if st.pos != len(st.lim) { // its values end where its size says
 					return top.start, fault(wire.SizeMismatch, top.start, top.code)
 				}
