@@ -127,12 +127,6 @@ func (w *lw) ulong(write bool, v uint64) {
 	}
 }
 
-func (w *lw) ushort(write bool, v uint16) {
-	if w.field(write) {
-		w.b = encode.AppendUshort(w.b, v)
-	}
-}
-
 func (w *lw) ubyte(write bool, v uint8) {
 	if w.field(write) {
 		w.b = encode.AppendUbyte(w.b, v)
