@@ -404,6 +404,15 @@ func Performative(body []byte) (amqpsax.Descriptor, error) {
 // mandatory field or a malformed encoding is an *amqpsax.Error with its
 // offset in body.
 func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
+	if t, payload, ok := parseTransferFast(body); ok {
+		return t, payload, nil
+	}
+	return parseTransferSlow(body)
+}
+
+// parseTransferSlow is ParseTransfer through the spec table: every
+// encoding, every field, and the fault named.
+func parseTransferSlow(body []byte) (t Transfer, payload []byte, err error) {
 	var p parser
 	d, end, ok := p.open(body, 0, specTransfer.name)
 	switch {
