@@ -105,14 +105,14 @@ func decodedSpecs(t *testing.T) []*specType {
 func TestSpecFieldTables(t *testing.T) {
 	for _, st := range decodedSpecs(t) {
 		cs := specs[amqpsax.Descriptor(st.Descriptor)]
-		assert.Equal(t, st.Name, cs.name)
-		require.Len(t, cs.fields, len(st.Fields), st.Name)
+		assert.Equal(t, st.Name, cs.Name)
+		require.Len(t, cs.Fields, len(st.Fields), st.Name)
 		for i, f := range st.Fields {
-			fs := cs.fields[i]
-			assert.Equal(t, f.Name, fs.name, "%s field %d", st.Name, i)
-			assert.Equal(t, f.Mandatory, fs.mandatory, "%s.%s mandatory", st.Name, f.Name)
-			assert.Equal(t, f.Multiple, fs.multiple, "%s.%s multiple", st.Name, f.Name)
-			assert.Equal(t, specKind(f), fs.kind, "%s.%s kind", st.Name, f.Name)
+			fs := cs.Fields[i]
+			assert.Equal(t, f.Name, fs.Name, "%s field %d", st.Name, i)
+			assert.Equal(t, f.Mandatory, fs.Mandatory, "%s.%s mandatory", st.Name, f.Name)
+			assert.Equal(t, f.Multiple, fs.Multiple, "%s.%s multiple", st.Name, f.Name)
+			assert.Equal(t, specKind(f), fs.Kind, "%s.%s kind", st.Name, f.Name)
 			assert.Equal(t, f.Name, FieldName(amqpsax.Descriptor(st.Descriptor), Field(i)))
 		}
 		assert.Equal(t, len(st.Fields), NumFields(amqpsax.Descriptor(st.Descriptor)))
@@ -251,14 +251,14 @@ func sampleValue(t *testing.T, f specField) []byte {
 	case amqpsax.KindDescribed:
 		switch f.Requires {
 		case "source":
-			return composite(amqpsax.DescriptorSource)
+			return encComposite(amqpsax.DescriptorSource)
 		case "target":
-			return composite(amqpsax.DescriptorTarget)
+			return encComposite(amqpsax.DescriptorTarget)
 		case "delivery-state", "outcome":
-			return composite(amqpsax.DescriptorAccepted)
+			return encComposite(amqpsax.DescriptorAccepted)
 		}
 		if f.Type == "error" {
-			return composite(amqpsax.DescriptorError, encode.AppendSymbol(nil, "x"))
+			return encComposite(amqpsax.DescriptorError, encode.AppendSymbol(nil, "x"))
 		}
 	}
 	t.Fatalf("no sample for %+v", f)
@@ -276,7 +276,7 @@ func wrongValue(f specField) []byte {
 
 // composite encodes the composite with descriptor d and the given field
 // encodings (nil for null).
-func composite(d amqpsax.Descriptor, fields ...[]byte) []byte {
+func encComposite(d amqpsax.Descriptor, fields ...[]byte) []byte {
 	b := encode.AppendUlong(encode.AppendDescribed(nil), uint64(d))
 	start := len(b)
 	b = encode.BeginList(b)
@@ -347,7 +347,7 @@ func TestSpecDefaults(t *testing.T) {
 				vals[i] = sampleValue(t, st.Fields[i])
 			}
 		}
-		raw := composite(d, vals...)
+		raw := encComposite(d, vals...)
 		v, enc, err := parseComposite(d, raw)
 		require.NoError(t, err, st.Name)
 		assert.Equal(t, raw, enc, "%s written back", st.Name)
@@ -414,7 +414,7 @@ func TestSpecFieldByField(t *testing.T) {
 					vals[j] = sampleValue(t, st.Fields[j])
 				}
 			}
-			raw := composite(d, vals...)
+			raw := encComposite(d, vals...)
 			v, enc, err := parseComposite(d, raw)
 			require.NoError(t, err, "%s.%s", st.Name, f.Name)
 			assert.True(t, fieldsOf(v).Has(Field(i)), "%s.%s", st.Name, f.Name)
@@ -442,7 +442,7 @@ func TestSpecFieldByField(t *testing.T) {
 			}
 
 			vals[i] = nil
-			raw = composite(d, vals...)
+			raw = encComposite(d, vals...)
 			v, _, err = parseComposite(d, raw)
 			if f.Mandatory {
 				assert.ErrorIs(t, err, ErrMissingField, "%s.%s", st.Name, f.Name)
@@ -452,7 +452,7 @@ func TestSpecFieldByField(t *testing.T) {
 			}
 
 			vals[i] = wrongValue(f)
-			raw = composite(d, vals...)
+			raw = encComposite(d, vals...)
 			_, _, err = parseComposite(d, raw)
 			require.ErrorIs(t, err, ErrFieldType, "%s.%s", st.Name, f.Name)
 			var ae *amqpsax.Error
