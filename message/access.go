@@ -7,6 +7,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 )
@@ -92,6 +93,45 @@ func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 	return nil
 }
 
+// openFields makes rd read the fields of section sec, of rank r, whose
+// list the composite table spec describes: the header or properties.
+func openFields(rd *composite.Reader, sec []byte, r int, spec *composite.Spec) error {
+	c := &rd.C
+	c.Reset(sec)
+	if !c.Next() {
+		if c.Err() != nil {
+			return relabel(c.Err(), r)
+		}
+		return &amqpsax.Error{Op: sectionOps[r], Err: ErrNotSection}
+	}
+	if c.Kind() != amqpsax.KindDescribed {
+		return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrNotSection}
+	}
+	d, _, _ := c.Descriptor()
+	if got, _ := rankOf(d); got != r {
+		return otherSection(r, got, c.Offset(), c.Code())
+	}
+	if !rd.Fields(spec) {
+		return readErr(rd, r)
+	}
+	return nil
+}
+
+// readErr is the error of rd, reading section r: a field of a kind its
+// table does not take is ErrSectionType at that field.
+func readErr(rd *composite.Reader, r int) error {
+	switch rd.Err {
+	case nil:
+		return nil
+	case composite.ErrCursor:
+		return relabel(rd.C.Err(), r)
+	case composite.ErrFault:
+		f := &rd.Fault
+		return &amqpsax.Error{Op: sectionOps[r], Offset: f.Off, Code: f.Code, HasCode: f.HasCode, Err: ErrSectionType}
+	}
+	return rd.Err
+}
+
 // Header is the header section (part 3 §3.2.1), with the spec's defaults
 // for absent fields.
 type Header struct {
@@ -113,7 +153,12 @@ func (h *Header) AddDelivery() {
 }
 
 // DefaultHeader is a header of all defaults.
-var DefaultHeader = Header{Priority: 4}
+var DefaultHeader = Header{
+	Durable:       composite.Header.DefaultUint(composite.HeaderDurable) == 1,
+	Priority:      uint8(composite.Header.DefaultUint(composite.HeaderPriority)),
+	FirstAcquirer: composite.Header.DefaultUint(composite.HeaderFirstAcquirer) == 1,
+	DeliveryCount: uint32(composite.Header.DefaultUint(composite.HeaderDeliveryCount)),
+}
 
 // ParseHeader reads a header section, as Scan returned it; nil gives the
 // defaults. Null fields take their defaults. A field of the wrong type is
@@ -124,41 +169,25 @@ func ParseHeader(sec []byte) (Header, error) {
 	if sec == nil {
 		return h, nil
 	}
-	var c stream.Cursor
-	if err := open(&c, sec, rHeader, amqpsax.KindList); err != nil {
+	var rd composite.Reader
+	if err := openFields(&rd, sec, rHeader, composite.Header); err != nil {
 		return h, err
 	}
-	for c.Next() {
-		if c.IsNull() {
-			continue
-		}
-		switch i := c.Index(); i {
-		case 0, 3:
-			if c.Kind() != amqpsax.KindBool {
-				return h, fieldErr(&c, rHeader)
-			}
-			if i == 0 {
-				h.Durable = c.Bool()
-			} else {
-				h.FirstAcquirer = c.Bool()
-			}
-		case 1:
-			if c.Kind() != amqpsax.KindUbyte {
-				return h, fieldErr(&c, rHeader)
-			}
-			h.Priority = uint8(c.Uint())
-		case 2, 4:
-			if c.Kind() != amqpsax.KindUint {
-				return h, fieldErr(&c, rHeader)
-			}
-			if i == 2 {
-				h.TTL, h.HasTTL = uint32(c.Uint()), true
-			} else {
-				h.DeliveryCount = uint32(c.Uint())
-			}
+	for rd.Next() {
+		switch rd.I {
+		case composite.HeaderDurable:
+			h.Durable = rd.Bool()
+		case composite.HeaderPriority:
+			h.Priority = uint8(rd.C.Uint())
+		case composite.HeaderTTL:
+			h.TTL, h.HasTTL = rd.Uint32(), true
+		case composite.HeaderFirstAcquirer:
+			h.FirstAcquirer = rd.Bool()
+		case composite.HeaderDeliveryCount:
+			h.DeliveryCount = rd.Uint32()
 		}
 	}
-	return h, relabel(c.Err(), rHeader)
+	return h, readErr(&rd, rHeader)
 }
 
 // AppendHeader appends h as a header section (descriptor smallulong 0x70,
@@ -167,58 +196,15 @@ func ParseHeader(sec []byte) (Header, error) {
 // Priority's default is 4, not Header's zero value: start from
 // DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte {
-	n := 0
-	switch {
-	case h.DeliveryCount != 0:
-		n = 5
-	case h.FirstAcquirer:
-		n = 4
-	case h.HasTTL:
-		n = 3
-	case h.Priority != 4:
-		n = 2
-	case h.Durable:
-		n = 1
+	w := composite.Begin(b, composite.Header)
+	w.Bool(false, h.Durable)
+	w.Ubyte(false, h.Priority)
+	if w.Field(h.HasTTL) {
+		w.B = encode.AppendUint(w.B, h.TTL)
 	}
-	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorHeader))
-	if n == 0 {
-		return append(b, byte(amqpsax.CodeList0))
-	}
-	start := len(b)
-	b = append(b, byte(amqpsax.CodeList8), 0, byte(n))
-	// A field at its default before the last one given is null, as Qpid
-	// Proton writes it.
-	if h.Durable {
-		b = encode.AppendBool(b, true)
-	} else {
-		b = encode.AppendNull(b)
-	}
-	if n > 1 {
-		if h.Priority != 4 {
-			b = encode.AppendUbyte(b, h.Priority)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 2 {
-		if h.HasTTL {
-			b = encode.AppendUint(b, h.TTL)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 3 {
-		if h.FirstAcquirer {
-			b = encode.AppendBool(b, true)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 4 {
-		b = encode.AppendUint(b, h.DeliveryCount)
-	}
-	b[start+1] = byte(len(b) - start - 2) // at most 17 bytes: always a list8
-	return b
+	w.Bool(false, h.FirstAcquirer)
+	w.Uint(false, h.DeliveryCount)
+	return w.End(0, false) // at most 17 bytes: a list8
 }
 
 // ID is a message-id or correlation-id (part 3 §3.2.4): a ulong, a uuid,
@@ -264,57 +250,35 @@ func AppendProperties(b []byte, p Properties) ([]byte, error) {
 		switch id.Kind {
 		case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
 		default:
-			name := [2]string{"message-id", "correlation-id"}[i]
+			name := composite.Properties.Fields[[2]int{composite.PropertiesMessageID, composite.PropertiesCorrelationID}[i]].Name
 			return b, fmt.Errorf("message: AppendProperties: %s of kind %v: %w", name, id.Kind, ErrSectionType)
 		}
 	}
-	present := [13]bool{
-		hasID(p.MessageID), p.UserID != nil, p.To != nil, p.Subject != nil, p.ReplyTo != nil,
-		hasID(p.CorrelationID), p.ContentType != nil, p.ContentEncoding != nil,
-		p.HasAbsoluteExpiryTime, p.HasCreationTime, p.GroupID != nil, p.HasGroupSequence, p.ReplyToGroupID != nil,
+	w := composite.Begin(b, composite.Properties)
+	if w.Field(hasID(p.MessageID)) {
+		w.B = appendID(w.B, p.MessageID)
 	}
-	n := len(present)
-	for n > 0 && !present[n-1] {
-		n--
+	w.Binary(false, p.UserID)
+	w.String(false, p.To)
+	w.String(false, p.Subject)
+	w.String(false, p.ReplyTo)
+	if w.Field(hasID(p.CorrelationID)) {
+		w.B = appendID(w.B, p.CorrelationID)
 	}
-	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorProperties))
-	start := len(b)
-	b = encode.BeginList(b)
-	for i := range n {
-		if !present[i] {
-			b = encode.AppendNull(b)
-			continue
-		}
-		switch i {
-		case 0:
-			b = appendID(b, p.MessageID)
-		case 1:
-			b = encode.AppendBinary(b, p.UserID)
-		case 2:
-			b = encode.AppendStringBytes(b, p.To)
-		case 3:
-			b = encode.AppendStringBytes(b, p.Subject)
-		case 4:
-			b = encode.AppendStringBytes(b, p.ReplyTo)
-		case 5:
-			b = appendID(b, p.CorrelationID)
-		case 6:
-			b = encode.AppendSymbolBytes(b, p.ContentType)
-		case 7:
-			b = encode.AppendSymbolBytes(b, p.ContentEncoding)
-		case 8:
-			b = encode.AppendTimestamp(b, p.AbsoluteExpiryTime)
-		case 9:
-			b = encode.AppendTimestamp(b, p.CreationTime)
-		case 10:
-			b = encode.AppendStringBytes(b, p.GroupID)
-		case 11:
-			b = encode.AppendUint(b, p.GroupSequence)
-		default:
-			b = encode.AppendStringBytes(b, p.ReplyToGroupID)
-		}
+	w.Symbol(false, p.ContentType)
+	w.Symbol(false, p.ContentEncoding)
+	if w.Field(p.HasAbsoluteExpiryTime) {
+		w.B = encode.AppendTimestamp(w.B, p.AbsoluteExpiryTime)
 	}
-	return encode.EndList(b, start, n), nil
+	if w.Field(p.HasCreationTime) {
+		w.B = encode.AppendTimestamp(w.B, p.CreationTime)
+	}
+	w.String(false, p.GroupID)
+	if w.Field(p.HasGroupSequence) {
+		w.B = encode.AppendUint(w.B, p.GroupSequence)
+	}
+	w.String(false, p.ReplyToGroupID)
+	return w.End(0, false), nil
 }
 
 // hasID reports whether id is present: of a kind other than null (or the
@@ -346,77 +310,56 @@ func ParseProperties(sec []byte) (Properties, error) {
 	if sec == nil {
 		return p, nil
 	}
-	var c stream.Cursor
-	if err := open(&c, sec, rProperties, amqpsax.KindList); err != nil {
+	var rd composite.Reader
+	if err := openFields(&rd, sec, rProperties, composite.Properties); err != nil {
 		return p, err
 	}
-	for c.Next() {
-		if c.IsNull() {
-			continue
-		}
-		k := c.Kind()
-		var bad bool
-		switch i := c.Index(); i {
-		case 0, 5:
-			id := ID{Kind: k}
-			switch k {
-			case amqpsax.KindUlong:
-				id.Ulong = c.Uint()
-			case amqpsax.KindUUID:
-				id.UUID = c.UUID()
-			case amqpsax.KindBinary, amqpsax.KindString:
-				id.Bytes = c.Bytes()
-			default:
-				bad = true
-			}
-			if i == 0 {
-				p.MessageID = id
-			} else {
-				p.CorrelationID = id
-			}
-		case 1:
-			if bad = k != amqpsax.KindBinary; !bad {
-				p.UserID = c.Bytes()
-			}
-		case 2, 3, 4, 6, 7, 10, 12:
-			if bad = k != amqpsax.KindString && k != amqpsax.KindSymbol; bad {
-				break
-			}
-			b := c.Bytes()
-			switch i {
-			case 2:
-				p.To = b
-			case 3:
-				p.Subject = b
-			case 4:
-				p.ReplyTo = b
-			case 6:
-				p.ContentType = b
-			case 7:
-				p.ContentEncoding = b
-			case 10:
-				p.GroupID = b
-			default:
-				p.ReplyToGroupID = b
-			}
-		case 8, 9:
-			if bad = k != amqpsax.KindTimestamp; !bad {
-				if i == 8 {
-					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = c.Timestamp(), true
-				} else {
-					p.CreationTime, p.HasCreationTime = c.Timestamp(), true
-				}
-			}
-		case 11:
-			if bad = k != amqpsax.KindUint; !bad {
-				p.GroupSequence, p.HasGroupSequence = uint32(c.Uint()), true
-			}
-		}
-		if bad {
-			return p, fieldErr(&c, rProperties)
+	for rd.Next() {
+		switch rd.I {
+		case composite.PropertiesMessageID:
+			p.MessageID = readID(&rd.C)
+		case composite.PropertiesUserID:
+			p.UserID = rd.Bytes()
+		case composite.PropertiesTo:
+			p.To = rd.Bytes()
+		case composite.PropertiesSubject:
+			p.Subject = rd.Bytes()
+		case composite.PropertiesReplyTo:
+			p.ReplyTo = rd.Bytes()
+		case composite.PropertiesCorrelationID:
+			p.CorrelationID = readID(&rd.C)
+		case composite.PropertiesContentType:
+			p.ContentType = rd.Bytes()
+		case composite.PropertiesContentEncoding:
+			p.ContentEncoding = rd.Bytes()
+		case composite.PropertiesAbsoluteExpiryTime:
+			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = rd.C.Timestamp(), true
+		case composite.PropertiesCreationTime:
+			p.CreationTime, p.HasCreationTime = rd.C.Timestamp(), true
+		case composite.PropertiesGroupID:
+			p.GroupID = rd.Bytes()
+		case composite.PropertiesGroupSequence:
+			p.GroupSequence, p.HasGroupSequence = rd.Uint32(), true
+		case composite.PropertiesReplyToGroupID:
+			p.ReplyToGroupID = rd.Bytes()
 		}
 	}
-	return p, relabel(c.Err(), rProperties)
+	return p, readErr(&rd, rProperties)
+}
+
+// readID reads the message-id or correlation-id the cursor is on, of one
+// of the kinds the table takes: ulong, uuid, binary or string.
+func readID(c *stream.Cursor) ID {
+	id := ID{Kind: c.Kind()}
+	switch id.Kind {
+	case amqpsax.KindUlong:
+		id.Ulong = c.Uint()
+	case amqpsax.KindUUID:
+		id.UUID = c.UUID()
+	default:
+		id.Bytes = c.Bytes()
+	}
+	return id
 }
 
 // rankOfMap returns the rank of the map section sec by its descriptor
