@@ -288,18 +288,25 @@ func appendError(b []byte, e *AMQPError) []byte {
 
 func appendSource(b []byte, s *Source) []byte {
 	w := compose(b, specSource)
-	w.String(s.Has(SourceAddress), s.Address)
-	w.Uint(s.Has(SourceDurable), uint32(s.Durable))
-	w.SymbolText(s.Has(SourceExpiryPolicy), s.ExpiryPolicy.String())
-	w.Uint(s.Has(SourceTimeout), s.Timeout)
-	w.Bool(s.Has(SourceDynamic), s.Dynamic)
-	w.Raw(s.Has(SourceDynamicNodeProperties), s.DynamicNodeProperties)
+	w.terminus(s.Fields, s.Address, s.Durable, s.ExpiryPolicy, s.Timeout, s.Dynamic, s.DynamicNodeProperties)
 	w.Symbol(s.Has(SourceDistributionMode), s.DistributionMode)
 	w.Raw(s.Has(SourceFilter), s.Filter)
 	w.state(s.Has(SourceDefaultOutcome) || s.DefaultOutcome.Type != StateNone, &s.DefaultOutcome)
 	w.Raw(s.Has(SourceOutcomes), s.Outcomes)
 	w.Raw(s.Has(SourceCapabilities), s.Capabilities)
 	return w.end(s.Fields)
+}
+
+// terminus writes the six fields a source and a target share, first in
+// both (part 3 §3.5.3, §3.5.4: SourceAddress is TargetAddress, and so on).
+func (w *lw) terminus(f Fields, address []byte, durable TerminusDurability, expiry ExpiryPolicy, timeout uint32,
+	dynamic bool, props Map) {
+	w.String(f.Has(SourceAddress), address)
+	w.Uint(f.Has(SourceDurable), uint32(durable))
+	w.SymbolText(f.Has(SourceExpiryPolicy), expiry.String())
+	w.Uint(f.Has(SourceTimeout), timeout)
+	w.Bool(f.Has(SourceDynamic), dynamic)
+	w.Raw(f.Has(SourceDynamicNodeProperties), props)
 }
 
 func appendTarget(b []byte, t *Target) []byte {
@@ -309,12 +316,7 @@ func appendTarget(b []byte, t *Target) []byte {
 		return w.end(t.Fields)
 	}
 	w := compose(b, specTarget)
-	w.String(t.Has(TargetAddress), t.Address)
-	w.Uint(t.Has(TargetDurable), uint32(t.Durable))
-	w.SymbolText(t.Has(TargetExpiryPolicy), t.ExpiryPolicy.String())
-	w.Uint(t.Has(TargetTimeout), t.Timeout)
-	w.Bool(t.Has(TargetDynamic), t.Dynamic)
-	w.Raw(t.Has(TargetDynamicNodeProperties), t.DynamicNodeProperties)
+	w.terminus(t.Fields, t.Address, t.Durable, t.ExpiryPolicy, t.Timeout, t.Dynamic, t.DynamicNodeProperties)
 	w.Raw(t.Has(TargetCapabilities), t.Capabilities)
 	return w.end(t.Fields)
 }

@@ -68,6 +68,22 @@ func fieldErr(c *stream.Cursor, r int) error {
 // values alternately) of the section sec, of rank r (its descriptor must
 // be that section's, unless r is rNone), whose value must be of kind k.
 func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
+	if err := onSection(c, sec, r); err != nil {
+		return err
+	}
+	if !c.EnterValue() {
+		return relabel(c.Err(), r)
+	}
+	if c.Kind() != k {
+		return fieldErr(c, r)
+	}
+	c.Enter()
+	return nil
+}
+
+// onSection moves c onto the section sec, of rank r: its descriptor must
+// be that section's, unless r is rNone.
+func onSection(c *stream.Cursor, sec []byte, r int) error {
 	c.Reset(sec)
 	if !c.Next() {
 		if c.Err() != nil {
@@ -83,33 +99,14 @@ func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 			return otherSection(r, got, c.Offset(), c.Code())
 		}
 	}
-	if !c.EnterValue() {
-		return relabel(c.Err(), r)
-	}
-	if c.Kind() != k {
-		return fieldErr(c, r)
-	}
-	c.Enter()
 	return nil
 }
 
 // openFields makes rd read the fields of section sec, of rank r, whose
 // list the composite table spec describes: the header or properties.
 func openFields(rd *composite.Reader, sec []byte, r int, spec *composite.Spec) error {
-	c := &rd.C
-	c.Reset(sec)
-	if !c.Next() {
-		if c.Err() != nil {
-			return relabel(c.Err(), r)
-		}
-		return &amqpsax.Error{Op: sectionOps[r], Err: ErrNotSection}
-	}
-	if c.Kind() != amqpsax.KindDescribed {
-		return &amqpsax.Error{Op: sectionOps[r], Code: c.Code(), HasCode: true, Err: ErrNotSection}
-	}
-	d, _, _ := c.Descriptor()
-	if got, _ := rankOf(d); got != r {
-		return otherSection(r, got, c.Offset(), c.Code())
+	if err := onSection(&rd.C, sec, r); err != nil {
+		return err
 	}
 	if !rd.Fields(spec) {
 		return readErr(rd, r)
