@@ -52,7 +52,9 @@ func AppendFrame(b []byte, f Frame) []byte {
 
 // lw writes the fields of a composite's list with a composite.Writer,
 // by the tables of spec.go: a plain field when it was seen when parsed
-// (has) or is not the spec's default, an Opt field when present.
+// (Has) or is not its zero value, which is the spec's default (the tests
+// check it against the table's default column); an Opt field when
+// present.
 type lw struct{ composite.Writer }
 
 // compose begins the composite of type s.
@@ -106,15 +108,15 @@ func (w *lw) state(write bool, s *DeliveryState) {
 func AppendOpen(b []byte, o Open) []byte {
 	w := compose(b, specOpen)
 	w.String(true, o.ContainerID)
-	w.String(o.Has(OpenHostname), o.Hostname)
+	w.String(o.Has(OpenHostname) || o.Hostname != nil, o.Hostname)
 	w.optUint(o.MaxFrameSize)
 	w.optUshort(o.ChannelMax)
 	w.optUint(o.IdleTimeOut)
-	w.Raw(o.Has(OpenOutgoingLocales), o.OutgoingLocales)
-	w.Raw(o.Has(OpenIncomingLocales), o.IncomingLocales)
-	w.Raw(o.Has(OpenOfferedCapabilities), o.OfferedCapabilities)
-	w.Raw(o.Has(OpenDesiredCapabilities), o.DesiredCapabilities)
-	w.Raw(o.Has(OpenProperties), o.Properties)
+	w.Raw(o.Has(OpenOutgoingLocales) || o.OutgoingLocales != nil, o.OutgoingLocales)
+	w.Raw(o.Has(OpenIncomingLocales) || o.IncomingLocales != nil, o.IncomingLocales)
+	w.Raw(o.Has(OpenOfferedCapabilities) || o.OfferedCapabilities != nil, o.OfferedCapabilities)
+	w.Raw(o.Has(OpenDesiredCapabilities) || o.DesiredCapabilities != nil, o.DesiredCapabilities)
+	w.Raw(o.Has(OpenProperties) || o.Properties != nil, o.Properties)
 	return w.end(o.Fields)
 }
 
@@ -126,9 +128,9 @@ func AppendBegin(b []byte, bg Begin) []byte {
 	w.Uint(true, bg.IncomingWindow)
 	w.Uint(true, bg.OutgoingWindow)
 	w.optUint(bg.HandleMax)
-	w.Raw(bg.Has(BeginOfferedCapabilities), bg.OfferedCapabilities)
-	w.Raw(bg.Has(BeginDesiredCapabilities), bg.DesiredCapabilities)
-	w.Raw(bg.Has(BeginProperties), bg.Properties)
+	w.Raw(bg.Has(BeginOfferedCapabilities) || bg.OfferedCapabilities != nil, bg.OfferedCapabilities)
+	w.Raw(bg.Has(BeginDesiredCapabilities) || bg.DesiredCapabilities != nil, bg.DesiredCapabilities)
+	w.Raw(bg.Has(BeginProperties) || bg.Properties != nil, bg.Properties)
 	return w.end(bg.Fields)
 }
 
@@ -141,20 +143,20 @@ func AppendAttach(b []byte, a Attach) []byte {
 	if w.Field(a.SndSettleMode.ok) {
 		w.B = encode.AppendUbyte(w.B, uint8(a.SndSettleMode.v))
 	}
-	w.Ubyte(a.Has(AttachRcvSettleMode), uint8(a.RcvSettleMode))
+	w.Ubyte(a.Has(AttachRcvSettleMode) || a.RcvSettleMode != 0, uint8(a.RcvSettleMode))
 	if w.Field(a.Source.ok) {
 		w.B = appendSource(w.B, &a.Source.v)
 	}
 	if w.Field(a.Target.ok) {
 		w.B = appendTarget(w.B, &a.Target.v)
 	}
-	w.Raw(a.Has(AttachUnsettled), a.Unsettled)
-	w.Bool(a.Has(AttachIncompleteUnsettled), a.IncompleteUnsettled)
+	w.Raw(a.Has(AttachUnsettled) || a.Unsettled != nil, a.Unsettled)
+	w.Bool(a.Has(AttachIncompleteUnsettled) || a.IncompleteUnsettled, a.IncompleteUnsettled)
 	w.optUint(a.InitialDeliveryCount)
 	w.optUlong(a.MaxMessageSize)
-	w.Raw(a.Has(AttachOfferedCapabilities), a.OfferedCapabilities)
-	w.Raw(a.Has(AttachDesiredCapabilities), a.DesiredCapabilities)
-	w.Raw(a.Has(AttachProperties), a.Properties)
+	w.Raw(a.Has(AttachOfferedCapabilities) || a.OfferedCapabilities != nil, a.OfferedCapabilities)
+	w.Raw(a.Has(AttachDesiredCapabilities) || a.DesiredCapabilities != nil, a.DesiredCapabilities)
+	w.Raw(a.Has(AttachProperties) || a.Properties != nil, a.Properties)
 	return w.end(a.Fields)
 }
 
@@ -169,9 +171,9 @@ func AppendFlow(b []byte, f Flow) []byte {
 	w.optUint(f.DeliveryCount)
 	w.optUint(f.LinkCredit)
 	w.optUint(f.Available)
-	w.Bool(f.Has(FlowDrain), f.Drain)
-	w.Bool(f.Has(FlowEcho), f.Echo)
-	w.Raw(f.Has(FlowProperties), f.Properties)
+	w.Bool(f.Has(FlowDrain) || f.Drain, f.Drain)
+	w.Bool(f.Has(FlowEcho) || f.Echo, f.Echo)
+	w.Raw(f.Has(FlowProperties) || f.Properties != nil, f.Properties)
 	return w.end(f.Fields)
 }
 
@@ -183,17 +185,17 @@ func AppendTransfer(b []byte, t Transfer) []byte {
 	w := compose(b, specTransfer)
 	w.Uint(true, t.Handle)
 	w.optUint(t.DeliveryID)
-	w.Binary(t.Has(TransferDeliveryTag), t.DeliveryTag)
+	w.Binary(t.Has(TransferDeliveryTag) || t.DeliveryTag != nil, t.DeliveryTag)
 	w.optUint(t.MessageFormat)
-	w.Bool(t.Has(TransferSettled), t.Settled)
-	w.Bool(t.Has(TransferMore), t.More)
+	w.Bool(t.Has(TransferSettled) || t.Settled, t.Settled)
+	w.Bool(t.Has(TransferMore) || t.More, t.More)
 	if w.Field(t.RcvSettleMode.ok) {
 		w.B = encode.AppendUbyte(w.B, uint8(t.RcvSettleMode.v))
 	}
 	w.state(t.Has(TransferState) || t.State.Type != StateNone, &t.State)
-	w.Bool(t.Has(TransferResume), t.Resume)
-	w.Bool(t.Has(TransferAborted), t.Aborted)
-	w.Bool(t.Has(TransferBatchable), t.Batchable)
+	w.Bool(t.Has(TransferResume) || t.Resume, t.Resume)
+	w.Bool(t.Has(TransferAborted) || t.Aborted, t.Aborted)
+	w.Bool(t.Has(TransferBatchable) || t.Batchable, t.Batchable)
 	return w.end(t.Fields)
 }
 
@@ -204,9 +206,9 @@ func AppendDisposition(b []byte, d Disposition) []byte {
 	w.Bool(true, bool(d.Role))
 	w.Uint(true, d.First)
 	w.optUint(d.Last)
-	w.Bool(d.Has(DispositionSettled), d.Settled)
+	w.Bool(d.Has(DispositionSettled) || d.Settled, d.Settled)
 	w.state(d.Has(DispositionState) || d.State.Type != StateNone, &d.State)
-	w.Bool(d.Has(DispositionBatchable), d.Batchable)
+	w.Bool(d.Has(DispositionBatchable) || d.Batchable, d.Batchable)
 	return w.end(d.Fields)
 }
 
@@ -214,7 +216,7 @@ func AppendDisposition(b []byte, d Disposition) []byte {
 func AppendDetach(b []byte, d Detach) []byte {
 	w := compose(b, specDetach)
 	w.Uint(true, d.Handle)
-	w.Bool(d.Has(DetachClosed), d.Closed)
+	w.Bool(d.Has(DetachClosed) || d.Closed, d.Closed)
 	w.error(d.Has(DetachError) || !d.Error.isZero(), &d.Error)
 	return w.end(d.Fields)
 }
@@ -251,8 +253,8 @@ func AppendSASLMechanisms(b []byte, m SASLMechanisms) []byte {
 func AppendSASLInit(b []byte, s SASLInit) []byte {
 	w := compose(b, specSASLInit)
 	w.Symbol(true, s.Mechanism)
-	w.Binary(s.Has(SASLInitInitialResponse), s.InitialResponse)
-	w.String(s.Has(SASLInitHostname), s.Hostname)
+	w.Binary(s.Has(SASLInitInitialResponse) || s.InitialResponse != nil, s.InitialResponse)
+	w.String(s.Has(SASLInitHostname) || s.Hostname != nil, s.Hostname)
 	return w.end(s.Fields)
 }
 
@@ -274,26 +276,26 @@ func AppendSASLResponse(b []byte, s SASLResponse) []byte {
 func AppendSASLOutcome(b []byte, s SASLOutcome) []byte {
 	w := compose(b, specSASLOutcome)
 	w.Ubyte(true, uint8(s.Code))
-	w.Binary(s.Has(SASLOutcomeAdditionalData), s.AdditionalData)
+	w.Binary(s.Has(SASLOutcomeAdditionalData) || s.AdditionalData != nil, s.AdditionalData)
 	return w.end(s.Fields)
 }
 
 func appendError(b []byte, e *AMQPError) []byte {
 	w := compose(b, specError)
 	w.Symbol(true, e.Condition)
-	w.String(e.Has(AMQPErrorDescription), e.Description)
-	w.Raw(e.Has(AMQPErrorInfo), e.Info)
+	w.String(e.Has(AMQPErrorDescription) || e.Description != nil, e.Description)
+	w.Raw(e.Has(AMQPErrorInfo) || e.Info != nil, e.Info)
 	return w.end(e.Fields)
 }
 
 func appendSource(b []byte, s *Source) []byte {
 	w := compose(b, specSource)
 	w.terminus(s.Fields, s.Address, s.Durable, s.ExpiryPolicy, s.Timeout, s.Dynamic, s.DynamicNodeProperties)
-	w.Symbol(s.Has(SourceDistributionMode), s.DistributionMode)
-	w.Raw(s.Has(SourceFilter), s.Filter)
+	w.Symbol(s.Has(SourceDistributionMode) || s.DistributionMode != nil, s.DistributionMode)
+	w.Raw(s.Has(SourceFilter) || s.Filter != nil, s.Filter)
 	w.state(s.Has(SourceDefaultOutcome) || s.DefaultOutcome.Type != StateNone, &s.DefaultOutcome)
-	w.Raw(s.Has(SourceOutcomes), s.Outcomes)
-	w.Raw(s.Has(SourceCapabilities), s.Capabilities)
+	w.Raw(s.Has(SourceOutcomes) || s.Outcomes != nil, s.Outcomes)
+	w.Raw(s.Has(SourceCapabilities) || s.Capabilities != nil, s.Capabilities)
 	return w.end(s.Fields)
 }
 
@@ -301,23 +303,23 @@ func appendSource(b []byte, s *Source) []byte {
 // both (part 3 §3.5.3, §3.5.4: SourceAddress is TargetAddress, and so on).
 func (w *lw) terminus(f Fields, address []byte, durable TerminusDurability, expiry ExpiryPolicy, timeout uint32,
 	dynamic bool, props Map) {
-	w.String(f.Has(SourceAddress), address)
-	w.Uint(f.Has(SourceDurable), uint32(durable))
-	w.SymbolText(f.Has(SourceExpiryPolicy), expiry.String())
-	w.Uint(f.Has(SourceTimeout), timeout)
-	w.Bool(f.Has(SourceDynamic), dynamic)
-	w.Raw(f.Has(SourceDynamicNodeProperties), props)
+	w.String(f.Has(SourceAddress) || address != nil, address)
+	w.Uint(f.Has(SourceDurable) || durable != 0, uint32(durable))
+	w.SymbolText(f.Has(SourceExpiryPolicy) || expiry != ExpirySessionEnd, expiry.String())
+	w.Uint(f.Has(SourceTimeout) || timeout != 0, timeout)
+	w.Bool(f.Has(SourceDynamic) || dynamic, dynamic)
+	w.Raw(f.Has(SourceDynamicNodeProperties) || props != nil, props)
 }
 
 func appendTarget(b []byte, t *Target) []byte {
 	if t.Coordinator {
 		w := compose(b, specCoordinator)
-		w.Raw(t.Has(CoordinatorCapabilities), t.Capabilities)
+		w.Raw(t.Has(CoordinatorCapabilities) || t.Capabilities != nil, t.Capabilities)
 		return w.end(t.Fields)
 	}
 	w := compose(b, specTarget)
 	w.terminus(t.Fields, t.Address, t.Durable, t.ExpiryPolicy, t.Timeout, t.Dynamic, t.DynamicNodeProperties)
-	w.Raw(t.Has(TargetCapabilities), t.Capabilities)
+	w.Raw(t.Has(TargetCapabilities) || t.Capabilities != nil, t.Capabilities)
 	return w.end(t.Fields)
 }
 
@@ -339,9 +341,9 @@ func appendState(b []byte, s *DeliveryState) []byte {
 		w = compose(b, specReleased)
 	case StateModified:
 		w = compose(b, specModified)
-		w.Bool(s.Has(ModifiedDeliveryFailed), s.DeliveryFailed)
-		w.Bool(s.Has(ModifiedUndeliverableHere), s.UndeliverableHere)
-		w.Raw(s.Has(ModifiedMessageAnnotations), s.MessageAnnotations)
+		w.Bool(s.Has(ModifiedDeliveryFailed) || s.DeliveryFailed, s.DeliveryFailed)
+		w.Bool(s.Has(ModifiedUndeliverableHere) || s.UndeliverableHere, s.UndeliverableHere)
+		w.Raw(s.Has(ModifiedMessageAnnotations) || s.MessageAnnotations != nil, s.MessageAnnotations)
 	case StateOther:
 		if len(s.Raw) > 0 {
 			return append(b, s.Raw...)

@@ -193,14 +193,13 @@ func ParseHeader(sec []byte) (Header, error) {
 // Priority's default is 4, not Header's zero value: start from
 // DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte {
-	w := composite.Begin(b, composite.Header)
-	w.Bool(false, h.Durable)
-	w.Ubyte(false, h.Priority)
-	if w.Field(h.HasTTL) {
-		w.B = encode.AppendUint(w.B, h.TTL)
-	}
-	w.Bool(false, h.FirstAcquirer)
-	w.Uint(false, h.DeliveryCount)
+	spec := composite.Header
+	w := composite.Begin(b, spec)
+	w.Bool(spec.OffBool(composite.HeaderDurable, h.Durable), h.Durable)
+	w.Ubyte(spec.Off(composite.HeaderPriority, uint64(h.Priority)), h.Priority)
+	w.Uint(h.HasTTL, h.TTL)
+	w.Bool(spec.OffBool(composite.HeaderFirstAcquirer, h.FirstAcquirer), h.FirstAcquirer)
+	w.Uint(spec.Off(composite.HeaderDeliveryCount, uint64(h.DeliveryCount)), h.DeliveryCount)
 	return w.End(0, false) // at most 17 bytes: a list8
 }
 
@@ -255,26 +254,24 @@ func AppendProperties(b []byte, p Properties) ([]byte, error) {
 	if w.Field(hasID(p.MessageID)) {
 		w.B = appendID(w.B, p.MessageID)
 	}
-	w.Binary(false, p.UserID)
-	w.String(false, p.To)
-	w.String(false, p.Subject)
-	w.String(false, p.ReplyTo)
+	w.Binary(p.UserID != nil, p.UserID)
+	w.String(p.To != nil, p.To)
+	w.String(p.Subject != nil, p.Subject)
+	w.String(p.ReplyTo != nil, p.ReplyTo)
 	if w.Field(hasID(p.CorrelationID)) {
 		w.B = appendID(w.B, p.CorrelationID)
 	}
-	w.Symbol(false, p.ContentType)
-	w.Symbol(false, p.ContentEncoding)
+	w.Symbol(p.ContentType != nil, p.ContentType)
+	w.Symbol(p.ContentEncoding != nil, p.ContentEncoding)
 	if w.Field(p.HasAbsoluteExpiryTime) {
 		w.B = encode.AppendTimestamp(w.B, p.AbsoluteExpiryTime)
 	}
 	if w.Field(p.HasCreationTime) {
 		w.B = encode.AppendTimestamp(w.B, p.CreationTime)
 	}
-	w.String(false, p.GroupID)
-	if w.Field(p.HasGroupSequence) {
-		w.B = encode.AppendUint(w.B, p.GroupSequence)
-	}
-	w.String(false, p.ReplyToGroupID)
+	w.String(p.GroupID != nil, p.GroupID)
+	w.Uint(p.HasGroupSequence, p.GroupSequence)
+	w.String(p.ReplyToGroupID != nil, p.ReplyToGroupID)
 	return w.End(0, false), nil
 }
 

@@ -10,39 +10,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWriter: a field at its default is left out, as null before the last
-// field written and not at all after it; has writes it all the same; End
-// pads to the elements read and writes a list32 when told.
+// TestWriter: a field at its default (Spec.Off reads the Default column) is
+// left out, as null before the last field written and not at all after
+// it; End pads to the elements read and writes a list32 when told.
 func TestWriter(t *testing.T) {
 	w := Begin(nil, Header)
-	w.Bool(false, false) // durable at its default
-	w.Ubyte(false, 4)    // priority at its default
-	w.Uint(false, 0)     // ttl: no default, so its zero
-	w.Bool(false, false) // first-acquirer at its default
-	w.Uint(false, 0)     // delivery-count at its default
+	w.Bool(Header.OffBool(0, false), false) // durable at its default
+	w.Ubyte(Header.Off(1, 4), 4)            // priority at its default
+	w.Uint(Header.Off(2, 0), 0)             // ttl: no default, so its zero
+	w.Bool(Header.OffBool(3, false), false) // first-acquirer at its default
+	w.Uint(Header.Off(4, 0), 0)             // delivery-count at its default
 	assert.Equal(t, "005370"+"45", hex.EncodeToString(w.End(0, false)), "all at their defaults: list0")
 
 	w = Begin(nil, Header)
-	w.Bool(false, false)
-	w.Ubyte(false, 4)
-	w.Uint(false, 0)
-	w.Bool(false, false)
-	w.Uint(false, 3)
+	w.Bool(Header.OffBool(0, false), false)
+	w.Ubyte(Header.Off(1, 4), 4)
+	w.Uint(Header.Off(2, 0), 0)
+	w.Bool(Header.OffBool(3, false), false)
+	w.Uint(Header.Off(4, 3), 3)
 	assert.Equal(t, "005370"+"c0"+"07"+"05"+"40404040"+"5203", hex.EncodeToString(w.End(0, false)),
 		"the fields at their defaults before the last written are null")
 
 	w = Begin(nil, Header)
-	w.Bool(true, false) // has: written although at its default
-	w.Ubyte(false, 4)
-	w.Uint(false, 0)
-	w.Bool(false, false)
-	w.Uint(false, 0)
+	w.Bool(true, false) // written although at its default
+	w.Ubyte(Header.Off(1, 4), 4)
+	w.Uint(Header.Off(2, 0), 0)
+	w.Bool(Header.OffBool(3, false), false)
+	w.Uint(Header.Off(4, 0), 0)
 	assert.Equal(t, "005370"+"c0"+"02"+"01"+"42", hex.EncodeToString(w.End(0, false)))
 
 	w = Begin(nil, Header)
-	w.Bool(false, false)
-	w.Ubyte(false, 9)
-	w.Uint(false, 0)
+	w.Bool(Header.OffBool(0, false), false)
+	w.Ubyte(Header.Off(1, 9), 9)
+	w.Uint(Header.Off(2, 0), 0)
 	assert.Equal(t, "005370"+"c0"+"05"+"03"+"40"+"5009"+"40", hex.EncodeToString(w.End(3, false)),
 		"padded to the elements read")
 	w = Begin(nil, Header)
@@ -50,7 +50,7 @@ func TestWriter(t *testing.T) {
 
 	w = Begin(nil, Properties)
 	w.Binary(false, nil)
-	w.String(false, []byte("q"))
+	w.String(true, []byte("q"))
 	assert.Equal(t, "005373"+"c0"+"05"+"02"+"40"+"a10171", hex.EncodeToString(w.End(0, false)))
 }
 

@@ -81,6 +81,9 @@ type Spec struct {
 
 // New returns the Spec of the composite type name with descriptor d.
 func New(name string, d amqpsax.Descriptor, fields ...Field) *Spec {
+	if d == 0 || d > 0xff {
+		panic("composite: descriptor of " + name + " is not a smallulong") // Begin writes it as one
+	}
 	s := &Spec{Name: name, Descriptor: d, Fields: fields}
 	for i := range fields {
 		f := &fields[i]
@@ -101,6 +104,18 @@ func New(name string, d amqpsax.Descriptor, fields ...Field) *Spec {
 // DefaultUint returns the default of field i as a number: a boolean's as
 // 0 or 1, and 0 where the spec gives none or a symbol.
 func (s *Spec) DefaultUint(i int) uint64 { return s.Fields[i].def }
+
+// Off reports whether v is off the default of field i, as DefaultUint
+// gives it; OffBool likewise for a boolean.
+func (s *Spec) Off(i int, v uint64) bool { return v != s.Fields[i].def }
+
+func (s *Spec) OffBool(i int, v bool) bool {
+	var u uint64
+	if v {
+		u = 1
+	}
+	return u != s.Fields[i].def
+}
 
 // The fields of the message's header section (part 3 §3.2.1).
 const (

@@ -1,6 +1,7 @@
 package composite
 
 import (
+	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 )
 
@@ -8,12 +9,13 @@ import (
 // order of its Spec, each either written or left out: fields left out
 // before one that is written become nulls (as Qpid Proton writes them),
 // trailing ones are not written at all. The value writers write a field
-// when told to (has: it is mandatory, or was seen when parsed) or when its
-// value is not the spec's default (the Default column), and leave it out
-// otherwise.
+// when told to: when it is mandatory, was seen when parsed, or is off the
+// spec's default ([Spec.Off] reads the Default column; package frame's
+// plain fields have their default as their zero value, which its tests
+// check against the column). A Writer has four fields, so that the
+// compiler keeps it in registers.
 type Writer struct {
 	B     []byte
-	spec  *Spec
 	start int // of the list
 	idx   int // fields considered so far
 	n     int // list elements written so far
@@ -22,8 +24,8 @@ type Writer struct {
 // Begin begins the composite of type s: its descriptor as a smallulong,
 // then a list whose size End fills in.
 func Begin(b []byte, s *Spec) Writer {
-	b = encode.AppendUlong(encode.AppendDescribed(b), uint64(s.Descriptor))
-	return Writer{B: encode.BeginList(b), spec: s, start: len(b)}
+	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(s.Descriptor)) // every one is below 256
+	return Writer{B: encode.BeginList(b), start: len(b)}
 }
 
 // Field considers the next field and reports whether to write it, after
@@ -41,9 +43,6 @@ func (w *Writer) Field(write bool) bool {
 	return write
 }
 
-// differs reports whether v is not the default of the next field.
-func (w *Writer) differs(v uint64) bool { return v != w.spec.Fields[w.idx].def }
-
 // End completes the list with at least elements elements (trailing
 // nulls, as many as the composite had when read), in its smallest
 // encoding, or as a list32 when wide.
@@ -58,74 +57,66 @@ func (w *Writer) End(elements int, wide bool) []byte {
 	return encode.EndList(w.B, w.start, w.n)
 }
 
-// Uint writes a uint field when has or when v is not its default; Ulong,
-// Ushort, Ubyte and Bool likewise.
-func (w *Writer) Uint(has bool, v uint32) {
-	if w.Field(has || w.differs(uint64(v))) {
+// Uint writes a uint field when write is true; Ulong, Ushort, Ubyte,
+// Bool, String, Symbol, Binary and SymbolText likewise.
+func (w *Writer) Uint(write bool, v uint32) {
+	if w.Field(write) {
 		w.B = encode.AppendUint(w.B, v)
 	}
 }
 
-func (w *Writer) Ulong(has bool, v uint64) {
-	if w.Field(has || w.differs(v)) {
+func (w *Writer) Ulong(write bool, v uint64) {
+	if w.Field(write) {
 		w.B = encode.AppendUlong(w.B, v)
 	}
 }
 
-func (w *Writer) Ushort(has bool, v uint16) {
-	if w.Field(has || w.differs(uint64(v))) {
+func (w *Writer) Ushort(write bool, v uint16) {
+	if w.Field(write) {
 		w.B = encode.AppendUshort(w.B, v)
 	}
 }
 
-func (w *Writer) Ubyte(has bool, v uint8) {
-	if w.Field(has || w.differs(uint64(v))) {
+func (w *Writer) Ubyte(write bool, v uint8) {
+	if w.Field(write) {
 		w.B = encode.AppendUbyte(w.B, v)
 	}
 }
 
-func (w *Writer) Bool(has bool, v bool) {
-	var u uint64
-	if v {
-		u = 1
-	}
-	if w.Field(has || w.differs(u)) {
+func (w *Writer) Bool(write bool, v bool) {
+	if w.Field(write) {
 		w.B = encode.AppendBool(w.B, v)
 	}
 }
 
-// String writes a string field when has or when v is not nil (absent);
-// Symbol and Binary likewise.
-func (w *Writer) String(has bool, v []byte) {
-	if w.Field(has || v != nil) {
+func (w *Writer) String(write bool, v []byte) {
+	if w.Field(write) {
 		w.B = encode.AppendStringBytes(w.B, v)
 	}
 }
 
-func (w *Writer) Symbol(has bool, v []byte) {
-	if w.Field(has || v != nil) {
+func (w *Writer) Symbol(write bool, v []byte) {
+	if w.Field(write) {
 		w.B = encode.AppendSymbolBytes(w.B, v)
 	}
 }
 
-func (w *Writer) Binary(has bool, v []byte) {
-	if w.Field(has || v != nil) {
+func (w *Writer) Binary(write bool, v []byte) {
+	if w.Field(write) {
 		w.B = encode.AppendBinary(w.B, v)
 	}
 }
 
-// SymbolText writes a symbol field when has or when v is not its default
-// (a symbol's default is its text: "session-end").
-func (w *Writer) SymbolText(has bool, v string) {
-	if w.Field(has || v != w.spec.Fields[w.idx].Default) {
+func (w *Writer) SymbolText(write bool, v string) {
+	if w.Field(write) {
 		w.B = encode.AppendSymbol(w.B, v)
 	}
 }
 
-// Raw writes an encoded value (a map, symbols) as it is when has or when
-// v is not nil, as null when it is empty.
-func (w *Writer) Raw(has bool, v []byte) {
-	if w.Field(has || v != nil) {
+// Raw writes an encoded value (a map, symbols) when write is true: as it
+// is, or as null when it is empty.
+func (w *Writer) Raw(write bool, v []byte) {
+	if w.Field(write) {
 		if len(v) == 0 {
 			w.B = encode.AppendNull(w.B)
 		} else {
