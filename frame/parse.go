@@ -111,7 +111,7 @@ func (p *parser) done(f *Fields) error {
 }
 
 // Value readers for the field the cursor is on, once Next has checked
-// its kind (composite.Reader has Uint32, Bytes and Bool).
+// its kind (composite.Reader has Uint32 and Bool).
 
 func (p *parser) sndSettle() SenderSettleMode {
 	v := p.C.Uint()
@@ -217,7 +217,7 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 		case TransferDeliveryID:
 			t.DeliveryID = Some(p.Uint32())
 		case TransferDeliveryTag:
-			t.DeliveryTag = p.Bytes()
+			t.DeliveryTag = p.C.Bytes()
 		case TransferMessageFormat:
 			t.MessageFormat = Some(p.Uint32())
 		case TransferSettled:
@@ -254,9 +254,9 @@ func ParseOpen(body []byte) (o Open, err error) {
 	for p.Next() {
 		switch p.field() {
 		case OpenContainerID:
-			o.ContainerID = p.Bytes()
+			o.ContainerID = p.C.Bytes()
 		case OpenHostname:
-			o.Hostname = p.Bytes()
+			o.Hostname = p.C.Bytes()
 		case OpenMaxFrameSize:
 			o.MaxFrameSize = Some(p.Uint32())
 		case OpenChannelMax:
@@ -339,7 +339,7 @@ func ParseAttach(body []byte) (a Attach, err error) {
 	for p.Next() {
 		switch p.field() {
 		case AttachName:
-			a.Name = p.Bytes()
+			a.Name = p.C.Bytes()
 		case AttachHandle:
 			a.Handle = p.Uint32()
 		case AttachRole:
@@ -531,11 +531,11 @@ func ParseSASLInit(body []byte) (s SASLInit, err error) {
 	for p.Next() {
 		switch p.field() {
 		case SASLInitMechanism:
-			s.Mechanism = p.Bytes()
+			s.Mechanism = p.C.Bytes()
 		case SASLInitInitialResponse:
-			s.InitialResponse = p.Bytes()
+			s.InitialResponse = p.C.Bytes()
 		case SASLInitHostname:
-			s.Hostname = p.Bytes()
+			s.Hostname = p.C.Bytes()
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
@@ -553,7 +553,7 @@ func ParseSASLChallenge(body []byte) (s SASLChallenge, err error) {
 	}
 	for p.Next() {
 		if p.field() == SASLChallengeChallenge {
-			s.Challenge = p.Bytes()
+			s.Challenge = p.C.Bytes()
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
@@ -571,7 +571,7 @@ func ParseSASLResponse(body []byte) (s SASLResponse, err error) {
 	}
 	for p.Next() {
 		if p.field() == SASLResponseResponse {
-			s.Response = p.Bytes()
+			s.Response = p.C.Bytes()
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
@@ -596,7 +596,7 @@ func ParseSASLOutcome(body []byte) (s SASLOutcome, err error) {
 			}
 			s.Code = SASLCode(v)
 		case SASLOutcomeAdditionalData:
-			s.AdditionalData = p.Bytes()
+			s.AdditionalData = p.C.Bytes()
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
@@ -615,9 +615,9 @@ func parseError(raw []byte, base int) (e AMQPError, err error) {
 	for p.Next() {
 		switch p.field() {
 		case AMQPErrorCondition:
-			e.Condition = p.Bytes()
+			e.Condition = p.C.Bytes()
 		case AMQPErrorDescription:
-			e.Description = p.Bytes()
+			e.Description = p.C.Bytes()
 		case AMQPErrorInfo:
 			e.Info = p.Raw
 		}
@@ -634,7 +634,7 @@ func parseSource(raw []byte, base int) (s Source, err error) {
 	for p.Next() {
 		switch p.field() {
 		case SourceAddress:
-			s.Address = p.Bytes()
+			s.Address = p.C.Bytes()
 		case SourceDurable:
 			s.Durable = p.durability()
 		case SourceExpiryPolicy:
@@ -646,7 +646,7 @@ func parseSource(raw []byte, base int) (s Source, err error) {
 		case SourceDynamicNodeProperties:
 			s.DynamicNodeProperties = p.Raw
 		case SourceDistributionMode:
-			s.DistributionMode = p.Bytes()
+			s.DistributionMode = p.C.Bytes()
 		case SourceFilter:
 			s.Filter = p.Raw
 		case SourceDefaultOutcome:
@@ -689,7 +689,7 @@ func parseTarget(raw []byte, base int) (t Target, err error) {
 	for p.Next() {
 		switch p.field() {
 		case TargetAddress:
-			t.Address = p.Bytes()
+			t.Address = p.C.Bytes()
 		case TargetDurable:
 			t.Durable = p.durability()
 		case TargetExpiryPolicy:

@@ -194,13 +194,13 @@ func ParseHeader(sec []byte) (Header, error) {
 // DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte {
 	spec := composite.Header
-	w := composite.Begin(b, spec)
+	w := composite.Begin8(b, spec) // at most 17 bytes
 	w.Bool(spec.OffBool(composite.HeaderDurable, h.Durable), h.Durable)
 	w.Ubyte(spec.Off(composite.HeaderPriority, uint64(h.Priority)), h.Priority)
 	w.Uint(h.HasTTL, h.TTL)
 	w.Bool(spec.OffBool(composite.HeaderFirstAcquirer, h.FirstAcquirer), h.FirstAcquirer)
 	w.Uint(spec.Off(composite.HeaderDeliveryCount, uint64(h.DeliveryCount)), h.DeliveryCount)
-	return w.End(0, false) // at most 17 bytes: a list8
+	return w.End8()
 }
 
 // ID is a message-id or correlation-id (part 3 §3.2.4): a ulong, a uuid,
@@ -311,41 +311,41 @@ func ParseProperties(sec []byte) (Properties, error) {
 	for rd.Next() {
 		switch rd.I {
 		case composite.PropertiesMessageID:
-			p.MessageID = readID(&rd.C)
+			readID(&rd.C, &p.MessageID)
 		case composite.PropertiesUserID:
-			p.UserID = rd.Bytes()
+			p.UserID = rd.C.Bytes()
 		case composite.PropertiesTo:
-			p.To = rd.Bytes()
+			p.To = rd.C.Bytes()
 		case composite.PropertiesSubject:
-			p.Subject = rd.Bytes()
+			p.Subject = rd.C.Bytes()
 		case composite.PropertiesReplyTo:
-			p.ReplyTo = rd.Bytes()
+			p.ReplyTo = rd.C.Bytes()
 		case composite.PropertiesCorrelationID:
-			p.CorrelationID = readID(&rd.C)
+			readID(&rd.C, &p.CorrelationID)
 		case composite.PropertiesContentType:
-			p.ContentType = rd.Bytes()
+			p.ContentType = rd.C.Bytes()
 		case composite.PropertiesContentEncoding:
-			p.ContentEncoding = rd.Bytes()
+			p.ContentEncoding = rd.C.Bytes()
 		case composite.PropertiesAbsoluteExpiryTime:
 			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = rd.C.Timestamp(), true
 		case composite.PropertiesCreationTime:
 			p.CreationTime, p.HasCreationTime = rd.C.Timestamp(), true
 		case composite.PropertiesGroupID:
-			p.GroupID = rd.Bytes()
+			p.GroupID = rd.C.Bytes()
 		case composite.PropertiesGroupSequence:
 			p.GroupSequence, p.HasGroupSequence = rd.Uint32(), true
 		case composite.PropertiesReplyToGroupID:
-			p.ReplyToGroupID = rd.Bytes()
+			p.ReplyToGroupID = rd.C.Bytes()
 		}
 	}
 	return p, readErr(&rd, rProperties)
 }
 
-// readID reads the message-id or correlation-id the cursor is on, of one
-// of the kinds the table takes: ulong, uuid, binary or string.
-func readID(c *stream.Cursor) ID {
-	id := ID{Kind: c.Kind()}
-	switch id.Kind {
+// readID reads into id, absent until then, the message-id or
+// correlation-id the cursor is on, of one of the kinds the table takes:
+// ulong, uuid, binary or string.
+func readID(c *stream.Cursor, id *ID) {
+	switch id.Kind = c.Kind(); id.Kind {
 	case amqpsax.KindUlong:
 		id.Ulong = c.Uint()
 	case amqpsax.KindUUID:
@@ -353,7 +353,6 @@ func readID(c *stream.Cursor) ID {
 	default:
 		id.Bytes = c.Bytes()
 	}
-	return id
 }
 
 // rankOfMap returns the rank of the map section sec by its descriptor

@@ -167,14 +167,14 @@ func (r *Reader) Fields(spec *Spec) bool {
 // symbol field and a composite, Raw is the field's encoding.
 func (r *Reader) Next() bool {
 	for r.Err == nil && r.C.Next() {
-		i := r.C.Index()
-		if i >= len(r.Spec.Fields) || r.C.Kind() == amqpsax.KindNull {
+		fields, i, k := r.Spec.Fields, r.C.Index(), r.C.Kind()
+		if uint(i) >= uint(len(fields)) || k == amqpsax.KindNull {
 			continue
 		}
-		if !r.check(&r.Spec.Fields[i]) {
+		if fs := &fields[i]; fs.plain&(1<<(k&31)) == 0 && !r.check(fs) { // a scalar of its kind needs no check
 			return false
 		}
-		r.Set |= 1 << i
+		r.Set |= 1 << (i & 31) // a Spec has at most 32 fields
 		r.I = i
 		return true
 	}
@@ -280,8 +280,7 @@ func (r *Reader) missing() bool {
 	return true
 }
 
-// Uint32, Bytes and Bool read the field the cursor is on, once Next has
-// checked its kind.
+// Uint32 and Bool read the field the cursor is on, once Next has checked
+// its kind (and inline where the caller's own wrapper would not).
 func (r *Reader) Uint32() uint32 { return uint32(r.C.Uint()) }
-func (r *Reader) Bytes() []byte  { return r.C.Bytes() }
 func (r *Reader) Bool() bool     { return r.C.Bool() }

@@ -37,6 +37,7 @@ type Field struct {
 	// "4", "false", "session-end"; "" where the spec gives none.
 	Default string
 	def     uint64 // Default as a number (false 0, true 1), 0 when none
+	plain   uint32 // bit k: a value of kind k is taken as it is, nothing in it to check
 }
 
 // Def returns f with the default d.
@@ -89,6 +90,13 @@ func New(name string, d amqpsax.Descriptor, fields ...Field) *Spec {
 		f := &fields[i]
 		if f.Mandatory {
 			s.mand |= 1 << i
+		}
+		switch f.Kind {
+		case amqpsax.KindMap, amqpsax.KindArray, amqpsax.KindDescribed, amqpsax.KindList:
+		default:
+			if !f.Multiple {
+				f.plain = 1<<f.Kind | f.Also
+			}
 		}
 		switch f.Default {
 		case "", "false":
