@@ -117,9 +117,14 @@ func openFields(rd *composite.Reader, sec []byte, r int, spec *composite.Spec) e
 // readErr is the error of rd, reading section r: a field of a kind its
 // table does not take is ErrSectionType at that field.
 func readErr(rd *composite.Reader, r int) error {
-	switch rd.Err {
-	case nil:
+	if rd.Err == nil {
 		return nil
+	}
+	return readFault(rd, r)
+}
+
+func readFault(rd *composite.Reader, r int) error {
+	switch rd.Err {
 	case composite.ErrCursor:
 		return relabel(rd.C.Err(), r)
 	case composite.ErrFault:
