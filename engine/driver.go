@@ -23,14 +23,13 @@ type Driver struct {
 	c  *Conn
 	nc net.Conn
 
-	do     chan func(*Conn)
-	stop   chan struct{} // closed: close the connection
-	done   chan struct{} // closed when the loop has ended
-	once   sync.Once
-	err    error
-	reads  chan readResult
-	free   chan []byte
-	readMu sync.Mutex
+	do    chan func(*Conn)
+	stop  chan struct{} // closed: close the connection
+	done  chan struct{} // closed when the loop has ended
+	once  sync.Once
+	err   error
+	reads chan readResult
+	free  chan []byte
 }
 
 type readResult struct {
@@ -164,7 +163,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 	}
 	d.err = nil
-	if e := c.Err(); e != nil && !(e.Remote == false && e.Condition == "amqp:connection:forced" && e.Description == "shutdown") {
+	if e := c.Err(); e != nil && !(!e.Remote && e.Condition == "amqp:connection:forced" && e.Description == "shutdown") {
 		d.err = e
 	}
 	return d.err

@@ -270,13 +270,10 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
 func (s *Session) onTransfer(body []byte) {
-	t, payload, ok := fastTransfer(body)
-	if !ok {
-		var err error
-		if t, payload, err = frame.ParseTransfer(body); err != nil {
-			s.c.fail(frame.CondDecodeError, err.Error())
-			return
-		}
+	t, payload, err := frame.ParseTransfer(body)
+	if err != nil {
+		s.c.fail(frame.CondDecodeError, err.Error())
+		return
 	}
 	if s.incomingWindow == 0 {
 		s.fail(frame.CondWindowViolation, "transfer beyond the session's incoming window")

@@ -164,14 +164,14 @@ func TestParseChoices(t *testing.T) {
 		body []byte
 		at   int // the field's index in the list
 	}{
-		{"snd-settle-mode", composite(amqpsax.DescriptorAttach, str, h, role, u(3)), 3},
-		{"rcv-settle-mode", composite(amqpsax.DescriptorAttach, str, h, role, nil, u(2)), 4},
-		{"rcv-settle-mode", composite(amqpsax.DescriptorTransfer, h, nil, nil, nil, nil, nil, u(2)), 6},
-		{"durable", composite(amqpsax.DescriptorAttach, str, h, role, nil, nil,
-			composite(amqpsax.DescriptorSource, nil, encode.AppendUint(nil, 3))), 5},
-		{"expiry-policy", composite(amqpsax.DescriptorAttach, str, h, role, nil, nil, nil,
-			composite(amqpsax.DescriptorTarget, nil, nil, encode.AppendSymbol(nil, "whenever"))), 6},
-		{"code", composite(amqpsax.DescriptorSASLOutcome, u(5)), 0},
+		{"snd-settle-mode", encComposite(amqpsax.DescriptorAttach, str, h, role, u(3)), 3},
+		{"rcv-settle-mode", encComposite(amqpsax.DescriptorAttach, str, h, role, nil, u(2)), 4},
+		{"rcv-settle-mode", encComposite(amqpsax.DescriptorTransfer, h, nil, nil, nil, nil, nil, u(2)), 6},
+		{"durable", encComposite(amqpsax.DescriptorAttach, str, h, role, nil, nil,
+			encComposite(amqpsax.DescriptorSource, nil, encode.AppendUint(nil, 3))), 5},
+		{"expiry-policy", encComposite(amqpsax.DescriptorAttach, str, h, role, nil, nil, nil,
+			encComposite(amqpsax.DescriptorTarget, nil, nil, encode.AppendSymbol(nil, "whenever"))), 6},
+		{"code", encComposite(amqpsax.DescriptorSASLOutcome, u(5)), 0},
 	} {
 		err := parseAs(mustPerformative(t, c.body), c.body)
 		require.ErrorIs(t, err, ErrFieldValue, c.name)
@@ -224,8 +224,8 @@ func TestParseForms(t *testing.T) {
 	assert.True(t, tr.Wide())
 	assert.Equal(t, "t", string(tr.DeliveryTag))
 
-	coord := composite(amqpsax.DescriptorCoordinator, AppendSymbols(nil, "amqp:local-transactions"))
-	att := composite(amqpsax.DescriptorAttach, encode.AppendString(nil, "txn"), encode.AppendUint(nil, 0),
+	coord := encComposite(amqpsax.DescriptorCoordinator, AppendSymbols(nil, "amqp:local-transactions"))
+	att := encComposite(amqpsax.DescriptorAttach, encode.AppendString(nil, "txn"), encode.AppendUint(nil, 0),
 		encode.AppendBool(nil, false), nil, nil, nil, coord)
 	a, err := ParseAttach(att)
 	require.NoError(t, err)
@@ -237,9 +237,9 @@ func TestParseForms(t *testing.T) {
 	assert.False(t, a.Has(AttachSource))
 	assert.Equal(t, att, AppendAttach(nil, a))
 
-	txn := composite(amqpsax.DescriptorTransactionalState, encode.AppendBinary(nil, []byte{1, 2}),
-		composite(amqpsax.DescriptorAccepted))
-	disp := composite(amqpsax.DescriptorDisposition, encode.AppendBool(nil, true), encode.AppendUint(nil, 9),
+	txn := encComposite(amqpsax.DescriptorTransactionalState, encode.AppendBinary(nil, []byte{1, 2}),
+		encComposite(amqpsax.DescriptorAccepted))
+	disp := encComposite(amqpsax.DescriptorDisposition, encode.AppendBool(nil, true), encode.AppendUint(nil, 9),
 		nil, encode.AppendBool(nil, true), txn)
 	ds, err := ParseDisposition(disp)
 	require.NoError(t, err)
@@ -257,10 +257,10 @@ func TestParseForms(t *testing.T) {
 // nested composite, two levels down).
 func TestParseMalformed(t *testing.T) {
 	bad := []byte{0xa1, 0x05, 'x'} // a str8 claiming 5 bytes, in a list that holds 3
-	errList := composite(amqpsax.DescriptorError, encode.AppendSymbol(nil, "amqp:x"), nil)
+	errList := encComposite(amqpsax.DescriptorError, encode.AppendSymbol(nil, "amqp:x"), nil)
 	errList = append(errList[:len(errList)-1], bad...)
 	errList[4] += 2 // the error's list8 size
-	body := composite(amqpsax.DescriptorDetach, encode.AppendUint(nil, 1), nil, errList)
+	body := encComposite(amqpsax.DescriptorDetach, encode.AppendUint(nil, 1), nil, errList)
 	_, err := ParseDetach(body)
 	require.Error(t, err)
 	var ae *amqpsax.Error
@@ -271,7 +271,7 @@ func TestParseMalformed(t *testing.T) {
 	// An array of symbols with an element past its end.
 	arr := AppendSymbols(nil, "abc")
 	arr[len(arr)-4] = 9
-	body = composite(amqpsax.DescriptorSASLMechanisms, arr)
+	body = encComposite(amqpsax.DescriptorSASLMechanisms, arr)
 	_, err = ParseSASLMechanisms(body)
 	require.Error(t, err)
 	require.ErrorAs(t, err, &ae)
@@ -494,7 +494,7 @@ func TestAppendBuilt(t *testing.T) {
 	gotR, err := ParseSASLResponse(AppendSASLResponse(nil, rs))
 	require.NoError(t, err)
 	assert.Equal(t, []byte{}, gotR.Response)
-	_, err = ParseSASLResponse(composite(amqpsax.DescriptorSASLResponse))
+	_, err = ParseSASLResponse(encComposite(amqpsax.DescriptorSASLResponse))
 	assert.ErrorIs(t, err, ErrMissingField)
 
 	ds := DeliveryState{Type: StateReceived, SectionNumber: 1, SectionOffset: 300}

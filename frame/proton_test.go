@@ -16,6 +16,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
+	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/internal/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -281,22 +282,22 @@ func writeComposite(t *testing.T, toks *[]string, v reflect.Value) {
 			*toks = append(*toks, "null")
 			continue
 		}
-		fs := spec.fields[i]
-		f := v.FieldByName(goName(fs.name))
-		require.True(t, f.IsValid(), "%s has no field for %s", v.Type(), fs.name)
+		fs := spec.Fields[i]
+		f := v.FieldByName(goName(fs.Name))
+		require.True(t, f.IsValid(), "%s has no field for %s", v.Type(), fs.Name)
 		writeValue(t, toks, fs, f)
 	}
 	*toks = append(*toks, "/list", "/described")
 }
 
 // specOf returns the spec and descriptor of the composite v holds.
-func specOf(t *testing.T, v reflect.Value) (*compositeSpec, amqpsax.Descriptor) {
+func specOf(t *testing.T, v reflect.Value) (*composite.Spec, amqpsax.Descriptor) {
 	switch x := v.Addr().Interface().(type) {
 	case *Target:
 		if x.Coordinator {
-			return &specCoordinator, amqpsax.DescriptorCoordinator
+			return specCoordinator, amqpsax.DescriptorCoordinator
 		}
-		return &specTarget, amqpsax.DescriptorTarget
+		return specTarget, amqpsax.DescriptorTarget
 	case *DeliveryState:
 		return specs[x.Descriptor], x.Descriptor
 	}
@@ -317,7 +318,7 @@ var goTypes = map[string]amqpsax.Descriptor{
 	"Target": amqpsax.DescriptorTarget,
 }
 
-func writeValue(t *testing.T, toks *[]string, fs fieldSpec, f reflect.Value) {
+func writeValue(t *testing.T, toks *[]string, fs composite.Field, f reflect.Value) {
 	raw := func(b []byte) {
 		var rec trace.Recorder
 		_, err := dispatch.Decode(b, &rec)
@@ -345,15 +346,15 @@ func writeValue(t *testing.T, toks *[]string, fs fieldSpec, f reflect.Value) {
 	case ExpiryPolicy:
 		*toks = append(*toks, "symbol:"+hex.EncodeToString([]byte(x.String())))
 	case []byte:
-		*toks = append(*toks, fs.kind.String()+":"+hex.EncodeToString(x))
+		*toks = append(*toks, fs.Kind.String()+":"+hex.EncodeToString(x))
 	default:
 		switch f.Kind() {
 		case reflect.Bool:
 			*toks = append(*toks, "bool:"+strconv.FormatBool(f.Bool()))
 		case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			*toks = append(*toks, fs.kind.String()+":"+strconv.FormatUint(f.Uint(), 10))
+			*toks = append(*toks, fs.Kind.String()+":"+strconv.FormatUint(f.Uint(), 10))
 		default:
-			t.Fatalf("field %s: no trace for %s", fs.name, f.Type())
+			t.Fatalf("field %s: no trace for %s", fs.Name, f.Type())
 		}
 	}
 }

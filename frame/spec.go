@@ -1,6 +1,9 @@
 package frame
 
-import "github.com/amqpsax/amqpsax"
+import (
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/internal/composite"
+)
 
 // Field is the position of a field in the list of a composite type, from
 // 0, in the order the spec lists them: TransferDeliveryID is 1 because
@@ -212,168 +215,134 @@ func (f Fields) Wide() bool { return f.wide }
 // SetWide sets what Wide returns.
 func (f *Fields) SetWide(wide bool) { f.wide = wide }
 
-// fieldSpec describes one field of a composite type, as the spec's XML
-// does: the kind it must have on the wire (KindDescribed for a field
-// holding a composite), whether it is mandatory, and whether it may hold
-// an array of its type (multiple).
-type fieldSpec struct {
-	name      string
-	kind      amqpsax.Kind
-	want      string // the spec's type, for error messages
-	mandatory bool
-	multiple  bool
-}
-
-// compositeSpec describes one composite type.
-type compositeSpec struct {
-	name   string
-	fields []fieldSpec
-	mand   uint32 // bit i: field i is mandatory (set by init)
-}
-
-func init() {
-	for _, s := range specs {
-		for i, f := range s.fields {
-			if f.mandatory {
-				s.mand |= 1 << i
-			}
-		}
-	}
-}
-
-func mand(name string, k amqpsax.Kind) fieldSpec {
-	return fieldSpec{name: name, kind: k, want: k.String(), mandatory: true}
-}
-
-func opt(name string, k amqpsax.Kind) fieldSpec {
-	return fieldSpec{name: name, kind: k, want: k.String()}
-}
-
-func syms(name string) fieldSpec {
-	return fieldSpec{name: name, kind: amqpsax.KindSymbol, want: "symbol or array of symbols", multiple: true}
-}
-
-func comp(name, requires string) fieldSpec {
-	return fieldSpec{name: name, kind: amqpsax.KindDescribed, want: requires}
-}
-
-const (
-	kUint    = amqpsax.KindUint
-	kUlong   = amqpsax.KindUlong
-	kUshort  = amqpsax.KindUshort
-	kUbyte   = amqpsax.KindUbyte
-	kBool    = amqpsax.KindBool
-	kString  = amqpsax.KindString
-	kSymbol  = amqpsax.KindSymbol
-	kBinary  = amqpsax.KindBinary
-	kMap     = amqpsax.KindMap
-	kDescrib = amqpsax.KindDescribed
-)
-
 // The composite types this package decodes, field by field as the spec's
-// XML lists them (the tests check every row against it).
+// XML lists them, defaults included (the tests check every row against
+// it). Package composite reads and writes them by these tables; it holds
+// the tables of the message's header and properties sections, which
+// package message reads.
 var (
-	specOpen = compositeSpec{name: "open", fields: []fieldSpec{
-		mand("container-id", kString), opt("hostname", kString), opt("max-frame-size", kUint),
-		opt("channel-max", kUshort), opt("idle-time-out", kUint), syms("outgoing-locales"),
+	specOpen = composite.New("open", amqpsax.DescriptorOpen,
+		mand("container-id", kString), opt("hostname", kString), opt("max-frame-size", kUint).Def("4294967295"),
+		opt("channel-max", kUshort).Def("65535"), opt("idle-time-out", kUint), syms("outgoing-locales"),
 		syms("incoming-locales"), syms("offered-capabilities"), syms("desired-capabilities"),
-		opt("properties", kMap)}}
-	specBegin = compositeSpec{name: "begin", fields: []fieldSpec{
+		opt("properties", kMap))
+	specBegin = composite.New("begin", amqpsax.DescriptorBegin,
 		opt("remote-channel", kUshort), mand("next-outgoing-id", kUint), mand("incoming-window", kUint),
-		mand("outgoing-window", kUint), opt("handle-max", kUint), syms("offered-capabilities"),
-		syms("desired-capabilities"), opt("properties", kMap)}}
-	specAttach = compositeSpec{name: "attach", fields: []fieldSpec{
-		mand("name", kString), mand("handle", kUint), mand("role", kBool), opt("snd-settle-mode", kUbyte),
-		opt("rcv-settle-mode", kUbyte), comp("source", "source"), comp("target", "target"),
-		opt("unsettled", kMap), opt("incomplete-unsettled", kBool), opt("initial-delivery-count", kUint),
+		mand("outgoing-window", kUint), opt("handle-max", kUint).Def("4294967295"), syms("offered-capabilities"),
+		syms("desired-capabilities"), opt("properties", kMap))
+	specAttach = composite.New("attach", amqpsax.DescriptorAttach,
+		mand("name", kString), mand("handle", kUint), mand("role", kBool), opt("snd-settle-mode", kUbyte).Def("2"),
+		opt("rcv-settle-mode", kUbyte).Def("0"), comp("source", "source"), comp("target", "target"),
+		opt("unsettled", kMap), opt("incomplete-unsettled", kBool).Def("false"), opt("initial-delivery-count", kUint),
 		opt("max-message-size", kUlong), syms("offered-capabilities"), syms("desired-capabilities"),
-		opt("properties", kMap)}}
-	specFlow = compositeSpec{name: "flow", fields: []fieldSpec{
+		opt("properties", kMap))
+	specFlow = composite.New("flow", amqpsax.DescriptorFlow,
 		opt("next-incoming-id", kUint), mand("incoming-window", kUint), mand("next-outgoing-id", kUint),
 		mand("outgoing-window", kUint), opt("handle", kUint), opt("delivery-count", kUint),
-		opt("link-credit", kUint), opt("available", kUint), opt("drain", kBool), opt("echo", kBool),
-		opt("properties", kMap)}}
-	specTransfer = compositeSpec{name: "transfer", fields: []fieldSpec{
+		opt("link-credit", kUint), opt("available", kUint), opt("drain", kBool).Def("false"),
+		opt("echo", kBool).Def("false"), opt("properties", kMap))
+	specTransfer = composite.New("transfer", amqpsax.DescriptorTransfer,
 		mand("handle", kUint), opt("delivery-id", kUint), opt("delivery-tag", kBinary),
-		opt("message-format", kUint), opt("settled", kBool), opt("more", kBool),
-		opt("rcv-settle-mode", kUbyte), comp("state", "delivery-state"), opt("resume", kBool),
-		opt("aborted", kBool), opt("batchable", kBool)}}
-	specDisposition = compositeSpec{name: "disposition", fields: []fieldSpec{
-		mand("role", kBool), mand("first", kUint), opt("last", kUint), opt("settled", kBool),
-		comp("state", "delivery-state"), opt("batchable", kBool)}}
-	specDetach = compositeSpec{name: "detach", fields: []fieldSpec{
-		mand("handle", kUint), opt("closed", kBool), comp("error", "error")}}
-	specEnd   = compositeSpec{name: "end", fields: []fieldSpec{comp("error", "error")}}
-	specClose = compositeSpec{name: "close", fields: []fieldSpec{comp("error", "error")}}
-	specError = compositeSpec{name: "error", fields: []fieldSpec{
-		mand("condition", kSymbol), opt("description", kString), opt("info", kMap)}}
+		opt("message-format", kUint), opt("settled", kBool), opt("more", kBool).Def("false"),
+		opt("rcv-settle-mode", kUbyte), comp("state", "delivery-state"), opt("resume", kBool).Def("false"),
+		opt("aborted", kBool).Def("false"), opt("batchable", kBool).Def("false"))
+	specDisposition = composite.New("disposition", amqpsax.DescriptorDisposition,
+		mand("role", kBool), mand("first", kUint), opt("last", kUint), opt("settled", kBool).Def("false"),
+		comp("state", "delivery-state"), opt("batchable", kBool).Def("false"))
+	specDetach = composite.New("detach", amqpsax.DescriptorDetach,
+		mand("handle", kUint), opt("closed", kBool).Def("false"), comp("error", "error"))
+	specEnd   = composite.New("end", amqpsax.DescriptorEnd, comp("error", "error"))
+	specClose = composite.New("close", amqpsax.DescriptorClose, comp("error", "error"))
+	specError = composite.New("error", amqpsax.DescriptorError,
+		mand("condition", kSymbol), opt("description", kString), opt("info", kMap))
 
-	specSASLMechanisms = compositeSpec{name: "sasl-mechanisms", fields: []fieldSpec{
-		{name: "sasl-server-mechanisms", kind: kSymbol, want: "symbol or array of symbols", mandatory: true, multiple: true}}}
-	specSASLInit = compositeSpec{name: "sasl-init", fields: []fieldSpec{
-		mand("mechanism", kSymbol), opt("initial-response", kBinary), opt("hostname", kString)}}
-	specSASLChallenge = compositeSpec{name: "sasl-challenge", fields: []fieldSpec{mand("challenge", kBinary)}}
-	specSASLResponse  = compositeSpec{name: "sasl-response", fields: []fieldSpec{mand("response", kBinary)}}
-	specSASLOutcome   = compositeSpec{name: "sasl-outcome", fields: []fieldSpec{
-		mand("code", kUbyte), opt("additional-data", kBinary)}}
+	specSASLMechanisms = composite.New("sasl-mechanisms", amqpsax.DescriptorSASLMechanisms,
+		composite.Field{Name: "sasl-server-mechanisms", Kind: kSymbol, Want: "symbol or array of symbols", Mandatory: true, Multiple: true})
+	specSASLInit = composite.New("sasl-init", amqpsax.DescriptorSASLInit,
+		mand("mechanism", kSymbol), opt("initial-response", kBinary), opt("hostname", kString))
+	specSASLChallenge = composite.New("sasl-challenge", amqpsax.DescriptorSASLChallenge, mand("challenge", kBinary))
+	specSASLResponse  = composite.New("sasl-response", amqpsax.DescriptorSASLResponse, mand("response", kBinary))
+	specSASLOutcome   = composite.New("sasl-outcome", amqpsax.DescriptorSASLOutcome,
+		mand("code", kUbyte), opt("additional-data", kBinary))
 
-	specSource = compositeSpec{name: "source", fields: []fieldSpec{
-		opt("address", kString), opt("durable", kUint), opt("expiry-policy", kSymbol),
-		opt("timeout", kUint), opt("dynamic", kBool), opt("dynamic-node-properties", kMap),
+	specSource = composite.New("source", amqpsax.DescriptorSource,
+		opt("address", kString), opt("durable", kUint).Def("0"), opt("expiry-policy", kSymbol).Def("session-end"),
+		opt("timeout", kUint).Def("0"), opt("dynamic", kBool).Def("false"), opt("dynamic-node-properties", kMap),
 		opt("distribution-mode", kSymbol), opt("filter", kMap), comp("default-outcome", "outcome"),
-		syms("outcomes"), syms("capabilities")}}
-	specTarget = compositeSpec{name: "target", fields: []fieldSpec{
-		opt("address", kString), opt("durable", kUint), opt("expiry-policy", kSymbol),
-		opt("timeout", kUint), opt("dynamic", kBool), opt("dynamic-node-properties", kMap),
-		syms("capabilities")}}
-	specCoordinator = compositeSpec{name: "coordinator", fields: []fieldSpec{syms("capabilities")}}
+		syms("outcomes"), syms("capabilities"))
+	specTarget = composite.New("target", amqpsax.DescriptorTarget,
+		opt("address", kString), opt("durable", kUint).Def("0"), opt("expiry-policy", kSymbol).Def("session-end"),
+		opt("timeout", kUint).Def("0"), opt("dynamic", kBool).Def("false"), opt("dynamic-node-properties", kMap),
+		syms("capabilities"))
+	specCoordinator = composite.New("coordinator", amqpsax.DescriptorCoordinator, syms("capabilities"))
 
-	specReceived = compositeSpec{name: "received", fields: []fieldSpec{
-		mand("section-number", kUint), mand("section-offset", kUlong)}}
-	specAccepted = compositeSpec{name: "accepted"}
-	specRejected = compositeSpec{name: "rejected", fields: []fieldSpec{comp("error", "error")}}
-	specReleased = compositeSpec{name: "released"}
-	specModified = compositeSpec{name: "modified", fields: []fieldSpec{
-		opt("delivery-failed", kBool), opt("undeliverable-here", kBool), opt("message-annotations", kMap)}}
+	specReceived = composite.New("received", amqpsax.DescriptorReceived,
+		mand("section-number", kUint), mand("section-offset", kUlong))
+	specAccepted = composite.New("accepted", amqpsax.DescriptorAccepted)
+	specRejected = composite.New("rejected", amqpsax.DescriptorRejected, comp("error", "error"))
+	specReleased = composite.New("released", amqpsax.DescriptorReleased)
+	specModified = composite.New("modified", amqpsax.DescriptorModified,
+		opt("delivery-failed", kBool), opt("undeliverable-here", kBool), opt("message-annotations", kMap))
+)
+
+var (
+	mand = composite.Mand
+	opt  = composite.Opt
+	syms = composite.Syms
+	comp = composite.Comp
+)
+
+const (
+	kUint   = amqpsax.KindUint
+	kUlong  = amqpsax.KindUlong
+	kUshort = amqpsax.KindUshort
+	kUbyte  = amqpsax.KindUbyte
+	kBool   = amqpsax.KindBool
+	kString = amqpsax.KindString
+	kSymbol = amqpsax.KindSymbol
+	kBinary = amqpsax.KindBinary
+	kMap    = amqpsax.KindMap
 )
 
 // specs maps each descriptor this package decodes to its type.
-var specs = map[amqpsax.Descriptor]*compositeSpec{
-	amqpsax.DescriptorOpen:           &specOpen,
-	amqpsax.DescriptorBegin:          &specBegin,
-	amqpsax.DescriptorAttach:         &specAttach,
-	amqpsax.DescriptorFlow:           &specFlow,
-	amqpsax.DescriptorTransfer:       &specTransfer,
-	amqpsax.DescriptorDisposition:    &specDisposition,
-	amqpsax.DescriptorDetach:         &specDetach,
-	amqpsax.DescriptorEnd:            &specEnd,
-	amqpsax.DescriptorClose:          &specClose,
-	amqpsax.DescriptorError:          &specError,
-	amqpsax.DescriptorSASLMechanisms: &specSASLMechanisms,
-	amqpsax.DescriptorSASLInit:       &specSASLInit,
-	amqpsax.DescriptorSASLChallenge:  &specSASLChallenge,
-	amqpsax.DescriptorSASLResponse:   &specSASLResponse,
-	amqpsax.DescriptorSASLOutcome:    &specSASLOutcome,
-	amqpsax.DescriptorSource:         &specSource,
-	amqpsax.DescriptorTarget:         &specTarget,
-	amqpsax.DescriptorCoordinator:    &specCoordinator,
-	amqpsax.DescriptorReceived:       &specReceived,
-	amqpsax.DescriptorAccepted:       &specAccepted,
-	amqpsax.DescriptorRejected:       &specRejected,
-	amqpsax.DescriptorReleased:       &specReleased,
-	amqpsax.DescriptorModified:       &specModified,
+var specs = map[amqpsax.Descriptor]*composite.Spec{
+	amqpsax.DescriptorOpen:           specOpen,
+	amqpsax.DescriptorBegin:          specBegin,
+	amqpsax.DescriptorAttach:         specAttach,
+	amqpsax.DescriptorFlow:           specFlow,
+	amqpsax.DescriptorTransfer:       specTransfer,
+	amqpsax.DescriptorDisposition:    specDisposition,
+	amqpsax.DescriptorDetach:         specDetach,
+	amqpsax.DescriptorEnd:            specEnd,
+	amqpsax.DescriptorClose:          specClose,
+	amqpsax.DescriptorError:          specError,
+	amqpsax.DescriptorSASLMechanisms: specSASLMechanisms,
+	amqpsax.DescriptorSASLInit:       specSASLInit,
+	amqpsax.DescriptorSASLChallenge:  specSASLChallenge,
+	amqpsax.DescriptorSASLResponse:   specSASLResponse,
+	amqpsax.DescriptorSASLOutcome:    specSASLOutcome,
+	amqpsax.DescriptorSource:         specSource,
+	amqpsax.DescriptorTarget:         specTarget,
+	amqpsax.DescriptorCoordinator:    specCoordinator,
+	amqpsax.DescriptorReceived:       specReceived,
+	amqpsax.DescriptorAccepted:       specAccepted,
+	amqpsax.DescriptorRejected:       specRejected,
+	amqpsax.DescriptorReleased:       specReleased,
+	amqpsax.DescriptorModified:       specModified,
+}
+
+// sections are the message's header and properties sections (part 3
+// §3.2.1, §3.2.4), which package message reads by their tables.
+var sections = map[amqpsax.Descriptor]*composite.Spec{
+	amqpsax.DescriptorHeader:     composite.Header,
+	amqpsax.DescriptorProperties: composite.Properties,
 }
 
 // otherFields names the fields of the spec's composite types this
-// package does not decode, so that FieldName covers every one: the
-// message's header and properties sections (part 3 §3.2.1, §3.2.4),
-// which package message reads, and the transaction types (part 4 §4.5).
-// (The lifetime policies have no fields.)
+// package and package message do not decode, so that FieldName covers
+// every one: the transaction types (part 4 §4.5). (The lifetime policies
+// have no fields.)
 var otherFields = map[amqpsax.Descriptor][]string{
-	amqpsax.DescriptorHeader: {"durable", "priority", "ttl", "first-acquirer", "delivery-count"},
-	amqpsax.DescriptorProperties: {"message-id", "user-id", "to", "subject", "reply-to",
-		"correlation-id", "content-type", "content-encoding", "absolute-expiry-time",
-		"creation-time", "group-id", "group-sequence", "reply-to-group-id"},
 	amqpsax.DescriptorDeclare:            {"global-id"},
 	amqpsax.DescriptorDischarge:          {"txn-id", "fail"},
 	amqpsax.DescriptorDeclared:           {"txn-id"},
@@ -387,9 +356,13 @@ var otherFields = map[amqpsax.Descriptor][]string{
 // transaction types — or "" when d is not one or has no field i. Tools
 // that print performatives and sections use it to label fields.
 func FieldName(d amqpsax.Descriptor, i Field) string {
-	if s := specs[d]; s != nil {
-		if int(i) < len(s.fields) {
-			return s.fields[i].name
+	s := specs[d]
+	if s == nil {
+		s = sections[d]
+	}
+	if s != nil {
+		if int(i) < len(s.Fields) {
+			return s.Fields[i].Name
 		}
 		return ""
 	}
@@ -403,7 +376,10 @@ func FieldName(d amqpsax.Descriptor, i Field) string {
 // type with descriptor d, or -1 when FieldName does not know d.
 func NumFields(d amqpsax.Descriptor) int {
 	if s := specs[d]; s != nil {
-		return len(s.fields)
+		return len(s.Fields)
+	}
+	if s := sections[d]; s != nil {
+		return len(s.Fields)
 	}
 	if names, ok := otherFields[d]; ok {
 		return len(names)

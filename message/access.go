@@ -7,6 +7,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 )
@@ -67,6 +68,22 @@ func fieldErr(c *stream.Cursor, r int) error {
 // values alternately) of the section sec, of rank r (its descriptor must
 // be that section's, unless r is rNone), whose value must be of kind k.
 func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
+	if err := onSection(c, sec, r); err != nil {
+		return err
+	}
+	if !c.EnterValue() {
+		return relabel(c.Err(), r)
+	}
+	if c.Kind() != k {
+		return fieldErr(c, r)
+	}
+	c.Enter()
+	return nil
+}
+
+// onSection moves c onto the section sec, of rank r: its descriptor must
+// be that section's, unless r is rNone.
+func onSection(c *stream.Cursor, sec []byte, r int) error {
 	c.Reset(sec)
 	if !c.Next() {
 		if c.Err() != nil {
@@ -82,14 +99,39 @@ func open(c *stream.Cursor, sec []byte, r int, k amqpsax.Kind) error {
 			return otherSection(r, got, c.Offset(), c.Code())
 		}
 	}
-	if !c.EnterValue() {
-		return relabel(c.Err(), r)
-	}
-	if c.Kind() != k {
-		return fieldErr(c, r)
-	}
-	c.Enter()
 	return nil
+}
+
+// openFields makes rd read the fields of section sec, of rank r, whose
+// list the composite table spec describes: the header or properties.
+func openFields(rd *composite.Reader, sec []byte, r int, spec *composite.Spec) error {
+	if err := onSection(&rd.C, sec, r); err != nil {
+		return err
+	}
+	if !rd.Fields(spec) {
+		return readErr(rd, r)
+	}
+	return nil
+}
+
+// readErr is the error of rd, reading section r: a field of a kind its
+// table does not take is ErrSectionType at that field.
+func readErr(rd *composite.Reader, r int) error {
+	if rd.Err == nil {
+		return nil
+	}
+	return readFault(rd, r)
+}
+
+func readFault(rd *composite.Reader, r int) error {
+	switch rd.Err {
+	case composite.ErrCursor:
+		return relabel(rd.C.Err(), r)
+	case composite.ErrFault:
+		f := &rd.Fault
+		return &amqpsax.Error{Op: sectionOps[r], Offset: f.Off, Code: f.Code, HasCode: f.HasCode, Err: ErrSectionType}
+	}
+	return rd.Err
 }
 
 // Header is the header section (part 3 §3.2.1), with the spec's defaults
@@ -113,7 +155,12 @@ func (h *Header) AddDelivery() {
 }
 
 // DefaultHeader is a header of all defaults.
-var DefaultHeader = Header{Priority: 4}
+var DefaultHeader = Header{
+	Durable:       composite.Header.DefaultUint(composite.HeaderDurable) == 1,
+	Priority:      uint8(composite.Header.DefaultUint(composite.HeaderPriority)),
+	FirstAcquirer: composite.Header.DefaultUint(composite.HeaderFirstAcquirer) == 1,
+	DeliveryCount: uint32(composite.Header.DefaultUint(composite.HeaderDeliveryCount)),
+}
 
 // ParseHeader reads a header section, as Scan returned it; nil gives the
 // defaults. Null fields take their defaults. A field of the wrong type is
@@ -124,41 +171,25 @@ func ParseHeader(sec []byte) (Header, error) {
 	if sec == nil {
 		return h, nil
 	}
-	var c stream.Cursor
-	if err := open(&c, sec, rHeader, amqpsax.KindList); err != nil {
+	var rd composite.Reader
+	if err := openFields(&rd, sec, rHeader, composite.Header); err != nil {
 		return h, err
 	}
-	for c.Next() {
-		if c.IsNull() {
-			continue
-		}
-		switch i := c.Index(); i {
-		case 0, 3:
-			if c.Kind() != amqpsax.KindBool {
-				return h, fieldErr(&c, rHeader)
-			}
-			if i == 0 {
-				h.Durable = c.Bool()
-			} else {
-				h.FirstAcquirer = c.Bool()
-			}
-		case 1:
-			if c.Kind() != amqpsax.KindUbyte {
-				return h, fieldErr(&c, rHeader)
-			}
-			h.Priority = uint8(c.Uint())
-		case 2, 4:
-			if c.Kind() != amqpsax.KindUint {
-				return h, fieldErr(&c, rHeader)
-			}
-			if i == 2 {
-				h.TTL, h.HasTTL = uint32(c.Uint()), true
-			} else {
-				h.DeliveryCount = uint32(c.Uint())
-			}
+	for rd.Next() {
+		switch rd.I {
+		case composite.HeaderDurable:
+			h.Durable = rd.Bool()
+		case composite.HeaderPriority:
+			h.Priority = uint8(rd.C.Uint())
+		case composite.HeaderTTL:
+			h.TTL, h.HasTTL = rd.Uint32(), true
+		case composite.HeaderFirstAcquirer:
+			h.FirstAcquirer = rd.Bool()
+		case composite.HeaderDeliveryCount:
+			h.DeliveryCount = rd.Uint32()
 		}
 	}
-	return h, relabel(c.Err(), rHeader)
+	return h, readErr(&rd, rHeader)
 }
 
 // AppendHeader appends h as a header section (descriptor smallulong 0x70,
@@ -167,58 +198,14 @@ func ParseHeader(sec []byte) (Header, error) {
 // Priority's default is 4, not Header's zero value: start from
 // DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte {
-	n := 0
-	switch {
-	case h.DeliveryCount != 0:
-		n = 5
-	case h.FirstAcquirer:
-		n = 4
-	case h.HasTTL:
-		n = 3
-	case h.Priority != 4:
-		n = 2
-	case h.Durable:
-		n = 1
-	}
-	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorHeader))
-	if n == 0 {
-		return append(b, byte(amqpsax.CodeList0))
-	}
-	start := len(b)
-	b = append(b, byte(amqpsax.CodeList8), 0, byte(n))
-	// A field at its default before the last one given is null, as Qpid
-	// Proton writes it.
-	if h.Durable {
-		b = encode.AppendBool(b, true)
-	} else {
-		b = encode.AppendNull(b)
-	}
-	if n > 1 {
-		if h.Priority != 4 {
-			b = encode.AppendUbyte(b, h.Priority)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 2 {
-		if h.HasTTL {
-			b = encode.AppendUint(b, h.TTL)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 3 {
-		if h.FirstAcquirer {
-			b = encode.AppendBool(b, true)
-		} else {
-			b = encode.AppendNull(b)
-		}
-	}
-	if n > 4 {
-		b = encode.AppendUint(b, h.DeliveryCount)
-	}
-	b[start+1] = byte(len(b) - start - 2) // at most 17 bytes: always a list8
-	return b
+	spec := composite.Header
+	w := composite.Begin8(b, spec) // at most 17 bytes
+	w.Bool(spec.OffBool(composite.HeaderDurable, h.Durable), h.Durable)
+	w.Ubyte(spec.Off(composite.HeaderPriority, uint64(h.Priority)), h.Priority)
+	w.Uint(h.HasTTL, h.TTL)
+	w.Bool(spec.OffBool(composite.HeaderFirstAcquirer, h.FirstAcquirer), h.FirstAcquirer)
+	w.Uint(spec.Off(composite.HeaderDeliveryCount, uint64(h.DeliveryCount)), h.DeliveryCount)
+	return w.End8()
 }
 
 // ID is a message-id or correlation-id (part 3 §3.2.4): a ulong, a uuid,
@@ -264,57 +251,33 @@ func AppendProperties(b []byte, p Properties) ([]byte, error) {
 		switch id.Kind {
 		case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
 		default:
-			name := [2]string{"message-id", "correlation-id"}[i]
+			name := composite.Properties.Fields[[2]int{composite.PropertiesMessageID, composite.PropertiesCorrelationID}[i]].Name
 			return b, fmt.Errorf("message: AppendProperties: %s of kind %v: %w", name, id.Kind, ErrSectionType)
 		}
 	}
-	present := [13]bool{
-		hasID(p.MessageID), p.UserID != nil, p.To != nil, p.Subject != nil, p.ReplyTo != nil,
-		hasID(p.CorrelationID), p.ContentType != nil, p.ContentEncoding != nil,
-		p.HasAbsoluteExpiryTime, p.HasCreationTime, p.GroupID != nil, p.HasGroupSequence, p.ReplyToGroupID != nil,
+	w := composite.Begin(b, composite.Properties)
+	if w.Field(hasID(p.MessageID)) {
+		w.B = appendID(w.B, p.MessageID)
 	}
-	n := len(present)
-	for n > 0 && !present[n-1] {
-		n--
+	w.Binary(p.UserID != nil, p.UserID)
+	w.String(p.To != nil, p.To)
+	w.String(p.Subject != nil, p.Subject)
+	w.String(p.ReplyTo != nil, p.ReplyTo)
+	if w.Field(hasID(p.CorrelationID)) {
+		w.B = appendID(w.B, p.CorrelationID)
 	}
-	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorProperties))
-	start := len(b)
-	b = encode.BeginList(b)
-	for i := range n {
-		if !present[i] {
-			b = encode.AppendNull(b)
-			continue
-		}
-		switch i {
-		case 0:
-			b = appendID(b, p.MessageID)
-		case 1:
-			b = encode.AppendBinary(b, p.UserID)
-		case 2:
-			b = encode.AppendStringBytes(b, p.To)
-		case 3:
-			b = encode.AppendStringBytes(b, p.Subject)
-		case 4:
-			b = encode.AppendStringBytes(b, p.ReplyTo)
-		case 5:
-			b = appendID(b, p.CorrelationID)
-		case 6:
-			b = encode.AppendSymbolBytes(b, p.ContentType)
-		case 7:
-			b = encode.AppendSymbolBytes(b, p.ContentEncoding)
-		case 8:
-			b = encode.AppendTimestamp(b, p.AbsoluteExpiryTime)
-		case 9:
-			b = encode.AppendTimestamp(b, p.CreationTime)
-		case 10:
-			b = encode.AppendStringBytes(b, p.GroupID)
-		case 11:
-			b = encode.AppendUint(b, p.GroupSequence)
-		default:
-			b = encode.AppendStringBytes(b, p.ReplyToGroupID)
-		}
+	w.Symbol(p.ContentType != nil, p.ContentType)
+	w.Symbol(p.ContentEncoding != nil, p.ContentEncoding)
+	if w.Field(p.HasAbsoluteExpiryTime) {
+		w.B = encode.AppendTimestamp(w.B, p.AbsoluteExpiryTime)
 	}
-	return encode.EndList(b, start, n), nil
+	if w.Field(p.HasCreationTime) {
+		w.B = encode.AppendTimestamp(w.B, p.CreationTime)
+	}
+	w.String(p.GroupID != nil, p.GroupID)
+	w.Uint(p.HasGroupSequence, p.GroupSequence)
+	w.String(p.ReplyToGroupID != nil, p.ReplyToGroupID)
+	return w.End(0, false), nil
 }
 
 // hasID reports whether id is present: of a kind other than null (or the
@@ -346,77 +309,55 @@ func ParseProperties(sec []byte) (Properties, error) {
 	if sec == nil {
 		return p, nil
 	}
-	var c stream.Cursor
-	if err := open(&c, sec, rProperties, amqpsax.KindList); err != nil {
+	var rd composite.Reader
+	if err := openFields(&rd, sec, rProperties, composite.Properties); err != nil {
 		return p, err
 	}
-	for c.Next() {
-		if c.IsNull() {
-			continue
-		}
-		k := c.Kind()
-		var bad bool
-		switch i := c.Index(); i {
-		case 0, 5:
-			id := ID{Kind: k}
-			switch k {
-			case amqpsax.KindUlong:
-				id.Ulong = c.Uint()
-			case amqpsax.KindUUID:
-				id.UUID = c.UUID()
-			case amqpsax.KindBinary, amqpsax.KindString:
-				id.Bytes = c.Bytes()
-			default:
-				bad = true
-			}
-			if i == 0 {
-				p.MessageID = id
-			} else {
-				p.CorrelationID = id
-			}
-		case 1:
-			if bad = k != amqpsax.KindBinary; !bad {
-				p.UserID = c.Bytes()
-			}
-		case 2, 3, 4, 6, 7, 10, 12:
-			if bad = k != amqpsax.KindString && k != amqpsax.KindSymbol; bad {
-				break
-			}
-			b := c.Bytes()
-			switch i {
-			case 2:
-				p.To = b
-			case 3:
-				p.Subject = b
-			case 4:
-				p.ReplyTo = b
-			case 6:
-				p.ContentType = b
-			case 7:
-				p.ContentEncoding = b
-			case 10:
-				p.GroupID = b
-			default:
-				p.ReplyToGroupID = b
-			}
-		case 8, 9:
-			if bad = k != amqpsax.KindTimestamp; !bad {
-				if i == 8 {
-					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = c.Timestamp(), true
-				} else {
-					p.CreationTime, p.HasCreationTime = c.Timestamp(), true
-				}
-			}
-		case 11:
-			if bad = k != amqpsax.KindUint; !bad {
-				p.GroupSequence, p.HasGroupSequence = uint32(c.Uint()), true
-			}
-		}
-		if bad {
-			return p, fieldErr(&c, rProperties)
+	for rd.Next() {
+		switch rd.I {
+		case composite.PropertiesMessageID:
+			readID(&rd.C, &p.MessageID)
+		case composite.PropertiesUserID:
+			p.UserID = rd.C.Bytes()
+		case composite.PropertiesTo:
+			p.To = rd.C.Bytes()
+		case composite.PropertiesSubject:
+			p.Subject = rd.C.Bytes()
+		case composite.PropertiesReplyTo:
+			p.ReplyTo = rd.C.Bytes()
+		case composite.PropertiesCorrelationID:
+			readID(&rd.C, &p.CorrelationID)
+		case composite.PropertiesContentType:
+			p.ContentType = rd.C.Bytes()
+		case composite.PropertiesContentEncoding:
+			p.ContentEncoding = rd.C.Bytes()
+		case composite.PropertiesAbsoluteExpiryTime:
+			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = rd.C.Timestamp(), true
+		case composite.PropertiesCreationTime:
+			p.CreationTime, p.HasCreationTime = rd.C.Timestamp(), true
+		case composite.PropertiesGroupID:
+			p.GroupID = rd.C.Bytes()
+		case composite.PropertiesGroupSequence:
+			p.GroupSequence, p.HasGroupSequence = rd.Uint32(), true
+		case composite.PropertiesReplyToGroupID:
+			p.ReplyToGroupID = rd.C.Bytes()
 		}
 	}
-	return p, relabel(c.Err(), rProperties)
+	return p, readErr(&rd, rProperties)
+}
+
+// readID reads into id, absent until then, the message-id or
+// correlation-id the cursor is on, of one of the kinds the table takes:
+// ulong, uuid, binary or string.
+func readID(c *stream.Cursor, id *ID) {
+	switch id.Kind = c.Kind(); id.Kind {
+	case amqpsax.KindUlong:
+		id.Ulong = c.Uint()
+	case amqpsax.KindUUID:
+		id.UUID = c.UUID()
+	default:
+		id.Bytes = c.Bytes()
+	}
 }
 
 // rankOfMap returns the rank of the map section sec by its descriptor

@@ -7,6 +7,25 @@ import (
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
+// This file holds the Cursor and its moves; getters and helpers are in
+// getters.go, helpers.go and value.go. It is laid out as follows:
+//
+//   - Cursor and its three structs: level (the level being read, or a
+//     saved one; its kinds and their rules are wire.Level's), value (the
+//     current value, as Next left it) and saved (an enclosing level, in
+//     the inline array or the deep slice).
+//   - Reset, Err and the fault helpers (fail, stop, sized, status,
+//     failAt), which only the error path reaches.
+//   - Next, whose fast path reads plain values, 8-bit text and 32-bit
+//     lists and maps; nextSlow (a level's end, after an error, or after a
+//     described value not yet measured) and readSlow (any value, checked
+//     through wire.Body and wire.ArrayCtor); measure, which finds where a
+//     described value ends.
+//   - Enter, Exit and skipRest: into a compound, and out of it in O(1)
+//     for a list, map or array.
+//   - The accessors of the current value: Depth, Kind, Code, Offset,
+//     Index, Count, Raw and the array accessors.
+
 // Cursor reads encoded AMQP values on demand. See the package doc for the
 // call grammar. The zero Cursor is ready after Reset; Reset reuses its
 // storage, so a warm Cursor walks without allocating, and a Cursor
@@ -147,12 +166,6 @@ func (c *Cursor) stop() bool {
 	c.cur.kind = amqpsax.KindInvalid
 	c.lv.left = 0
 	return false
-}
-
-// cut records the fault of the value at off, of code code, that does not
-// fit in the level: truncation or overrun (wire.Cut).
-func (c *Cursor) cut(off int, code amqpsax.Code) bool {
-	return c.fail(wire.Cut(c.sized()), off, code, true)
 }
 
 // sized reports whether the level being read, or one enclosing it, has a

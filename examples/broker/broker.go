@@ -44,7 +44,6 @@ type queue struct {
 	name      string
 	msgs      []msg // waiting, oldest first
 	consumers []*consumer
-	next      int // consumer to serve next
 }
 
 type msg struct {

@@ -102,7 +102,6 @@ type consumerH struct {
 	queue    string
 	n        int
 	release  bool
-	mu       sync.Mutex
 	got      []string
 	released int
 	done     chan struct{}

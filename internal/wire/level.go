@@ -24,7 +24,7 @@ const (
 // to fit in the input when the level was entered: a list, map or array,
 // or an element of an array of described values (inside its array). A
 // described value carries no size; its level is sized only when measured
-// is true, that is when the walker found its end (wire.Skip) before
+// is true, that is when the walker found its end (Skip) before
 // entering it — the cursor does for Raw; dispatch never measures. Inside
 // a sized level (at any depth) a value that runs past the level is
 // Overrun, never a cut: see Cut and Status.In.

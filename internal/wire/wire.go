@@ -23,6 +23,23 @@ import (
 	"github.com/amqpsax/amqpsax"
 )
 
+// This file is laid out from the table up:
+//
+//   - Cat, Op and Info: the code table's columns, and Table itself, built
+//     from the root package's kinds and checked against the spec's XML.
+//   - Status, its sentinel causes, Cut, and NewError/NewErrorAt, the one
+//     place decoding errors are made.
+//   - The length-field readers: Var8/Var32 and Compound8/Compound32 (the
+//     fast paths, which inline), Body (every code's length fields and
+//     the wire rule for compounds), ArrayCtor (an array's element
+//     constructor) and Skip (a whole value, iteratively).
+//   - Text and descriptor checks: CheckText, CheckDescriptor, ValidUTF8,
+//     ValidASCII, Descriptor.
+//   - FillElems, the one loop over fixed-width array elements.
+//
+// The level rules of the walkers are in level.go, the payload readers in
+// read.go, the work counters in work*.go.
+
 // Cat is the category of a format code (§1.6's "category" attribute, with
 // Described for the descriptor constructor and Invalid for undefined codes).
 type Cat uint8

@@ -211,3 +211,27 @@ func TestReaders(t *testing.T) {
 	assert.True(t, ValidUTF8([]byte("héllo")))
 	assert.False(t, ValidUTF8([]byte{0xff}))
 }
+
+// TestLevel: the level rules both walkers share.
+func TestLevel(t *testing.T) {
+	all := []Level{LvTop, LvList, LvMap, LvDescribed, LvArray, LvDescArray, LvDescElem}
+	for _, k := range all {
+		// Sized: every level but the top, and a described value only
+		// when measured.
+		sized := k != LvTop && k != LvDescribed
+		assert.Equal(t, sized, k.Sized(false), "level %d", k)
+		assert.Equal(t, sized || k == LvDescribed, k.Sized(true), "level %d measured", k)
+		// Ends: the levels whose size their values must fill.
+		ends := k == LvList || k == LvMap || k == LvArray || k == LvDescArray
+		assert.Equal(t, ends, k.Ends(), "level %d", k)
+		// Replayed: only the descriptor of an element of a described array.
+		assert.Equal(t, k == LvDescElem, k.Replayed(1), "level %d", k)
+		assert.False(t, k.Replayed(0), "level %d", k)
+		// Own constructors: the first four kinds.
+		assert.Equal(t, k <= LvDescribed, k < LvArray, "level %d", k)
+	}
+	assert.Equal(t, EOF, EOF.In(false))
+	assert.Equal(t, Overrun, EOF.In(true))
+	assert.Equal(t, BadCode, BadCode.In(true))
+	assert.Equal(t, OK, OK.In(false))
+}

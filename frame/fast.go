@@ -1,21 +1,21 @@
-package engine
+package frame
 
 import (
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
-// fastTransfer decodes the transfers every peer writes for a message in
-// flight — descriptor 0x00 0x53 0x14, a list of at most the first six
-// fields (handle, delivery-id, delivery-tag, message-format, settled,
-// more) in their usual encodings — reading each value's length fields
-// with wire.Body, the byte rules' one home. Anything else (other fields,
-// other encodings, any fault) is not ok, and frame.ParseTransfer decodes
-// it and names the fault. For what it accepts it gives what
-// frame.ParseTransfer gives (FuzzFastTransfer holds it to that), in a
-// fraction of the time: the receiver's hot path.
-func fastTransfer(body []byte) (t frame.Transfer, payload []byte, ok bool) {
+// parseTransferFast is ParseTransfer's fast path: it decodes the
+// transfers every peer writes for a message in flight — descriptor 0x00
+// 0x53 0x14, a list of at most the first six fields (handle, delivery-id,
+// delivery-tag, message-format, settled, more) in their usual encodings —
+// reading each value's length fields with wire.Body, the byte rules' one
+// home. Anything else (other fields, other encodings, any fault) is not
+// ok, and the spec-table parser decodes it and names the fault. For what
+// it accepts it gives what that parser gives, Fields included
+// (FuzzTransferFast holds it to that), in a fraction of the time: every
+// receiver's hot path.
+func parseTransferFast(body []byte) (t Transfer, payload []byte, ok bool) {
 	if len(body) < 4 || body[0] != 0x00 || body[1] != 0x53 || body[2] != byte(amqpsax.DescriptorTransfer) {
 		return t, nil, false
 	}
@@ -27,6 +27,7 @@ func fastTransfer(body []byte) (t frame.Transfer, payload []byte, ok bool) {
 	if hdr < 0 || count < 1 || count > 6 {
 		return t, nil, false
 	}
+	t.n, t.wide = uint8(count), lc == amqpsax.CodeList32
 	end := 4 + hdr + size
 	list := body[4+hdr : end]
 	pos := 0
@@ -49,10 +50,12 @@ func fastTransfer(body []byte) (t frame.Transfer, payload []byte, ok bool) {
 		isUint := op == wire.OpUint0 || op == wire.OpSmallUint || op == wire.OpUint
 		isBool := op == wire.OpTrue || op == wire.OpFalse || op == wire.OpBool
 		switch {
+		case i > 0 && op == wire.OpNull:
+			continue
 		case i == 0 && isUint:
 			t.Handle = uint32(wire.Uint(c, p))
 		case (i == 1 || i == 3) && isUint:
-			v := frame.Some(uint32(wire.Uint(c, p)))
+			v := Some(uint32(wire.Uint(c, p)))
 			if i == 1 {
 				t.DeliveryID = v
 			} else {
@@ -66,10 +69,10 @@ func fastTransfer(body []byte) (t frame.Transfer, payload []byte, ok bool) {
 			} else {
 				t.More = wire.Bool(c, p)
 			}
-		case i > 0 && op == wire.OpNull:
 		default:
 			return t, nil, false
 		}
+		t.set |= 1 << i
 	}
 	if pos != len(list) {
 		return t, nil, false
