@@ -118,6 +118,15 @@ func buildExampleBroker() (string, error) {
 	return brokerBinary, brokerBuildErr
 }
 
+// TestMain removes what the tests built (examples/broker) when they end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if brokerBinary != "" {
+		os.RemoveAll(filepath.Dir(brokerBinary))
+	}
+	os.Exit(code)
+}
+
 // freeAddr returns a loopback address no one listens on (a port the
 // kernel just handed out).
 func freeAddr(t *testing.T) string {
