@@ -319,8 +319,11 @@ func (l *Link) onFlow(f *frame.Flow) {
 		if l.ended || l.detachSent {
 			return
 		}
-		if l.drain && l.credit > 0 && !l.pend.on {
-			// Drain: use up the credit by advancing delivery-count.
+		if l.drain && !l.pend.on {
+			// Drain: use up the credit by advancing delivery-count, and
+			// answer with the flow state even when no credit was left
+			// (§2.6.7: the receiver waits for it; go-amqp's DrainCredit
+			// sends link-credit 0 with drain set).
 			l.deliveryCount += l.credit
 			l.credit = 0
 			l.s.writeFlow(l, false)

@@ -197,13 +197,29 @@ func (b *Broker) dispatch(c *consumer) {
 			b.mu.Unlock()
 			return
 		}
-		m := c.q.msgs[0]
-		c.q.msgs = c.q.msgs[1:]
+		// The first message this consumer can take: one above its
+		// max-message-size stays queued for the others.
+		i := 0
+		if max, ok := c.link.Attach().MaxMessageSize.Get(); ok && max > 0 {
+			for i < len(c.q.msgs) && uint64(len(c.q.msgs[i].payload)) > max {
+				i++
+			}
+			if i == len(c.q.msgs) {
+				b.mu.Unlock()
+				return
+			}
+		}
+		m := c.q.msgs[i]
+		if i == 0 {
+			c.q.msgs = c.q.msgs[1:]
+		} else {
+			c.q.msgs = append(c.q.msgs[:i:i], c.q.msgs[i+1:]...)
+		}
 		b.mu.Unlock()
 		id, err := c.link.Send(nil, m.payload, c.settle)
 		if err != nil {
 			b.mu.Lock()
-			c.q.msgs = append([]msg{m}, c.q.msgs...)
+			c.q.msgs = append(c.q.msgs[:i:i], append([]msg{m}, c.q.msgs[i:]...)...) // back where it was
 			b.mu.Unlock()
 			return
 		}
