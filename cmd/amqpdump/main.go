@@ -112,6 +112,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/amqpsax/amqpsax/cmd/internal/capture"
 	"github.com/amqpsax/amqpsax/cmd/internal/dump"
@@ -135,10 +136,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	frames := fs.Bool("frames", false, "the input is an AMQP connection byte stream: protocol headers and frames")
 	pcap := fs.Bool("pcap", false, "the input is a pcap or pcapng capture: print the AMQP connections on -port")
 	port := fs.Uint("port", 5672, "the AMQP port of -pcap")
-	jsonOut := fs.Bool("json", false, "print one JSON object per value or frame")
+	jsonOut := fs.Bool("json", false, "print one JSON object per value or frame, values with their AMQP types")
+	plain := fs.Bool("plain", false, "with -json: values as plain JSON, without their AMQP types")
 	limit := fs.Int64("limit", defaultLimit, "stop after printing this many bytes (0: no limit)")
+	timeMode := fs.String("time", "", "with -pcap, begin each frame's line with its time: abs, rel or abs,rel")
+	summary := fs.Bool("summary", false, "with -frames or -pcap, print a summary per connection, session and link instead of the frames")
+	maxMessage := fs.Int("max-message", defaultMaxMessage, "the largest message joined from transfers")
+	filter, filterSet := filterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N]] [-json] [-limit N] [file]")
+		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]\n"+
+			"                [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -147,41 +154,68 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 1 || *frames && *pcap || *port > 65535 || *limit < 0 {
+	tm, terr := parseTime(*timeMode)
+	streams := *frames || *pcap
+	if fs.NArg() > 1 || *frames && *pcap || *port > 65535 || *limit < 0 || *maxMessage <= 0 || terr != nil ||
+		tm != 0 && !*pcap || *plain && !*jsonOut || (*filterSet || *summary) && !streams {
+		if terr != nil {
+			fmt.Fprintln(stderr, "amqpdump:", terr)
+		}
 		fs.Usage()
 		return 2
 	}
 
-	data, err := readInput(fs.Arg(0), stdin)
-	if err == nil && *hexIn {
-		data, err = decodeHex(data)
-	}
-	if err == nil && !*frames && !*pcap {
-		err = refuse(data)
-	}
+	in, size, closeIn, err := openInput(fs.Arg(0), stdin)
 	if err != nil {
 		report(stderr, err)
 		return 1
 	}
+	defer closeIn()
+	var r io.Reader = in
+	if *hexIn {
+		r, size = newHexReader(in), size/2
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if !streams {
+		head, _ := br.Peek(8)
+		if err := refuse(head); err != nil {
+			report(stderr, err)
+			return 1
+		}
+	}
 
 	out := dump.NewOut(stdout)
-	out.Limit, out.Offsets, out.Width = *limit, *offsets, len(strconv.Itoa(len(data)))
+	out.Limit, out.Offsets, out.Width = *limit, *offsets, len(strconv.FormatInt(max(size, 1), 10))
 	faults := 0
-	opts := dump.Options{JSON: *jsonOut, MaxMessageSize: max(len(data), 1), OnFault: func(err error) {
+	opts := dump.Options{JSON: *jsonOut, Plain: *plain, MaxMessageSize: *maxMessage, Time: tm, OnFault: func(err error) {
 		// Faults go to standard error as they are met, after the output
 		// that precedes them.
 		faults++
 		out.Flush()
 		report(stderr, err)
 	}}
+	if *filterSet {
+		opts.Filter = filter
+	}
+	if *summary {
+		opts.Filter = &dump.Filter{Only: []string{}} // nothing: the summary only
+	}
 	switch {
 	case *pcap:
-		h := &captured{out: out, opts: opts, streams: map[int]*[2]*dump.Stream{}}
-		err = capture.Read(bytes.NewReader(data), uint16(*port), h)
+		h := &captured{out: out, opts: opts, summary: *summary, streams: map[int]*[2]*dump.Stream{}}
+		err = capture.Read(br, uint16(*port), h)
 	case *frames:
-		dump.NewStream(out, opts).WriteAll(data)
+		s := dump.NewStream(out, opts)
+		s.Conn().Sides = [2]string{"stream", "other side"}
+		err = feed(s, br)
+		if err == nil {
+			s.Close()
+			if *summary {
+				s.Conn().Summary(out, *jsonOut, "", "")
+			}
+		}
 	default:
-		err = dump.NewValues(out, opts).Print(data)
+		err = dump.NewValues(out, opts).PrintFrom(br)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -196,16 +230,103 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readInput reads the file named, or r when name is "" or "-".
-func readInput(name string, r io.Reader) ([]byte, error) {
-	if name != "" && name != "-" {
-		return os.ReadFile(name)
+// defaultMaxMessage is the default of -max-message.
+const defaultMaxMessage = 256 << 20
+
+// feed writes what r holds to s as it is read.
+func feed(s *dump.Stream, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		s.Write(buf[:n])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return io.ReadAll(bufio.NewReader(r))
+}
+
+// parseTime parses -time: "", "abs", "rel", "abs,rel" (or "both").
+func parseTime(v string) (int, error) {
+	m := 0
+	if v == "" {
+		return 0, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		switch part {
+		case "abs":
+			m |= dump.TimeAbs
+		case "rel":
+			m |= dump.TimeRel
+		case "both":
+			m |= dump.TimeAbs | dump.TimeRel
+		default:
+			return 0, fmt.Errorf("-time %s: want abs, rel or abs,rel", v)
+		}
+	}
+	return m, nil
+}
+
+// filterFlags defines the flags of a dump.Filter on fs; set reports
+// whether any was given.
+func filterFlags(fs *flag.FlagSet) (f *dump.Filter, set *bool) {
+	f, set = &dump.Filter{}, new(bool)
+	number := func(name, usage string, v *uint32, has *bool, bits int) {
+		fs.Func(name, usage, func(s string) error {
+			n, err := strconv.ParseUint(s, 0, bits)
+			if err != nil {
+				return err
+			}
+			*v, *has, *set = uint32(n), true, true
+			return nil
+		})
+	}
+	var channel uint32
+	fs.Func("only", "print only these frames: performatives (transfer,disposition), header, heartbeat", func(s string) error {
+		only, err := dump.ParseOnly(s)
+		f.Only, *set = only, true
+		return err
+	})
+	fs.Func("channel", "print only the frames on this channel", func(s string) error {
+		n, err := strconv.ParseUint(s, 0, 16)
+		channel, f.HasChannel, *set = uint32(n), true, true
+		f.Channel = uint16(channel)
+		return err
+	})
+	number("handle", "print only the frames of the links with this handle", &f.Handle, &f.HasHandle, 32)
+	fs.Func("link", "print only the frames of the links with this name", func(s string) error {
+		f.Link, f.HasLink, *set = s, true, true
+		return nil
+	})
+	number("delivery", "print only the transfers and dispositions of this delivery id", &f.Delivery, &f.HasDelivery, 32)
+	return f, set
+}
+
+// openInput opens the file named, or returns r when name is "" or "-";
+// size is the file's size, or 0 when it is not known.
+func openInput(name string, r io.Reader) (in io.Reader, size int64, closeIn func(), err error) {
+	if name == "" || name == "-" {
+		if f, ok := r.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = fi.Size()
+			}
+		}
+		return r, size, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return f, size, func() { f.Close() }, nil
 }
 
 // refuse returns an error for input that is plainly not encoded values:
-// a connection byte stream or a capture.
+// a connection byte stream or a capture. head is its first bytes.
 func refuse(data []byte) error {
 	if capture.IsCapture(data) {
 		return errors.New("the input is a packet capture: read it with -pcap")
@@ -233,19 +354,25 @@ func report(w io.Writer, err error) {
 type captured struct {
 	out     *dump.Out
 	opts    dump.Options
+	summary bool
 	streams map[int]*[2]*dump.Stream // [0] from the client, [1] from the server
 }
 
 func (c *captured) Open(conn int, client, server string) {
 	id := strconv.Itoa(conn)
 	var s [2]*dump.Stream
+	cs := dump.NewConn()
 	for i, dir := range [2]string{" > ", " < "} {
 		o := c.opts
+		o.Conn, o.Dir = cs, i
 		o.Prefix = "c" + id + dir
 		o.Tag = `"conn":` + id + `,"from":"` + [2]string{"client", "server"}[i] + `",`
 		s[i] = dump.NewStream(c.out, o)
 	}
 	c.streams[conn] = &s
+	if c.summary {
+		return
+	}
 	if c.opts.JSON {
 		c.out.Object(`"conn":` + id + `,"client":"` + client + `","server":"` + server + `"`)
 	} else {
@@ -261,7 +388,9 @@ func (c *captured) stream(conn int, fromClient bool) *dump.Stream {
 	return s[1]
 }
 
-func (c *captured) Data(conn int, fromClient bool, b []byte) { c.stream(conn, fromClient).Write(b) }
+func (c *captured) Data(conn int, fromClient bool, b []byte, seen time.Time) {
+	c.stream(conn, fromClient).WriteAt(b, seen)
+}
 
 func (c *captured) Gap(conn int, fromClient bool, n int) { c.stream(conn, fromClient).Lost(n) }
 
@@ -269,5 +398,9 @@ func (c *captured) Close(conn int) {
 	s := c.streams[conn]
 	s[0].Close()
 	s[1].Close()
+	if c.summary {
+		id := strconv.Itoa(conn)
+		s[0].Conn().Summary(c.out, c.opts.JSON, `"conn":`+id+",", "c"+id)
+	}
 	delete(c.streams, conn)
 }

@@ -30,6 +30,7 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 	o.beginRecord(at)
 	o.buf = append(o.buf, '{')
 	o.buf = append(o.buf, s.opts.Tag...)
+	o.buf = s.appendJSONTime(o.buf)
 	o.buf = append(o.buf, `"frame":`...)
 	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
 	o.buf = append(o.buf, `,"offset":`...)

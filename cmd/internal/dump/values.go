@@ -1,6 +1,9 @@
 package dump
 
 import (
+	"errors"
+	"io"
+	"slices"
 	"strconv"
 
 	"github.com/amqpsax/amqpsax"
@@ -30,9 +33,70 @@ func NewValues(out *Out, opts Options) *Values {
 // returns it (an *amqpsax.Error with Op "amqpdump", the cause, format code
 // and offset package dispatch reports), after everything before it has
 // been printed; or the output's error (a *LimitError).
-func (v *Values) Print(data []byte) error {
+func (v *Values) Print(data []byte) error { return v.print(data, 0) }
+
+// readChunk is how much PrintFrom reads at a time.
+const readChunk = 64 << 10
+
+// PrintFrom prints the values read from r as they come, as Print does:
+// it holds the values not yet complete, not the whole input (a value cut
+// by the end of what has arrived is read further until it is whole, the
+// buffer at least doubled before each new try, so that a large value is
+// decoded a bounded number of times).
+func (v *Values) PrintFrom(r io.Reader) error {
+	buf := make([]byte, 0, readChunk)
+	var base int64
+	want := readChunk
+	eof := false
+	for {
+		for !eof && len(buf) < want {
+			if cap(buf)-len(buf) < readChunk/2 {
+				buf = slices.Grow(buf, max(readChunk, want-len(buf)))
+			}
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			switch {
+			case err == io.EOF:
+				eof = true
+			case err != nil:
+				if perr := v.print(buf, base); perr != nil {
+					return perr
+				}
+				return err
+			}
+		}
+		// The values that are whole: print them, keep the rest.
+		end, cut := 0, false
+		for end < len(buf) {
+			n, err := v.dec.Decode(buf[end:], amqpsax.NopHandler{})
+			if err != nil {
+				cut = !eof && errors.Is(err, io.ErrUnexpectedEOF)
+				break
+			}
+			end += n
+		}
+		if !cut {
+			// All of it: whole, or its fault is reported as it stands.
+			if err := v.print(buf, base); err != nil || eof {
+				return err
+			}
+			base += int64(len(buf))
+			buf, want = buf[:0], readChunk
+			continue
+		}
+		if err := v.print(buf[:end], base); err != nil {
+			return err
+		}
+		rest := copy(buf, buf[end:])
+		buf, base = buf[:rest], base+int64(end)
+		want = max(readChunk, 2*rest)
+	}
+}
+
+// print prints the values of data, which begins at input offset base.
+func (v *Values) print(data []byte, base int64) error {
 	if !v.opts.JSON {
-		err := v.tree.all(data, v.segs.at(0), 0)
+		err := v.tree.all(data, v.segs.at(base), 0)
 		if ferr := v.out.Flush(); err == nil {
 			err = ferr
 		}
@@ -45,11 +109,11 @@ func (v *Values) Print(data []byte) error {
 		n, err := v.dec.Decode(data[pos:], amqpsax.NopHandler{})
 		if err != nil {
 			o.Flush()
-			return remap(err, v.segs.at(int64(pos)))
+			return remap(err, v.segs.at(base+int64(pos)))
 		}
-		o.beginRecord(int64(pos))
+		o.beginRecord(base + int64(pos))
 		o.buf = append(o.buf, `{"offset":`...)
-		o.buf = strconv.AppendInt(o.buf, int64(pos), 10)
+		o.buf = strconv.AppendInt(o.buf, base+int64(pos), 10)
 		o.buf = append(o.buf, `,"value":`...)
 		v.json.c.Reset(data[pos : pos+n])
 		if !v.json.c.Next() || !v.json.value(0, 0, false) {
