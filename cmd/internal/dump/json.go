@@ -17,6 +17,8 @@ import (
 type jsonw struct {
 	out *Out
 	c   stream.Cursor
+	// typed writes each value with its AMQP type (typed.go).
+	typed bool
 	// work counts the values visited (a test hook).
 	work int
 }
@@ -28,6 +30,9 @@ func (j *jsonw) ok() bool { return j.c.Err() == nil && j.out.spill() }
 // composite with descriptor of (named), an enumerated field is written as
 // its name.
 func (j *jsonw) value(of amqpsax.Descriptor, i int, named bool) bool {
+	if j.typed {
+		return j.typedValue(of, i, named, false)
+	}
 	c, o := &j.c, j.out
 	switch c.Kind() {
 	case amqpsax.KindList:

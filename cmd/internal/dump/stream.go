@@ -146,7 +146,7 @@ func NewStream(out *Out, opts Options) *Stream {
 		s.r.MaxFrameSize = math.MaxUint32
 	}
 	s.asm.MaxMessageSize = opts.MaxMessageSize
-	s.tree.out, s.json.out = out, out
+	s.tree.out, s.json.out, s.json.typed = out, out, !opts.Plain
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 // package doc), tag added after its opening brace. label names the
 // connection in the text ("c1"); "" for none.
 func (c *Conn) Summary(out *Out, json bool, tag, label string) {
+	out.linePrefix = ""
 	if json {
 		c.summaryJSON(out, tag)
 		out.Flush()

@@ -25,7 +25,7 @@ type Values struct {
 // NewValues returns a Values printing to out.
 func NewValues(out *Out, opts Options) *Values {
 	v := &Values{out: out, opts: opts}
-	v.tree.out, v.json.out = out, out
+	v.tree.out, v.json.out, v.json.typed = out, out, !opts.Plain
 	return v
 }
 
