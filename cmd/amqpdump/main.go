@@ -142,7 +142,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeMode := fs.String("time", "", "with -pcap, begin each frame's line with its time: abs, rel or abs,rel")
 	summary := fs.Bool("summary", false, "with -frames or -pcap, print a summary per connection, session and link instead of the frames")
 	maxMessage := fs.Int("max-message", defaultMaxMessage, "the largest message joined from transfers")
-	filter, filterSet := filterFlags(fs)
+	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]\n"+
 			"                [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]")
@@ -154,7 +154,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	tm, terr := parseTime(*timeMode)
+	tm, terr := dump.ParseTime(*timeMode)
 	streams := *frames || *pcap
 	if fs.NArg() > 1 || *frames && *pcap || *port > 65535 || *limit < 0 || *maxMessage <= 0 || terr != nil ||
 		tm != 0 && !*pcap || *plain && !*jsonOut || (*filterSet || *summary) && !streams {
@@ -246,62 +246,6 @@ func feed(s *dump.Stream, r io.Reader) error {
 			return err
 		}
 	}
-}
-
-// parseTime parses -time: "", "abs", "rel", "abs,rel" (or "both").
-func parseTime(v string) (int, error) {
-	m := 0
-	if v == "" {
-		return 0, nil
-	}
-	for part := range strings.SplitSeq(v, ",") {
-		switch part {
-		case "abs":
-			m |= dump.TimeAbs
-		case "rel":
-			m |= dump.TimeRel
-		case "both":
-			m |= dump.TimeAbs | dump.TimeRel
-		default:
-			return 0, fmt.Errorf("-time %s: want abs, rel or abs,rel", v)
-		}
-	}
-	return m, nil
-}
-
-// filterFlags defines the flags of a dump.Filter on fs; set reports
-// whether any was given.
-func filterFlags(fs *flag.FlagSet) (f *dump.Filter, set *bool) {
-	f, set = &dump.Filter{}, new(bool)
-	number := func(name, usage string, v *uint32, has *bool, bits int) {
-		fs.Func(name, usage, func(s string) error {
-			n, err := strconv.ParseUint(s, 0, bits)
-			if err != nil {
-				return err
-			}
-			*v, *has, *set = uint32(n), true, true
-			return nil
-		})
-	}
-	var channel uint32
-	fs.Func("only", "print only these frames: performatives (transfer,disposition), header, heartbeat", func(s string) error {
-		only, err := dump.ParseOnly(s)
-		f.Only, *set = only, true
-		return err
-	})
-	fs.Func("channel", "print only the frames on this channel", func(s string) error {
-		n, err := strconv.ParseUint(s, 0, 16)
-		channel, f.HasChannel, *set = uint32(n), true, true
-		f.Channel = uint16(channel)
-		return err
-	})
-	number("handle", "print only the frames of the links with this handle", &f.Handle, &f.HasHandle, 32)
-	fs.Func("link", "print only the frames of the links with this name", func(s string) error {
-		f.Link, f.HasLink, *set = s, true, true
-		return nil
-	})
-	number("delivery", "print only the transfers and dispositions of this delivery id", &f.Delivery, &f.HasDelivery, 32)
-	return f, set
 }
 
 // openInput opens the file named, or returns r when name is "" or "-";

@@ -79,6 +79,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 )
 
 func main() {
@@ -101,8 +103,13 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 	maxConns := fs.Int("n", 0, "serve this many connections, then exit (0: until interrupted)")
 	buffer := fs.Int("buffer", 16<<20, "bytes a connection may hold for printing, and for recording")
 	maxFrame := fs.Uint("max-frame", defaultMaxFrame, "frames larger than this are not printed")
+	plain := fs.Bool("plain", false, "with -json: values as plain JSON, without their AMQP types")
+	timeMode := fs.String("time", "", "begin each frame's line with the time it arrived: abs, rel or abs,rel")
+	summary := fs.Bool("summary", false, "print a summary per connection, session and link when a connection closes, instead of the frames")
+	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]")
+		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N] [-buffer N] [-max-frame N]\n"+
+			"               [-time abs,rel] [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +118,11 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 || *maxFrame < 8 || *maxFrame > math.MaxUint32 {
+	tm, terr := dump.ParseTime(*timeMode)
+	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 || *maxFrame < 8 || *maxFrame > math.MaxUint32 || terr != nil || *plain && !*jsonOut {
+		if terr != nil {
+			fmt.Fprintln(stderr, "amqpspy:", terr)
+		}
 		fs.Usage()
 		return 2
 	}
@@ -133,7 +144,10 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		out = f
 	}
 	s := &spy{target: *target, out: &lockedWriter{w: out}, quiet: *quiet, json: *jsonOut, offsets: *offsets,
-		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame)}
+		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame), plain: *plain, time: tm, summary: *summary}
+	if *filterSet {
+		s.filter = filter
+	}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

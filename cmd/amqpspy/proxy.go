@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +30,10 @@ type spy struct {
 	// maxFrame bounds the frames decoded (larger ones are skipped); 0:
 	// defaultMaxFrame.
 	maxFrame uint32
+	plain    bool
+	time     int // dump.Options.Time
+	summary  bool
+	filter   *dump.Filter
 	// dial connects to the target; net.Dialer.Dial by default (tests
 	// replace it).
 	dial func(network, addr string) (net.Conn, error)
@@ -155,7 +161,7 @@ func (s *spy) handle(id int, client net.Conn) {
 		`"client":` + quote(client.RemoteAddr().String()) + `,"server":` + quote(server.RemoteAddr().String())}
 	var rec *recorder
 	if s.record != "" {
-		if rec, err = newRecorder(s.record, id); err != nil {
+		if rec, err = newRecorder(s.record, id, client.RemoteAddr(), server.RemoteAddr(), time.Now()); err != nil {
 			notes = append(notes, "cannot record: "+err.Error(), `"error":`+quote("cannot record: "+err.Error()))
 		} else {
 			recQ = newQueue(s.buffer)
@@ -241,20 +247,24 @@ func quote(s string) string {
 }
 
 // pump forwards what src sends to dst until src ends, and returns how
-// many bytes it forwarded. Each chunk is queued for the printer and the
-// recorder (copied, never waiting) before it is forwarded, so that the
-// printer sees the chunks of both directions in the order they arrived.
-// When src ends, dst's write side is closed (half-close), so dst sees the
-// end too while the other direction goes on.
+// many bytes it forwarded. Each chunk is stamped with the time it was read
+// and forwarded first; then a copy is queued for the printer and the
+// recorder, never waiting: the queues put the chunks of both directions
+// back in the order they were read (see queue). When src ends, dst's
+// write side is closed (half-close), so dst sees the end too while the
+// other direction goes on.
 func pump(src, dst net.Conn, dir int, printQ, recQ *queue) int64 {
 	buf := make([]byte, 32<<10)
 	var total int64
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			printQ.push(dir, buf[:n])
-			recQ.push(dir, buf[:n])
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			t := time.Now()
+			ps, rs := printQ.read(dir), recQ.read(dir)
+			_, werr := dst.Write(buf[:n])
+			printQ.push(dir, ps, t, buf[:n])
+			recQ.push(dir, rs, t, buf[:n])
+			if werr != nil {
 				src.Close()
 				dst.Close()
 				return total
@@ -277,8 +287,14 @@ func pump(src, dst net.Conn, dir int, printQ, recQ *queue) int64 {
 // each direction it could not print because it fell behind.
 func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 	var streams [2]*dump.Stream
+	conn := dump.NewConn()
 	for dir, mark := range [2]string{" > ", " < "} {
 		o := dump.Options{
+			Conn:         conn,
+			Dir:          dir,
+			Time:         s.time,
+			Filter:       s.filter,
+			Plain:        s.plain,
 			JSON:         s.json,
 			MaxFrameSize: cmp.Or(s.maxFrame, defaultMaxFrame),
 			Prefix:       "c" + strconv.Itoa(id) + mark,
@@ -289,13 +305,16 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 				out.Note("error: " + strings.TrimPrefix(err.Error(), "amqpdump: "))
 			}
 		}
+		if s.summary {
+			o.Filter = &dump.Filter{Only: []string{}} // the summary only
+		}
 		streams[dir] = dump.NewStream(out, o)
 	}
 	var stopped [2]bool
 	for {
 		items, qlost, closed := q.take()
 		for _, it := range items {
-			streams[it.dir].Write(it.b)
+			streams[it.dir].WriteAt(it.b, it.t)
 			q.release(len(it.b))
 		}
 		for dir := range 2 {
@@ -309,6 +328,9 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 		if closed && len(items) == 0 {
 			streams[fromClient].Close()
 			streams[fromServer].Close()
+			if s.summary {
+				conn.Summary(out, s.json, `"conn":`+strconv.Itoa(id)+",", "c"+strconv.Itoa(id))
+			}
 			out.Flush()
 			return qlost
 		}
@@ -319,34 +341,64 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 // consumer, holding at most max bytes: a push that does not fit is
 // dropped and counted, and so is everything of that direction after it
 // (a byte stream with a hole cannot be split into frames).
+//
+// A chunk is numbered when it is read (read), before it is forwarded, and
+// queued after (push), so that forwarding does not wait for the copy. The
+// consumer gets the chunks in the order they were read: a chunk is handed
+// out only once the other direction has no chunk read before it still to
+// be pushed.
 type queue struct {
-	mu     sync.Mutex
-	items  []chunk
-	size   int
-	max    int
-	lost   [2]int64
-	seen   [2]int64 // lost, as take last returned it
-	closed bool
-	wake   chan struct{}
+	mu       sync.Mutex
+	items    []chunk // pushed, not yet taken
+	size     int
+	max      int
+	lost     [2]int64
+	seen     [2]int64 // lost, as take last returned it
+	next     uint64
+	inflight [2]uint64 // the number of a chunk read and not yet pushed; noChunk when none
+	closed   bool
+	wake     chan struct{}
 }
+
+// noChunk marks a direction with no chunk between read and push.
+const noChunk = math.MaxUint64
 
 type chunk struct {
 	dir int
+	seq uint64
+	t   time.Time
 	b   []byte
 }
 
-func newQueue(max int) *queue { return &queue{max: max, wake: make(chan struct{}, 1)} }
+func newQueue(max int) *queue {
+	return &queue{max: max, wake: make(chan struct{}, 1), inflight: [2]uint64{noChunk, noChunk}}
+}
 
-// push queues a copy of b, unless it does not fit. It never waits.
-func (q *queue) push(dir int, b []byte) {
+// read numbers a chunk of direction dir that has just been read.
+func (q *queue) read(dir int) uint64 {
+	if q == nil {
+		return 0
+	}
+	q.mu.Lock()
+	seq := q.next
+	q.next++
+	q.inflight[dir] = seq
+	q.mu.Unlock()
+	return seq
+}
+
+// push queues a copy of b, read at time t and numbered seq, unless it
+// does not fit. It never waits.
+func (q *queue) push(dir int, seq uint64, t time.Time, b []byte) {
 	if q == nil {
 		return
 	}
 	q.mu.Lock()
+	q.inflight[dir] = noChunk
 	if q.lost[dir] > 0 || q.size+len(b) > q.max {
 		q.lost[dir] += int64(len(b))
 	} else {
-		q.items = append(q.items, chunk{dir, bytes.Clone(b)})
+		q.items = append(q.items, chunk{dir, seq, t, bytes.Clone(b)})
 		q.size += len(b)
 	}
 	q.mu.Unlock()
@@ -367,17 +419,26 @@ func (q *queue) close() {
 	}
 	q.mu.Lock()
 	q.closed = true
+	q.inflight = [2]uint64{noChunk, noChunk}
 	q.mu.Unlock()
 	q.signal()
 }
 
 // take waits for chunks, a new loss or the end, and returns the chunks
-// queued so far, the bytes lost so far, and whether the queue is closed.
+// that may be handed out, in the order they were read, the bytes lost so
+// far, and whether the queue is closed and empty.
 func (q *queue) take() ([]chunk, [2]int64, bool) {
 	for {
 		q.mu.Lock()
-		items, lost, closed := q.items, q.lost, q.closed
-		q.items = nil
+		slices.SortFunc(q.items, func(a, b chunk) int { return cmp.Compare(a.seq, b.seq) })
+		limit := min(q.inflight[0], q.inflight[1])
+		n := 0
+		for n < len(q.items) && q.items[n].seq < limit {
+			n++
+		}
+		items := slices.Clone(q.items[:n])
+		q.items = append(q.items[:0], q.items[n:]...)
+		lost, closed := q.lost, q.closed && len(q.items) == 0
 		seen := q.seen
 		q.seen = lost
 		q.mu.Unlock()
@@ -396,13 +457,15 @@ func (q *queue) release(n int) {
 }
 
 // recorder writes the two byte streams of a connection to files
-// conn-<id>-client.bin and conn-<id>-server.bin.
+// conn-<id>-client.bin and conn-<id>-server.bin, and both, with the time
+// each chunk was read, as a packet capture conn-<id>.pcap (pcap.go).
 type recorder struct {
 	files [2]*os.File
+	pcap  *pcapWriter
 	err   error
 }
 
-func newRecorder(dir string, id int) (*recorder, error) {
+func newRecorder(dir string, id int, client, server net.Addr, t time.Time) (*recorder, error) {
 	r := &recorder{}
 	for i, side := range sides {
 		f, err := os.Create(filepath.Join(dir, "conn-"+strconv.Itoa(id)+"-"+side+".bin"))
@@ -414,6 +477,13 @@ func newRecorder(dir string, id int) (*recorder, error) {
 		}
 		r.files[i] = f
 	}
+	p, err := newPcapWriter(filepath.Join(dir, "conn-"+strconv.Itoa(id)+".pcap"), client, server, t)
+	if err != nil {
+		r.files[0].Close()
+		r.files[1].Close()
+		return nil, err
+	}
+	r.pcap = p
 	return r, nil
 }
 
@@ -424,6 +494,8 @@ func (r *recorder) run(q *queue) {
 		for _, it := range items {
 			if r.err == nil {
 				if _, err := r.files[it.dir].Write(it.b); err != nil {
+					r.err = err
+				} else if err := r.pcap.data(it.dir, it.b, it.t); err != nil {
 					r.err = err
 				}
 			}
@@ -438,9 +510,9 @@ func (r *recorder) run(q *queue) {
 	}
 }
 
-// close closes the files and returns their names. When the recording is
-// incomplete, they are renamed with ".incomplete" added, so that no one
-// takes them for a whole connection.
+// close closes the files and returns the names of the two streams'. When
+// the recording is incomplete, they are renamed with ".incomplete" added,
+// so that no one takes them for a whole connection.
 func (r *recorder) close() ([2]string, error) {
 	var names [2]string
 	for i, f := range r.files {
@@ -449,11 +521,16 @@ func (r *recorder) close() ([2]string, error) {
 			r.err = err
 		}
 	}
+	pname := r.pcap.name
+	if err := r.pcap.close(time.Now()); err != nil && r.err == nil {
+		r.err = err
+	}
 	if r.err != nil {
 		for i := range names {
 			os.Rename(names[i], names[i]+".incomplete")
 			names[i] += ".incomplete"
 		}
+		os.Rename(pname, pname+".incomplete")
 	}
 	return names, r.err
 }
