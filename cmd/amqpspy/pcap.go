@@ -17,14 +17,14 @@ import (
 // stamped with the time it was read, between the client's address and
 // the server's; a handshake opens it and FINs close it.
 type pcapWriter struct {
-	name  string
-	f     *os.File
-	bw    *bufio.Writer
-	w     *pcapgo.Writer
-	ends  [2]*net.TCPAddr // the client's, the server's
-	seq   [2]uint32       // the next sequence number of each direction
-	buf   gopacket.SerializeBuffer
-	ipv6  bool
+	name string
+	f    *os.File
+	bw   *bufio.Writer
+	w    *pcapgo.Writer
+	ends [2]*net.TCPAddr // the client's, the server's
+	seq  [2]uint32       // the next sequence number of each direction
+	buf  gopacket.SerializeBuffer
+	ipv6 bool
 }
 
 func newPcapWriter(name string, client, server net.Addr, t time.Time) (*pcapWriter, error) {
