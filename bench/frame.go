@@ -81,19 +81,18 @@ func transferStream(msg []byte, n int) []byte {
 	}
 	put(frame.TypeSASL, frame.AppendSASLInit(nil, frame.SASLInit{Mechanism: []byte("ANONYMOUS")}), nil)
 	b = frame.AppendHeader(b, frame.HeaderAMQP)
-	put(frame.TypeAMQP, frame.AppendOpen(nil, frame.Open{ContainerID: []byte("bench"), MaxFrameSize: streamMaxFrame}), nil)
+	put(frame.TypeAMQP, frame.AppendOpen(nil, frame.Open{ContainerID: []byte("bench"), MaxFrameSize: frame.Some[uint32](streamMaxFrame)}), nil)
 	put(frame.TypeAMQP, frame.AppendBegin(nil, frame.Begin{NextOutgoingID: 0, IncomingWindow: 5000, OutgoingWindow: 5000}), nil)
 	put(frame.TypeAMQP, frame.AppendAttach(nil, frame.Attach{Name: []byte("sender"), Role: frame.RoleSender,
-		Target: frame.Target{Address: []byte(routeTo)}}), nil)
+		Target: frame.Some(frame.Target{Address: []byte(routeTo)}), InitialDeliveryCount: frame.Some[uint32](0)}), nil)
 	var perf []byte
 	for i := range n {
 		rest := msg
 		for first := true; first || len(rest) > 0; first = false {
 			t := frame.Transfer{}
 			if first {
-				t.DeliveryID, t.DeliveryTag = uint32(i), []byte{byte(i), byte(i >> 8), byte(i >> 16)}
-				t.Set(frame.TransferDeliveryID)
-				t.Set(frame.TransferMessageFormat)
+				t.DeliveryID, t.DeliveryTag = frame.Some(uint32(i)), []byte{byte(i), byte(i >> 8), byte(i >> 16)}
+				t.MessageFormat = frame.Some[uint32](0)
 			}
 			perf = frame.AppendTransfer(perf[:0], t)
 			room := streamMaxFrame - 8 - len(perf) - 8 // room for more=true
@@ -159,8 +158,8 @@ func LoopFrames(r *frame.Reader, a *frame.Assembler) (frames, deliveries int, er
 // TransferBody returns the body of one transfer frame carrying w's
 // message whole (a frame as large as the message needs).
 func TransferBody(w *Workload) []byte {
-	t := frame.Transfer{Handle: 0, DeliveryID: 7, DeliveryTag: []byte("tag-7"), Settled: true}
-	t.Set(frame.TransferMessageFormat)
+	t := frame.Transfer{Handle: 0, DeliveryID: frame.Some[uint32](7), DeliveryTag: []byte("tag-7"),
+		MessageFormat: frame.Some[uint32](0), Settled: true}
 	return append(frame.AppendTransfer(nil, t), w.AMQP...)
 }
 
@@ -192,7 +191,7 @@ func transferParse(w *Workload) Op {
 			return err
 		},
 		Check: func() error {
-			if t.DeliveryID != 7 || string(t.DeliveryTag) != "tag-7" || !t.Settled || !bytes.Equal(payload, w.AMQP) {
+			if t.DeliveryID != frame.Some[uint32](7) || string(t.DeliveryTag) != "tag-7" || !t.Settled || !bytes.Equal(payload, w.AMQP) {
 				return fmt.Errorf("transfer %+v", t)
 			}
 			return nil
@@ -208,7 +207,7 @@ func transferRoute(w *Workload) Op {
 	return Op{
 		Run: func() error {
 			t, payload, err := frame.ParseTransfer(body)
-			if err != nil || t.DeliveryID != 7 {
+			if err != nil || t.DeliveryID != frame.Some[uint32](7) {
 				return fmt.Errorf("transfer: %v", err)
 			}
 			to, tenant, err = messageRoute(payload)
@@ -227,7 +226,7 @@ func transferKeep(w *Workload) Op {
 	return Op{
 		Run: func() error {
 			t, payload, err := frame.ParseTransfer(body)
-			if err != nil || t.DeliveryID != 7 {
+			if err != nil || t.DeliveryID != frame.Some[uint32](7) {
 				return fmt.Errorf("transfer: %v", err)
 			}
 			k.reset()

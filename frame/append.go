@@ -96,6 +96,25 @@ func (w *lw) end(f Fields) []byte {
 	return encode.EndList(w.b, w.start, w.n)
 }
 
+// optUint and its kin write an Opt field when it is present.
+func (w *lw) optUint(o Opt[uint32]) {
+	if w.field(o.ok) {
+		w.b = encode.AppendUint(w.b, o.v)
+	}
+}
+
+func (w *lw) optUlong(o Opt[uint64]) {
+	if w.field(o.ok) {
+		w.b = encode.AppendUlong(w.b, o.v)
+	}
+}
+
+func (w *lw) optUshort(o Opt[uint16]) {
+	if w.field(o.ok) {
+		w.b = encode.AppendUshort(w.b, o.v)
+	}
+}
+
 func (w *lw) uint(write bool, v uint32) {
 	if w.field(write) {
 		w.b = encode.AppendUint(w.b, v)
@@ -169,18 +188,21 @@ func (w *lw) state(write bool, s *DeliveryState) {
 }
 
 // AppendOpen appends o as an open performative (descriptor 0x10, a list
-// of its fields). Fields are written when set in o.Fields or neither zero
-// nor the spec's default, in their smallest encodings; trailing fields
-// left out are not written, except as many as o.Elements says (so a
-// parsed performative is written back byte for byte). Maps and Symbols are
-// written as they are. It allocates only to grow b.
+// of its fields), in the smallest encodings. It writes what o says:
+// mandatory fields always; an [Opt] field when present, zero included;
+// any other field when it is not the zero value (nil, false), which is
+// also the spec's default there; and any field o.Has reports, so that a
+// parsed performative is written back byte for byte. Fields left out
+// before one that is written become nulls; trailing ones are not written,
+// except as many as o.Elements says (Qpid Proton writes trailing nulls).
+// Maps and Symbols are written as they are. It allocates only to grow b.
 func AppendOpen(b []byte, o Open) []byte {
 	w := compose(b, amqpsax.DescriptorOpen)
 	w.string(true, o.ContainerID)
 	w.string(o.Has(OpenHostname) || o.Hostname != nil, o.Hostname)
-	w.uint(o.Has(OpenMaxFrameSize) || (o.MaxFrameSize != 0 && o.MaxFrameSize != 1<<32-1), o.MaxFrameSize)
-	w.ushort(o.Has(OpenChannelMax) || (o.ChannelMax != 0 && o.ChannelMax != 1<<16-1), o.ChannelMax)
-	w.uint(o.Has(OpenIdleTimeOut) || o.IdleTimeOut != 0, o.IdleTimeOut)
+	w.optUint(o.MaxFrameSize)
+	w.optUshort(o.ChannelMax)
+	w.optUint(o.IdleTimeOut)
 	w.raw(o.Has(OpenOutgoingLocales) || o.OutgoingLocales != nil, o.OutgoingLocales)
 	w.raw(o.Has(OpenIncomingLocales) || o.IncomingLocales != nil, o.IncomingLocales)
 	w.raw(o.Has(OpenOfferedCapabilities) || o.OfferedCapabilities != nil, o.OfferedCapabilities)
@@ -189,40 +211,40 @@ func AppendOpen(b []byte, o Open) []byte {
 	return w.end(o.Fields)
 }
 
-// AppendBegin appends b2 as a begin performative, as AppendOpen does.
-func AppendBegin(b []byte, b2 Begin) []byte {
+// AppendBegin appends bg as a begin performative, as AppendOpen does.
+func AppendBegin(b []byte, bg Begin) []byte {
 	w := compose(b, amqpsax.DescriptorBegin)
-	w.ushort(b2.Has(BeginRemoteChannel) || b2.RemoteChannel != 0, b2.RemoteChannel)
-	w.uint(true, b2.NextOutgoingID)
-	w.uint(true, b2.IncomingWindow)
-	w.uint(true, b2.OutgoingWindow)
-	w.uint(b2.Has(BeginHandleMax) || (b2.HandleMax != 0 && b2.HandleMax != 1<<32-1), b2.HandleMax)
-	w.raw(b2.Has(BeginOfferedCapabilities) || b2.OfferedCapabilities != nil, b2.OfferedCapabilities)
-	w.raw(b2.Has(BeginDesiredCapabilities) || b2.DesiredCapabilities != nil, b2.DesiredCapabilities)
-	w.raw(b2.Has(BeginProperties) || b2.Properties != nil, b2.Properties)
-	return w.end(b2.Fields)
+	w.optUshort(bg.RemoteChannel)
+	w.uint(true, bg.NextOutgoingID)
+	w.uint(true, bg.IncomingWindow)
+	w.uint(true, bg.OutgoingWindow)
+	w.optUint(bg.HandleMax)
+	w.raw(bg.Has(BeginOfferedCapabilities) || bg.OfferedCapabilities != nil, bg.OfferedCapabilities)
+	w.raw(bg.Has(BeginDesiredCapabilities) || bg.DesiredCapabilities != nil, bg.DesiredCapabilities)
+	w.raw(bg.Has(BeginProperties) || bg.Properties != nil, bg.Properties)
+	return w.end(bg.Fields)
 }
 
 // AppendAttach appends a as an attach performative, as AppendOpen does.
-// A sender settle mode of unsettled (0) is written only when set in
-// a.Fields, since 0 is also the value of a struct that leaves it out.
 func AppendAttach(b []byte, a Attach) []byte {
 	w := compose(b, amqpsax.DescriptorAttach)
 	w.string(true, a.Name)
 	w.uint(true, a.Handle)
 	w.bool(true, bool(a.Role))
-	w.ubyte(a.Has(AttachSndSettleMode) || (a.SndSettleMode != 0 && a.SndSettleMode != SndMixed), uint8(a.SndSettleMode))
-	w.ubyte(a.Has(AttachRcvSettleMode) || a.RcvSettleMode != 0, uint8(a.RcvSettleMode))
-	if w.field(a.Has(AttachSource) || !a.Source.isZero()) {
-		w.b = appendSource(w.b, &a.Source)
+	if w.field(a.SndSettleMode.ok) {
+		w.b = encode.AppendUbyte(w.b, uint8(a.SndSettleMode.v))
 	}
-	if w.field(a.Has(AttachTarget) || !a.Target.isZero()) {
-		w.b = appendTarget(w.b, &a.Target)
+	w.ubyte(a.Has(AttachRcvSettleMode) || a.RcvSettleMode != 0, uint8(a.RcvSettleMode))
+	if w.field(a.Source.ok) {
+		w.b = appendSource(w.b, &a.Source.v)
+	}
+	if w.field(a.Target.ok) {
+		w.b = appendTarget(w.b, &a.Target.v)
 	}
 	w.raw(a.Has(AttachUnsettled) || a.Unsettled != nil, a.Unsettled)
 	w.bool(a.Has(AttachIncompleteUnsettled) || a.IncompleteUnsettled, a.IncompleteUnsettled)
-	w.uint(a.Has(AttachInitialDeliveryCount) || a.InitialDeliveryCount != 0, a.InitialDeliveryCount)
-	w.ulong(a.Has(AttachMaxMessageSize) || a.MaxMessageSize != 0, a.MaxMessageSize)
+	w.optUint(a.InitialDeliveryCount)
+	w.optUlong(a.MaxMessageSize)
 	w.raw(a.Has(AttachOfferedCapabilities) || a.OfferedCapabilities != nil, a.OfferedCapabilities)
 	w.raw(a.Has(AttachDesiredCapabilities) || a.DesiredCapabilities != nil, a.DesiredCapabilities)
 	w.raw(a.Has(AttachProperties) || a.Properties != nil, a.Properties)
@@ -232,14 +254,14 @@ func AppendAttach(b []byte, a Attach) []byte {
 // AppendFlow appends f as a flow performative, as AppendOpen does.
 func AppendFlow(b []byte, f Flow) []byte {
 	w := compose(b, amqpsax.DescriptorFlow)
-	w.uint(f.Has(FlowNextIncomingID) || f.NextIncomingID != 0, f.NextIncomingID)
+	w.optUint(f.NextIncomingID)
 	w.uint(true, f.IncomingWindow)
 	w.uint(true, f.NextOutgoingID)
 	w.uint(true, f.OutgoingWindow)
-	w.uint(f.Has(FlowHandle) || f.Handle != 0, f.Handle)
-	w.uint(f.Has(FlowDeliveryCount) || f.DeliveryCount != 0, f.DeliveryCount)
-	w.uint(f.Has(FlowLinkCredit) || f.LinkCredit != 0, f.LinkCredit)
-	w.uint(f.Has(FlowAvailable) || f.Available != 0, f.Available)
+	w.optUint(f.Handle)
+	w.optUint(f.DeliveryCount)
+	w.optUint(f.LinkCredit)
+	w.optUint(f.Available)
 	w.bool(f.Has(FlowDrain) || f.Drain, f.Drain)
 	w.bool(f.Has(FlowEcho) || f.Echo, f.Echo)
 	w.raw(f.Has(FlowProperties) || f.Properties != nil, f.Properties)
@@ -247,17 +269,20 @@ func AppendFlow(b []byte, f Flow) []byte {
 }
 
 // AppendTransfer appends t as a transfer performative, as AppendOpen
-// does; the payload goes after it. Set TransferDeliveryID in t.Fields to
-// send a delivery-id of 0.
+// does; the payload goes after it. The first transfer of a delivery
+// carries its DeliveryID, DeliveryTag and MessageFormat (Some[uint32](0)
+// for the standard format); those continuing it may leave them out.
 func AppendTransfer(b []byte, t Transfer) []byte {
 	w := compose(b, amqpsax.DescriptorTransfer)
 	w.uint(true, t.Handle)
-	w.uint(t.Has(TransferDeliveryID) || t.DeliveryID != 0, t.DeliveryID)
+	w.optUint(t.DeliveryID)
 	w.binary(t.Has(TransferDeliveryTag) || t.DeliveryTag != nil, t.DeliveryTag)
-	w.uint(t.Has(TransferMessageFormat) || t.MessageFormat != 0, t.MessageFormat)
+	w.optUint(t.MessageFormat)
 	w.bool(t.Has(TransferSettled) || t.Settled, t.Settled)
 	w.bool(t.Has(TransferMore) || t.More, t.More)
-	w.ubyte(t.Has(TransferRcvSettleMode) || t.RcvSettleMode != 0, uint8(t.RcvSettleMode))
+	if w.field(t.RcvSettleMode.ok) {
+		w.b = encode.AppendUbyte(w.b, uint8(t.RcvSettleMode.v))
+	}
 	w.state(t.Has(TransferState) || t.State.Type != StateNone, &t.State)
 	w.bool(t.Has(TransferResume) || t.Resume, t.Resume)
 	w.bool(t.Has(TransferAborted) || t.Aborted, t.Aborted)
@@ -266,12 +291,12 @@ func AppendTransfer(b []byte, t Transfer) []byte {
 }
 
 // AppendDisposition appends d as a disposition performative, as
-// AppendOpen does. Last is left out when it equals First.
+// AppendOpen does.
 func AppendDisposition(b []byte, d Disposition) []byte {
 	w := compose(b, amqpsax.DescriptorDisposition)
 	w.bool(true, bool(d.Role))
 	w.uint(true, d.First)
-	w.uint(d.Has(DispositionLast) || (d.Last != 0 && d.Last != d.First), d.Last)
+	w.optUint(d.Last)
 	w.bool(d.Has(DispositionSettled) || d.Settled, d.Settled)
 	w.state(d.Has(DispositionState) || d.State.Type != StateNone, &d.State)
 	w.bool(d.Has(DispositionBatchable) || d.Batchable, d.Batchable)

@@ -161,12 +161,12 @@ func (a *Assembler) Add(channel uint16, t Transfer, payload []byte) (d Delivery,
 	if len(a.links) > 0 {
 		p = a.links[key]
 	}
-	d = Delivery{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID, DeliveryTag: t.DeliveryTag,
-		MessageFormat: t.MessageFormat, Settled: t.Settled, Frames: 1}
+	d = Delivery{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, DeliveryTag: t.DeliveryTag,
+		MessageFormat: t.MessageFormat.v, Settled: t.Settled, Frames: 1}
 	if p == nil {
 		// The first transfer of a delivery.
 		switch {
-		case !t.Has(TransferDeliveryID):
+		case !t.DeliveryID.ok:
 			return Delivery{}, false, a.fault(channel, t, ErrNoDeliveryID, nil)
 		case t.Aborted:
 			d.Aborted = true
@@ -178,10 +178,10 @@ func (a *Assembler) Add(channel uint16, t Transfer, payload []byte) (d Delivery,
 			return d, true, nil
 		}
 		if len(a.links) >= a.maxPending() {
-			return Delivery{}, false, &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID, Err: ErrTooManyPending}
+			return Delivery{}, false, &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: ErrTooManyPending}
 		}
 		p = a.get()
-		p.id, p.format, p.settled, p.frames = t.DeliveryID, t.MessageFormat, t.Settled, 1
+		p.id, p.format, p.settled, p.frames = t.DeliveryID.v, t.MessageFormat.v, t.Settled, 1
 		p.tag = append(p.tag[:0], t.DeliveryTag...)
 		p.buf = a.grow(p.buf[:0], len(payload))
 		p.buf = append(p.buf, payload...)
@@ -202,7 +202,7 @@ func (a *Assembler) Add(channel uint16, t Transfer, payload []byte) (d Delivery,
 	d.Settled = p.settled || t.Settled
 	d.Frames = p.frames + 1
 	switch {
-	case t.Has(TransferDeliveryID) && t.DeliveryID != p.id:
+	case t.DeliveryID.ok && t.DeliveryID.v != p.id:
 		return Delivery{}, false, a.fault(channel, t, ErrDeliveryID, p)
 	case t.Aborted:
 		delete(a.links, key)
@@ -228,7 +228,7 @@ func (a *Assembler) Add(channel uint16, t Transfer, payload []byte) (d Delivery,
 // returns the error. When more transfers of it are to come, they are
 // ignored.
 func (a *Assembler) fault(channel uint16, t Transfer, cause error, p *partial) error {
-	e := &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID, Err: cause}
+	e := &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: cause}
 	if p != nil {
 		e.DeliveryID = p.id
 	}

@@ -43,7 +43,7 @@ func assembleStream(t *testing.T, data []byte, a *Assembler) (out []delivered, p
 		tr, payload, err := ParseTransfer(f.Body)
 		require.NoError(t, err)
 		if tr.Has(TransferDeliveryID) {
-			ids[linkKey(f.Channel, tr.Handle)] = tr.DeliveryID
+			ids[linkKey(f.Channel, tr.Handle)], _ = tr.DeliveryID.Get()
 		}
 		k := deliveryKey{f.Channel, tr.Handle, ids[linkKey(f.Channel, tr.Handle)]}
 		parts[k] = append(parts[k], string(payload))
@@ -92,8 +92,7 @@ func transferFrames(h, id uint32, payload []byte, n int, settledAt int) (ts []Tr
 	for i := 0; i == 0 || len(payload) > 0; i++ {
 		p := payload[:min(n, len(payload))]
 		payload = payload[len(p):]
-		tr := Transfer{Handle: h, DeliveryID: id, More: len(payload) > 0, Settled: i == settledAt}
-		tr.Set(TransferDeliveryID)
+		tr := Transfer{Handle: h, DeliveryID: Some(id), More: len(payload) > 0, Settled: i == settledAt}
 		if i == 0 {
 			tr.DeliveryTag = []byte{byte(id)}
 		}
@@ -190,8 +189,7 @@ func TestAssemble(t *testing.T) {
 			assert.Nil(t, d.Payload)
 		}
 		// A single frame over the limit, then a delivery that fits.
-		big := Transfer{Handle: 1, DeliveryID: 2}
-		big.Set(TransferDeliveryID)
+		big := Transfer{Handle: 1, DeliveryID: Some[uint32](2)}
 		_, _, err = a.Add(0, big, msg[:251])
 		require.ErrorIs(t, err, ErrMessageTooLarge)
 		ts, ps = transferFrames(1, 3, msg[:250], 100, -1)
@@ -218,11 +216,10 @@ func TestAssemble(t *testing.T) {
 		_, _, err = a.Add(0, ts[0], ps[0])
 		require.NoError(t, err)
 		// A continuation without delivery-id is fine; with another, not.
-		ts[1].Clear(TransferDeliveryID)
-		ts[1].DeliveryID = 0
+		ts[1].DeliveryID = Opt[uint32]{}
 		_, _, err = a.Add(0, ts[1], ps[1])
 		require.NoError(t, err)
-		ts[2].DeliveryID = 6
+		ts[2].DeliveryID = Some[uint32](6)
 		_, _, err = a.Add(0, ts[2], ps[2])
 		require.ErrorIs(t, err, ErrDeliveryID)
 	})

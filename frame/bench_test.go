@@ -25,9 +25,8 @@ func transferStream(n, size int) []byte {
 	msg := routedMessage("eu-west", size)
 	var b []byte
 	for i := range n {
-		t := Transfer{Handle: 0, DeliveryID: uint32(i), DeliveryTag: []byte{byte(i), byte(i >> 8)}, Settled: true}
-		t.Set(TransferDeliveryID)
-		t.Set(TransferMessageFormat)
+		t := Transfer{Handle: 0, DeliveryID: Some(uint32(i)), DeliveryTag: []byte{byte(i), byte(i >> 8)},
+			MessageFormat: Some[uint32](0), Settled: true}
 		start := len(b)
 		b = BeginFrame(b, TypeAMQP, 0)
 		b = AppendTransfer(b, t)
@@ -142,7 +141,7 @@ func benchCases(tb testing.TB) []benchCase {
 		if err != nil {
 			break
 		}
-		if t, p, err := ParseTransfer(f.Body); err == nil && t.DeliveryID == 4 && f.Channel == 0 {
+		if t, p, err := ParseTransfer(f.Body); err == nil && t.DeliveryID == Some[uint32](4) && f.Channel == 0 {
 			ts, ps = append(ts, t), append(ps, bytes.Clone(p))
 		}
 	}

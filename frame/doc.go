@@ -33,26 +33,58 @@
 // the performatives that hold them.
 //
 // Every field is read through a stream.Cursor and checked against the
-// spec's type for it. A field that is absent or null holds the spec's
-// default (max-frame-size 4294967295, snd-settle-mode mixed, expiry-policy
-// session-end, …), or the zero value where the spec gives none; every
-// struct embeds Fields, whose Has tells a field that was sent (a
-// delivery-id of 0) from one that was not. Enumerated fields have types
-// with String methods: Role, SenderSettleMode, ReceiverSettleMode,
-// TerminusDurability, ExpiryPolicy, SASLCode, and Condition for the error
-// conditions. Maps (properties, filter, info, …) are Map and fields of
-// symbols that may repeat (capabilities, locales, mechanisms) are
-// Symbols: their encodings as they are on the wire, read with their
-// methods (Map.Lookup, Map.All, Symbols.All, Symbols.Contains) or a
+// spec's type for it. Go's zero value and AMQP's "absent" are different
+// things, and the types say which is which (see [Opt]):
+//
+//   - A field that may be absent and whose zero means something of its own
+//     (handle, delivery-id, delivery-count, link-credit, next-incoming-id,
+//     remote-channel, message-format, initial-delivery-count), or whose
+//     spec default is not the zero value (max-frame-size, channel-max,
+//     handle-max, snd-settle-mode), is an Opt: absent unless built with
+//     [Some], present when it was on the wire. Opt.Or applies the spec's
+//     default ([DefaultChannelMax], [DefaultHandleMax],
+//     [DefaultSndSettleMode]). Attach's Source and Target are Opts too: a
+//     refusing link end sends null.
+//   - Mandatory fields are plain and always written.
+//   - The other fields are plain, and their zero value is the spec's
+//     default (false, rcv-settle-mode first, expiry-policy session-end,
+//     durability none, timeout 0) or absence (nil bytes, Map, Symbols;
+//     StateNone; an AMQPError without a condition): they are written when
+//     they differ from it.
+//
+// So the obvious struct literal sends what it says:
+//
+//	frame.Flow{NextIncomingID: frame.Some[uint32](0), IncomingWindow: 100,
+//		NextOutgoingID: 0, OutgoingWindow: 100, Handle: frame.Some[uint32](0),
+//		DeliveryCount: frame.Some[uint32](0), LinkCredit: frame.Some[uint32](0)}
+//
+// stops link 0's sender, and a Flow without Handle is a session's flow.
+// Every struct embeds [Fields], the record of what a Parse function saw:
+// which fields were on the wire (Has), how many list elements, list8 or
+// list32. Enumerated fields have types with String methods: Role,
+// SenderSettleMode, ReceiverSettleMode, TerminusDurability, ExpiryPolicy,
+// SASLCode, and Condition for the error conditions. Maps (properties,
+// filter, info, …) are Map and fields of symbols that may repeat
+// (capabilities, locales, mechanisms) are Symbols: their encodings as they
+// are on the wire (one symbol, an array of symbols, or the list of symbols
+// Qpid Proton's python binding writes), read with their methods
+// (Map.Lookup, Map.All, Symbols.All, Symbols.Contains) or a
 // stream.Cursor.
 //
+// Only a transfer carries a payload: ParseTransfer returns it. The other
+// Parse functions refuse bytes after their performative
+// (amqpsax.ErrTrailing). A body is a whole frame's, so a value that runs
+// past its end is amqpsax.ErrOverrun, never io.ErrUnexpectedEOF: a
+// complete frame is never "cut".
+//
 // AppendOpen … AppendSASLOutcome write a performative in the smallest
-// encodings, leaving out fields that are zero or the spec's default (and
-// not marked with Fields.Set) and trailing fields left out; BeginFrame
-// and EndFrame put a frame around it, AppendFrame writes a Frame as read.
-// A performative decoded and written back gives the bytes it was decoded
-// from, for every frame of the Qpid Proton corpus in testdata/proton
-// (Fields remembers the trailing nulls and list32s Proton writes).
+// encodings, exactly what the struct says and what its Fields record;
+// BeginFrame and EndFrame put a frame around it, AppendFrame writes a
+// Frame as read. Parse then Append is a fixed point: a performative
+// decoded and written back gives the bytes it was decoded from, for every
+// frame of testdata/ that uses the smallest encodings (all of Qpid
+// Proton's; Fields remembers the trailing nulls and list32s Proton
+// writes), and the same struct for every other.
 //
 // An Assembler joins the transfers of each delivery, keyed by channel and
 // link handle (part 2 §2.6.12): a delivery in one transfer comes back as a

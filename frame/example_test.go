@@ -43,10 +43,10 @@ func connection() io.Reader {
 	perf(0, frame.AppendOpen(nil, frame.Open{ContainerID: []byte("client")}), nil)
 	perf(0, frame.AppendBegin(nil, frame.Begin{IncomingWindow: 100, OutgoingWindow: 100}), nil)
 	perf(0, frame.AppendAttach(nil, frame.Attach{Name: []byte("orders"), Role: frame.RoleSender,
-		Target: frame.Target{Address: []byte("orders")}}), nil)
+		Target: frame.Some(frame.Target{Address: []byte("orders")})}), nil)
 	for i, region := range []string{"eu-west", "us-east", "eu-west"} {
-		t := frame.Transfer{DeliveryID: uint32(i), DeliveryTag: []byte{byte(i)}}
-		t.Set(frame.TransferDeliveryID) // delivery-id 0 is sent only when set
+		t := frame.Transfer{DeliveryID: frame.Some(uint32(i)), DeliveryTag: []byte{byte(i)},
+			MessageFormat: frame.Some[uint32](0)}
 		msg := orderMessage(region, 600)
 		if i == 2 {
 			t.More = true
@@ -138,12 +138,11 @@ func ExampleParseTransfer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("handle %d, delivery-id %d (set %v), tag %q, settled %v\n",
-		t.Handle, t.DeliveryID, t.Has(frame.TransferDeliveryID), t.DeliveryTag, t.Settled)
-	fmt.Printf("more %v, rcv-settle-mode set %v, payload % x\n", t.More, t.Has(frame.TransferRcvSettleMode), payload)
+	fmt.Printf("handle %d, delivery-id %v, tag %q, settled %v\n", t.Handle, t.DeliveryID, t.DeliveryTag, t.Settled)
+	fmt.Printf("more %v, rcv-settle-mode %v, payload % x\n", t.More, t.RcvSettleMode, payload)
 	// Output:
-	// handle 0, delivery-id 0 (set true), tag "pre", settled true
-	// more false, rcv-settle-mode set false, payload 00 53 70 45 00 53 73 45 00 53 77 a1 0a 70 72 65 73 65 74 74 6c 65 64
+	// handle 0, delivery-id 0, tag "pre", settled true
+	// more false, rcv-settle-mode absent, payload 00 53 70 45 00 53 73 45 00 53 77 a1 0a 70 72 65 73 65 74 74 6c 65 64
 }
 
 // A field the spec marks multiple holds one symbol or an array of them;
@@ -151,18 +150,18 @@ func ExampleParseTransfer() {
 func ExampleSymbols_All() {
 	o := frame.Open{ContainerID: []byte("c"),
 		OfferedCapabilities: frame.Symbols(frame.AppendSymbols(nil, "ANONYMOUS-RELAY", "DELAYED_DELIVERY"))}
-	o, _, err := frame.ParseOpen(frame.AppendOpen(nil, o))
+	o, err := frame.ParseOpen(frame.AppendOpen(nil, o))
 	if err != nil {
 		log.Fatal(err)
 	}
 	for sym := range o.OfferedCapabilities.All() {
 		fmt.Printf("%s\n", sym)
 	}
-	fmt.Println(o.OfferedCapabilities.Contains("ANONYMOUS-RELAY"), o.MaxFrameSize, o.Has(frame.OpenMaxFrameSize))
+	fmt.Println(o.OfferedCapabilities.Contains("ANONYMOUS-RELAY"), o.MaxFrameSize)
 	// Output:
 	// ANONYMOUS-RELAY
 	// DELAYED_DELIVERY
-	// true 4294967295 false
+	// true absent
 }
 
 // Writing a frame: the performative's fields in their smallest encodings,
@@ -180,8 +179,9 @@ func ExampleBeginFrame() {
 	fmt.Printf("% x\n", b)
 
 	f, _ := frame.NewReader(bytes.NewReader(b)).Next()
-	got, _, _ := frame.ParseDisposition(f.Body)
-	fmt.Println(got.Role, got.First, got.Last, got.State.Type, got.State.Error.Cond())
+	got, _ := frame.ParseDisposition(f.Body)
+	first, last := got.Range()
+	fmt.Println(got.Role, first, last, got.State.Type, got.State.Error.Cond())
 	// Output:
 	// 00 00 00 31 02 00 00 01 00 53 15 c0 24 05 41 52 07 40 41 00 53 25 c0 19 01 00 53 1d c0 13 01 a3 10 61 6d 71 70 3a 6e 6f 74 2d 61 6c 6c 6f 77 65 64
 	// receiver 7 7 rejected amqp:not-allowed

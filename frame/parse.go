@@ -11,8 +11,12 @@ import (
 // Causes of the errors the Parse functions return, for errors.Is. They
 // arrive as an *amqpsax.Error (Op "frame", Offset in the body) whose Err is
 // a *FieldError wrapping one of them. A malformed encoding gives the
-// *amqpsax.Error the cursor reports (ErrMalformed, io.ErrUnexpectedEOF,
-// …), with Op "frame" and its offset in the body.
+// *amqpsax.Error the cursor reports, with Op "frame" and its offset in the
+// body; since a frame body is complete, a value that runs past its end is
+// amqpsax.ErrOverrun, never io.ErrUnexpectedEOF: no more bytes can mend
+// a frame. Bytes after a performative that carries no payload are
+// amqpsax.ErrTrailing. Those causes wrap amqpsax.ErrMalformed;
+// ErrPerformative, ErrFieldType, ErrMissingField and ErrFieldValue do not.
 var (
 	// ErrPerformative: the body does not hold the performative asked for
 	// (or the field does not hold the composite type the spec requires).
@@ -93,15 +97,29 @@ func (p *parser) cursorErr() bool {
 
 // rebase returns the cursor's error err as this package reports it: with
 // Op "frame" and its offset in the body, the cursor's data starting at
-// base.
+// base. A cut is an overrun: the body is a whole frame's, so a value that
+// runs past its end can never be completed.
 func rebase(err error, base int) error {
 	var ae *amqpsax.Error
 	if errors.As(err, &ae) {
 		e := *ae
 		e.Op, e.Offset = "frame", base+ae.Offset
+		if e.Err == io.ErrUnexpectedEOF {
+			e.Err = amqpsax.ErrOverrun
+		}
 		return &e
 	}
 	return err
+}
+
+// trailing checks that the performative read from body ended at end: bytes
+// after one that carries no payload are a fault.
+func trailing(body []byte, end int, name string) error {
+	if end == len(body) {
+		return nil
+	}
+	return &amqpsax.Error{Op: "frame", Offset: end, Err: &FieldError{Type: name, Want: "end of frame",
+		Found: u64(uint64(len(body)-end)) + " more bytes", Err: amqpsax.ErrTrailing}}
 }
 
 // describedName names the descriptor found, for errors.
@@ -119,8 +137,8 @@ func (p *parser) open(data []byte, base int, want string) (d amqpsax.Descriptor,
 	p.base = base
 	p.c.Reset(data)
 	if !p.c.Next() {
-		if p.cursorErr() { // no value at all
-			p.err = &amqpsax.Error{Op: "frame", Offset: base, Err: io.ErrUnexpectedEOF}
+		if p.cursorErr() { // no value at all: an empty body
+			p.fail(0, 0, false, &FieldError{Type: want, Want: want, Found: "empty body", Err: ErrPerformative})
 		}
 		return 0, 0, false
 	}
@@ -203,6 +221,8 @@ func (p *parser) check(fs *fieldSpec) bool {
 	switch {
 	case k == fs.kind:
 	case fs.multiple && k == amqpsax.KindArray && p.c.ArrayElem() == fs.kind:
+	case fs.multiple && k == amqpsax.KindList:
+		return p.symbolList(fs)
 	default:
 		return p.fieldType(fs)
 	}
@@ -228,6 +248,29 @@ func (p *parser) check(fs *fieldSpec) bool {
 			p.raw = p.c.Raw()
 		}
 	}
+	return true
+}
+
+// symbolList checks a list given where the spec wants a symbol or an
+// array of symbols: Qpid Proton's python binding writes a Python list of
+// symbols as one (doc/peers.md), and deployed peers accept it, so a list
+// whose elements are all symbols is taken (and kept raw for Symbols);
+// any other element is a field of the wrong type.
+func (p *parser) symbolList(fs *fieldSpec) bool {
+	off, code := p.c.Offset(), p.c.Code()
+	if p.raw = p.c.Raw(); p.raw == nil || !p.c.Enter() {
+		return p.cursorErr()
+	}
+	for p.c.Next() {
+		if p.c.Kind() != amqpsax.KindSymbol {
+			return p.fail(off, code, true, &FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want,
+				Found: "list holding " + p.c.Kind().String(), Err: ErrFieldType})
+		}
+	}
+	if !p.cursorErr() {
+		return false
+	}
+	p.c.Exit()
 	return true
 }
 
@@ -378,17 +421,17 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 		case TransferHandle:
 			t.Handle = p.uint32()
 		case TransferDeliveryID:
-			t.DeliveryID = p.uint32()
+			t.DeliveryID = Some(p.uint32())
 		case TransferDeliveryTag:
 			t.DeliveryTag = p.bytes()
 		case TransferMessageFormat:
-			t.MessageFormat = p.uint32()
+			t.MessageFormat = Some(p.uint32())
 		case TransferSettled:
 			t.Settled = p.bool()
 		case TransferMore:
 			t.More = p.bool()
 		case TransferRcvSettleMode:
-			t.RcvSettleMode = p.rcvSettle()
+			t.RcvSettleMode = Some(p.rcvSettle())
 		case TransferState:
 			t.State, p.err = parseState(p.raw, p.base+p.c.Offset())
 		case TransferResume:
@@ -405,15 +448,14 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 	return t, body[end:], nil
 }
 
-// ParseOpen decodes the open performative at the start of body and
-// returns it with the bytes that follow it in body (empty in a
-// well-formed frame), as ParseTransfer does.
-func ParseOpen(body []byte) (o Open, rest []byte, err error) {
-	o.MaxFrameSize, o.ChannelMax = 1<<32-1, 1<<16-1
+// ParseOpen decodes the open performative that body (a frame's Body)
+// holds, as ParseTransfer does. An open carries no payload: bytes after
+// it are an error wrapping amqpsax.ErrTrailing.
+func ParseOpen(body []byte) (o Open, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorOpen, &specOpen)
 	if !ok {
-		return o, nil, p.err
+		return o, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -422,11 +464,11 @@ func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 		case OpenHostname:
 			o.Hostname = p.bytes()
 		case OpenMaxFrameSize:
-			o.MaxFrameSize = p.uint32()
+			o.MaxFrameSize = Some(p.uint32())
 		case OpenChannelMax:
-			o.ChannelMax = uint16(p.c.Uint())
+			o.ChannelMax = Some(uint16(p.c.Uint()))
 		case OpenIdleTimeOut:
-			o.IdleTimeOut = p.uint32()
+			o.IdleTimeOut = Some(p.uint32())
 		case OpenOutgoingLocales:
 			o.OutgoingLocales = p.raw
 		case OpenIncomingLocales:
@@ -440,9 +482,9 @@ func ParseOpen(body []byte) (o Open, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&o.Fields); err != nil {
-		return o, nil, err
+		return o, err
 	}
-	return o, body[end:], nil
+	return o, trailing(body, end, specOpen.name)
 }
 
 // start opens the composite want at the start of data, which begins at
@@ -460,19 +502,17 @@ func (p *parser) start(data []byte, base int, want amqpsax.Descriptor, spec *com
 	return end, p.fields(spec)
 }
 
-// ParseBegin decodes the begin performative at the start of body, as
-// ParseOpen does.
-func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
-	b.HandleMax = 1<<32 - 1
+// ParseBegin decodes the begin performative body holds, as ParseOpen does.
+func ParseBegin(body []byte) (b Begin, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorBegin, &specBegin)
 	if !ok {
-		return b, nil, p.err
+		return b, p.err
 	}
 	for p.next() {
 		switch p.i {
 		case BeginRemoteChannel:
-			b.RemoteChannel = uint16(p.c.Uint())
+			b.RemoteChannel = Some(uint16(p.c.Uint()))
 		case BeginNextOutgoingID:
 			b.NextOutgoingID = p.uint32()
 		case BeginIncomingWindow:
@@ -480,7 +520,7 @@ func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 		case BeginOutgoingWindow:
 			b.OutgoingWindow = p.uint32()
 		case BeginHandleMax:
-			b.HandleMax = p.uint32()
+			b.HandleMax = Some(p.uint32())
 		case BeginOfferedCapabilities:
 			b.OfferedCapabilities = p.raw
 		case BeginDesiredCapabilities:
@@ -490,19 +530,17 @@ func ParseBegin(body []byte) (b Begin, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&b.Fields); err != nil {
-		return b, nil, err
+		return b, err
 	}
-	return b, body[end:], nil
+	return b, trailing(body, end, specBegin.name)
 }
 
-// ParseAttach decodes the attach performative at the start of body, as
-// ParseOpen does.
-func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
-	a.SndSettleMode = SndMixed
+// ParseAttach decodes the attach performative body holds, as ParseOpen does.
+func ParseAttach(body []byte) (a Attach, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorAttach, &specAttach)
 	if !ok {
-		return a, nil, p.err
+		return a, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -513,21 +551,23 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 		case AttachRole:
 			a.Role = Role(p.bool())
 		case AttachSndSettleMode:
-			a.SndSettleMode = p.sndSettle()
+			a.SndSettleMode = Some(p.sndSettle())
 		case AttachRcvSettleMode:
 			a.RcvSettleMode = p.rcvSettle()
 		case AttachSource:
-			a.Source, p.err = parseSource(p.raw, p.base+p.c.Offset())
+			a.Source.v, p.err = parseSource(p.raw, p.base+p.c.Offset())
+			a.Source.ok = true
 		case AttachTarget:
-			a.Target, p.err = parseTarget(p.raw, p.base+p.c.Offset())
+			a.Target.v, p.err = parseTarget(p.raw, p.base+p.c.Offset())
+			a.Target.ok = true
 		case AttachUnsettled:
 			a.Unsettled = p.raw
 		case AttachIncompleteUnsettled:
 			a.IncompleteUnsettled = p.bool()
 		case AttachInitialDeliveryCount:
-			a.InitialDeliveryCount = p.uint32()
+			a.InitialDeliveryCount = Some(p.uint32())
 		case AttachMaxMessageSize:
-			a.MaxMessageSize = p.c.Uint()
+			a.MaxMessageSize = Some(p.c.Uint())
 		case AttachOfferedCapabilities:
 			a.OfferedCapabilities = p.raw
 		case AttachDesiredCapabilities:
@@ -537,23 +577,22 @@ func ParseAttach(body []byte) (a Attach, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&a.Fields); err != nil {
-		return a, nil, err
+		return a, err
 	}
-	return a, body[end:], nil
+	return a, trailing(body, end, specAttach.name)
 }
 
-// ParseFlow decodes the flow performative at the start of body, as
-// ParseOpen does.
-func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
+// ParseFlow decodes the flow performative body holds, as ParseOpen does.
+func ParseFlow(body []byte) (f Flow, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorFlow, &specFlow)
 	if !ok {
-		return f, nil, p.err
+		return f, p.err
 	}
 	for p.next() {
 		switch p.i {
 		case FlowNextIncomingID:
-			f.NextIncomingID = p.uint32()
+			f.NextIncomingID = Some(p.uint32())
 		case FlowIncomingWindow:
 			f.IncomingWindow = p.uint32()
 		case FlowNextOutgoingID:
@@ -561,13 +600,13 @@ func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 		case FlowOutgoingWindow:
 			f.OutgoingWindow = p.uint32()
 		case FlowHandle:
-			f.Handle = p.uint32()
+			f.Handle = Some(p.uint32())
 		case FlowDeliveryCount:
-			f.DeliveryCount = p.uint32()
+			f.DeliveryCount = Some(p.uint32())
 		case FlowLinkCredit:
-			f.LinkCredit = p.uint32()
+			f.LinkCredit = Some(p.uint32())
 		case FlowAvailable:
-			f.Available = p.uint32()
+			f.Available = Some(p.uint32())
 		case FlowDrain:
 			f.Drain = p.bool()
 		case FlowEcho:
@@ -577,18 +616,17 @@ func ParseFlow(body []byte) (f Flow, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&f.Fields); err != nil {
-		return f, nil, err
+		return f, err
 	}
-	return f, body[end:], nil
+	return f, trailing(body, end, specFlow.name)
 }
 
-// ParseDisposition decodes the disposition performative at the start of
-// body, as ParseOpen does. An absent Last is set to First.
-func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
+// ParseDisposition decodes the disposition performative body holds, as ParseOpen does.
+func ParseDisposition(body []byte) (d Disposition, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorDisposition, &specDisposition)
 	if !ok {
-		return d, nil, p.err
+		return d, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -597,7 +635,7 @@ func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 		case DispositionFirst:
 			d.First = p.uint32()
 		case DispositionLast:
-			d.Last = p.uint32()
+			d.Last = Some(p.uint32())
 		case DispositionSettled:
 			d.Settled = p.bool()
 		case DispositionState:
@@ -607,21 +645,17 @@ func ParseDisposition(body []byte) (d Disposition, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&d.Fields); err != nil {
-		return d, nil, err
+		return d, err
 	}
-	if !d.Has(DispositionLast) {
-		d.Last = d.First
-	}
-	return d, body[end:], nil
+	return d, trailing(body, end, specDisposition.name)
 }
 
-// ParseDetach decodes the detach performative at the start of body, as
-// ParseOpen does.
-func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
+// ParseDetach decodes the detach performative body holds, as ParseOpen does.
+func ParseDetach(body []byte) (d Detach, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorDetach, &specDetach)
 	if !ok {
-		return d, nil, p.err
+		return d, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -634,18 +668,17 @@ func ParseDetach(body []byte) (d Detach, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&d.Fields); err != nil {
-		return d, nil, err
+		return d, err
 	}
-	return d, body[end:], nil
+	return d, trailing(body, end, specDetach.name)
 }
 
-// ParseEnd decodes the end performative at the start of body, as
-// ParseOpen does.
-func ParseEnd(body []byte) (e End, rest []byte, err error) {
+// ParseEnd decodes the end performative body holds, as ParseOpen does.
+func ParseEnd(body []byte) (e End, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorEnd, &specEnd)
 	if !ok {
-		return e, nil, p.err
+		return e, p.err
 	}
 	for p.next() {
 		if p.i == EndError {
@@ -653,18 +686,17 @@ func ParseEnd(body []byte) (e End, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&e.Fields); err != nil {
-		return e, nil, err
+		return e, err
 	}
-	return e, body[end:], nil
+	return e, trailing(body, end, specEnd.name)
 }
 
-// ParseClose decodes the close performative at the start of body, as
-// ParseOpen does.
-func ParseClose(body []byte) (c Close, rest []byte, err error) {
+// ParseClose decodes the close performative body holds, as ParseOpen does.
+func ParseClose(body []byte) (c Close, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorClose, &specClose)
 	if !ok {
-		return c, nil, p.err
+		return c, p.err
 	}
 	for p.next() {
 		if p.i == CloseError {
@@ -672,18 +704,17 @@ func ParseClose(body []byte) (c Close, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&c.Fields); err != nil {
-		return c, nil, err
+		return c, err
 	}
-	return c, body[end:], nil
+	return c, trailing(body, end, specClose.name)
 }
 
-// ParseSASLMechanisms decodes the sasl-mechanisms frame body at the start
-// of body, as ParseOpen does.
-func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error) {
+// ParseSASLMechanisms decodes the sasl-mechanisms frame body holds, as ParseOpen does.
+func ParseSASLMechanisms(body []byte) (m SASLMechanisms, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorSASLMechanisms, &specSASLMechanisms)
 	if !ok {
-		return m, nil, p.err
+		return m, p.err
 	}
 	for p.next() {
 		if p.i == SASLMechanismsMechanisms {
@@ -691,18 +722,17 @@ func ParseSASLMechanisms(body []byte) (m SASLMechanisms, rest []byte, err error)
 		}
 	}
 	if err := p.done(&m.Fields); err != nil {
-		return m, nil, err
+		return m, err
 	}
-	return m, body[end:], nil
+	return m, trailing(body, end, specSASLMechanisms.name)
 }
 
-// ParseSASLInit decodes the sasl-init frame body at the start of body,
-// as ParseOpen does.
-func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
+// ParseSASLInit decodes the sasl-init frame body holds, as ParseOpen does.
+func ParseSASLInit(body []byte) (s SASLInit, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorSASLInit, &specSASLInit)
 	if !ok {
-		return s, nil, p.err
+		return s, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -715,18 +745,17 @@ func ParseSASLInit(body []byte) (s SASLInit, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
-		return s, nil, err
+		return s, err
 	}
-	return s, body[end:], nil
+	return s, trailing(body, end, specSASLInit.name)
 }
 
-// ParseSASLChallenge decodes the sasl-challenge frame body at the start
-// of body, as ParseOpen does.
-func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
+// ParseSASLChallenge decodes the sasl-challenge frame body holds, as ParseOpen does.
+func ParseSASLChallenge(body []byte) (s SASLChallenge, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorSASLChallenge, &specSASLChallenge)
 	if !ok {
-		return s, nil, p.err
+		return s, p.err
 	}
 	for p.next() {
 		if p.i == SASLChallengeChallenge {
@@ -734,18 +763,17 @@ func ParseSASLChallenge(body []byte) (s SASLChallenge, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
-		return s, nil, err
+		return s, err
 	}
-	return s, body[end:], nil
+	return s, trailing(body, end, specSASLChallenge.name)
 }
 
-// ParseSASLResponse decodes the sasl-response frame body at the start of
-// body, as ParseOpen does.
-func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
+// ParseSASLResponse decodes the sasl-response frame body holds, as ParseOpen does.
+func ParseSASLResponse(body []byte) (s SASLResponse, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorSASLResponse, &specSASLResponse)
 	if !ok {
-		return s, nil, p.err
+		return s, p.err
 	}
 	for p.next() {
 		if p.i == SASLResponseResponse {
@@ -753,18 +781,17 @@ func ParseSASLResponse(body []byte) (s SASLResponse, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
-		return s, nil, err
+		return s, err
 	}
-	return s, body[end:], nil
+	return s, trailing(body, end, specSASLResponse.name)
 }
 
-// ParseSASLOutcome decodes the sasl-outcome frame body at the start of
-// body, as ParseOpen does.
-func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
+// ParseSASLOutcome decodes the sasl-outcome frame body holds, as ParseOpen does.
+func ParseSASLOutcome(body []byte) (s SASLOutcome, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorSASLOutcome, &specSASLOutcome)
 	if !ok {
-		return s, nil, p.err
+		return s, p.err
 	}
 	for p.next() {
 		switch p.i {
@@ -779,9 +806,9 @@ func ParseSASLOutcome(body []byte) (s SASLOutcome, rest []byte, err error) {
 		}
 	}
 	if err := p.done(&s.Fields); err != nil {
-		return s, nil, err
+		return s, err
 	}
-	return s, body[end:], nil
+	return s, trailing(body, end, specSASLOutcome.name)
 }
 
 // parseError decodes an error composite: raw is its encoding, at offset

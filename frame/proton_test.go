@@ -155,47 +155,47 @@ func parseAny(body []byte) (v any, rest, enc []byte, err error) {
 	}
 	switch d {
 	case amqpsax.DescriptorOpen:
-		x, r, err := ParseOpen(body)
-		return &x, r, AppendOpen(nil, x), err
+		x, err := ParseOpen(body)
+		return &x, nil, AppendOpen(nil, x), err
 	case amqpsax.DescriptorBegin:
-		x, r, err := ParseBegin(body)
-		return &x, r, AppendBegin(nil, x), err
+		x, err := ParseBegin(body)
+		return &x, nil, AppendBegin(nil, x), err
 	case amqpsax.DescriptorAttach:
-		x, r, err := ParseAttach(body)
-		return &x, r, AppendAttach(nil, x), err
+		x, err := ParseAttach(body)
+		return &x, nil, AppendAttach(nil, x), err
 	case amqpsax.DescriptorFlow:
-		x, r, err := ParseFlow(body)
-		return &x, r, AppendFlow(nil, x), err
+		x, err := ParseFlow(body)
+		return &x, nil, AppendFlow(nil, x), err
 	case amqpsax.DescriptorTransfer:
 		x, r, err := ParseTransfer(body)
 		return &x, r, AppendTransfer(nil, x), err
 	case amqpsax.DescriptorDisposition:
-		x, r, err := ParseDisposition(body)
-		return &x, r, AppendDisposition(nil, x), err
+		x, err := ParseDisposition(body)
+		return &x, nil, AppendDisposition(nil, x), err
 	case amqpsax.DescriptorDetach:
-		x, r, err := ParseDetach(body)
-		return &x, r, AppendDetach(nil, x), err
+		x, err := ParseDetach(body)
+		return &x, nil, AppendDetach(nil, x), err
 	case amqpsax.DescriptorEnd:
-		x, r, err := ParseEnd(body)
-		return &x, r, AppendEnd(nil, x), err
+		x, err := ParseEnd(body)
+		return &x, nil, AppendEnd(nil, x), err
 	case amqpsax.DescriptorClose:
-		x, r, err := ParseClose(body)
-		return &x, r, AppendClose(nil, x), err
+		x, err := ParseClose(body)
+		return &x, nil, AppendClose(nil, x), err
 	case amqpsax.DescriptorSASLMechanisms:
-		x, r, err := ParseSASLMechanisms(body)
-		return &x, r, AppendSASLMechanisms(nil, x), err
+		x, err := ParseSASLMechanisms(body)
+		return &x, nil, AppendSASLMechanisms(nil, x), err
 	case amqpsax.DescriptorSASLInit:
-		x, r, err := ParseSASLInit(body)
-		return &x, r, AppendSASLInit(nil, x), err
+		x, err := ParseSASLInit(body)
+		return &x, nil, AppendSASLInit(nil, x), err
 	case amqpsax.DescriptorSASLChallenge:
-		x, r, err := ParseSASLChallenge(body)
-		return &x, r, AppendSASLChallenge(nil, x), err
+		x, err := ParseSASLChallenge(body)
+		return &x, nil, AppendSASLChallenge(nil, x), err
 	case amqpsax.DescriptorSASLResponse:
-		x, r, err := ParseSASLResponse(body)
-		return &x, r, AppendSASLResponse(nil, x), err
+		x, err := ParseSASLResponse(body)
+		return &x, nil, AppendSASLResponse(nil, x), err
 	case amqpsax.DescriptorSASLOutcome:
-		x, r, err := ParseSASLOutcome(body)
-		return &x, r, AppendSASLOutcome(nil, x), err
+		x, err := ParseSASLOutcome(body)
+		return &x, nil, AppendSASLOutcome(nil, x), err
 	}
 	return nil, nil, nil, errors.New("no performative " + d.String())
 }
@@ -212,7 +212,7 @@ func TestPerformativesProton(t *testing.T) {
 			body := append(append([]byte(nil), e.perf...), e.payload...)
 			v, rest, enc, err := parseAny(body)
 			require.NoError(t, err)
-			assert.Equal(t, e.payload, rest, "payload")
+			assert.Equal(t, string(e.payload), string(rest), "payload")
 			assert.Equal(t, hex.EncodeToString(e.perf), hex.EncodeToString(enc), "re-encoded")
 
 			var rec trace.Recorder
@@ -323,6 +323,11 @@ func writeValue(t *testing.T, toks *[]string, fs fieldSpec, f reflect.Value) {
 		_, err := dispatch.Decode(b, &rec)
 		require.NoError(t, err)
 		*toks = append(*toks, rec.String())
+	}
+	if strings.HasPrefix(f.Type().Name(), "Opt[") { // the value of a present Opt, addressable
+		v := reflect.New(f.Type().Method(0).Type.Out(0)).Elem()
+		v.Set(f.MethodByName("Get").Call(nil)[0])
+		f = v
 	}
 	switch x := f.Interface().(type) {
 	case Symbols:

@@ -261,7 +261,7 @@ func TestReaderHeadersAndFrames(t *testing.T) {
 	assert.Equal(t, TypeSASL, f.Type)
 	assert.Equal(t, int64(8), f.Offset)
 	assert.False(t, f.IsHeartbeat())
-	m, _, err := ParseSASLInit(f.Body)
+	m, err := ParseSASLInit(f.Body)
 	require.NoError(t, err)
 	assert.Equal(t, "ANONYMOUS", string(m.Mechanism))
 

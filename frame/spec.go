@@ -6,7 +6,7 @@ import "github.com/amqpsax/amqpsax"
 // 0, in the order the spec lists them: TransferDeliveryID is 1 because
 // delivery-id is the second field of transfer. The constants below are
 // named after the Go type and field; use them with Fields.Has and
-// Fields.Set.
+// FieldName.
 type Field uint8
 
 // Fields of open (part 2 §2.7.1).
@@ -176,43 +176,23 @@ const (
 	ModifiedMessageAnnotations Field = 2
 )
 
-// Fields records which fields of a decoded composite value were present
-// (not null), and how its list was encoded: how many elements, and
-// whether as a list32. Every type of
-// this package embeds one, so t.Has(TransferDeliveryID) tells a
-// delivery-id of 0 from none.
-//
-// Parse functions set a field's bit when the field is present and not
-// null; a field that is absent or null has the spec's default in the
-// struct, or the zero value where the spec gives no default, and its bit
-// clear. Append functions write a field when its bit is set or its value
-// is neither the zero value nor the spec's default: a struct built in code
-// needs Set only to send a value that is zero or the default, such as a
-// delivery-id of 0.
+// Fields records what a Parse function saw of a composite value: which
+// fields were present (not null), how many elements its list held, and
+// whether the list was a list32. Every type of this package embeds one.
+// Append functions honour it, so that a parsed value is written back to
+// the bytes it was read from: a field Has reports is written even when it
+// holds the spec's default or false, and at least Elements elements are
+// written. A value built in code leaves Fields zero and says what to send
+// with its fields alone ([Opt] for a zero that must be sent).
 type Fields struct {
 	set  uint32 // bit i: field i present
 	n    uint8  // list elements of the encoding, up to the type's field count
 	wide bool   // the list was a list32
 }
 
-// Has reports whether field i was present (set by a Parse function or by
-// Set).
+// Has reports whether a Parse function found field i present and not
+// null. For an [Opt] field it agrees with the field's Present.
 func (f Fields) Has(i Field) bool { return i < 32 && f.set&(1<<i) != 0 }
-
-// Set marks field i present, so that Append functions write it even when
-// its value is zero or the spec's default.
-func (f *Fields) Set(i Field) {
-	if i < 32 {
-		f.set |= 1 << i
-	}
-}
-
-// Clear marks field i absent.
-func (f *Fields) Clear(i Field) {
-	if i < 32 {
-		f.set &^= 1 << i
-	}
-}
 
 // Elements returns how many of the type's fields the decoded list held,
 // trailing nulls included (0 for a value built in code). Append functions

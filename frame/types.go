@@ -7,21 +7,30 @@ import "github.com/amqpsax/amqpsax"
 // them (delivery-id is DeliveryID). Strings, symbols and binaries are
 // views into the body given to the Parse function ([]byte, nil when
 // absent); maps are Map and symbol lists Symbols, both raw encodings.
-// Each embeds Fields, which tells which fields were present and how many
-// elements the encoding held. Absent and null fields hold the spec's
-// default, or the zero value where the spec has none (Has tells those
-// from a zero that was sent).
+//
+// A field that may be absent and whose zero means something (a handle, a
+// delivery-id, a link-credit) or differs from the spec's default (a
+// channel-max of 0 is not 65535) is an [Opt]: absent unless made with
+// [Some]. The other fields are plain: mandatory ones, always written;
+// booleans and fields whose zero is the spec's default, written when they
+// differ from it. So a struct literal sends exactly what it says.
+//
+// Each embeds [Fields], the record of what a Parse function saw (which
+// fields were on the wire, how many list elements, list8 or list32), so
+// that a parsed value is written back to the same bytes.
 
 // Open is the open performative (part 2 §2.7.1): the first frame of a
 // connection in each direction.
 type Open struct {
 	Fields
-	ContainerID  []byte // string, mandatory
-	Hostname     []byte // string
-	MaxFrameSize uint32 // default 4294967295
-	ChannelMax   uint16 // default 65535
-	// IdleTimeOut is in milliseconds; none when absent.
-	IdleTimeOut         uint32
+	ContainerID  []byte      // string, mandatory
+	Hostname     []byte      // string
+	MaxFrameSize Opt[uint32] // absent: 4294967295, no limit but the spec's
+	// ChannelMax is the highest channel number the sender may use; absent:
+	// DefaultChannelMax (65535). Some(0) allows channel 0 only.
+	ChannelMax Opt[uint16]
+	// IdleTimeOut is in milliseconds; absent: none.
+	IdleTimeOut         Opt[uint32]
 	OutgoingLocales     Symbols
 	IncomingLocales     Symbols
 	OfferedCapabilities Symbols
@@ -33,12 +42,14 @@ type Open struct {
 type Begin struct {
 	Fields
 	// RemoteChannel is the channel of the peer's begin this one answers;
-	// absent (Has false) in the begin that starts a session.
-	RemoteChannel       uint16
-	NextOutgoingID      uint32 // mandatory
-	IncomingWindow      uint32 // mandatory
-	OutgoingWindow      uint32 // mandatory
-	HandleMax           uint32 // default 4294967295
+	// absent in the begin that starts a session.
+	RemoteChannel  Opt[uint16]
+	NextOutgoingID uint32 // mandatory
+	IncomingWindow uint32 // mandatory
+	OutgoingWindow uint32 // mandatory
+	// HandleMax is the highest handle the sender may use; absent:
+	// DefaultHandleMax (4294967295).
+	HandleMax           Opt[uint32]
 	OfferedCapabilities Symbols
 	DesiredCapabilities Symbols
 	Properties          Map
@@ -47,38 +58,42 @@ type Begin struct {
 // Attach is the attach performative (part 2 §2.7.3): a link end attaches.
 type Attach struct {
 	Fields
-	Name          []byte // string, mandatory
-	Handle        uint32 // mandatory
-	Role          Role   // mandatory
-	SndSettleMode SenderSettleMode
-	RcvSettleMode ReceiverSettleMode
-	// Source and Target are absent (Has(AttachSource) false) when null: a
-	// link end refusing an attach sends null for one of them.
-	Source               Source
-	Target               Target
+	Name   []byte // string, mandatory
+	Handle uint32 // mandatory
+	Role   Role   // mandatory
+	// SndSettleMode is absent: DefaultSndSettleMode (mixed).
+	SndSettleMode Opt[SenderSettleMode]
+	RcvSettleMode ReceiverSettleMode // default first (the zero value)
+	// Source and Target are absent when null: a link end refusing an
+	// attach sends null for one of them. An attach that answers one
+	// echoes what it accepts: Source: frame.Some(src).
+	Source               Opt[Source]
+	Target               Opt[Target]
 	Unsettled            Map
 	IncompleteUnsettled  bool
-	InitialDeliveryCount uint32 // set by the sender; none when absent
-	// MaxMessageSize is the largest message the end accepts; absent (Has
-	// false) or 0 means no limit.
-	MaxMessageSize      uint64
+	InitialDeliveryCount Opt[uint32] // mandatory from a sender, absent from a receiver
+	// MaxMessageSize is the largest message the end accepts; absent or 0
+	// means no limit.
+	MaxMessageSize      Opt[uint64]
 	OfferedCapabilities Symbols
 	DesiredCapabilities Symbols
 	Properties          Map
 }
 
 // Flow is the flow performative (part 2 §2.7.4): session and link flow
-// state. Handle and the link fields are absent in a session-only flow.
+// state. Handle and the link fields are absent in a session-only flow;
+// NextIncomingID is absent only before the sender has seen the peer's
+// begin.
 type Flow struct {
 	Fields
-	NextIncomingID uint32
+	NextIncomingID Opt[uint32]
 	IncomingWindow uint32 // mandatory
 	NextOutgoingID uint32 // mandatory
 	OutgoingWindow uint32 // mandatory
-	Handle         uint32
-	DeliveryCount  uint32
-	LinkCredit     uint32
-	Available      uint32
+	Handle         Opt[uint32]
+	DeliveryCount  Opt[uint32]
+	LinkCredit     Opt[uint32]
+	Available      Opt[uint32]
 	Drain          bool
 	Echo           bool
 	Properties     Map
@@ -89,15 +104,18 @@ type Flow struct {
 // frames that continue a delivery (More was set on the one before).
 type Transfer struct {
 	Fields
-	Handle        uint32 // mandatory
-	DeliveryID    uint32
+	Handle uint32 // mandatory
+	// DeliveryID and MessageFormat are required on the first transfer of
+	// a delivery (Some(0) is delivery 0, message format 0, the standard
+	// one) and may be absent on the ones that continue it.
+	DeliveryID    Opt[uint32]
 	DeliveryTag   []byte // binary, at most 32 bytes by the spec (not enforced)
-	MessageFormat uint32
+	MessageFormat Opt[uint32]
 	// Settled has no default: absent on the first frame of a delivery it
 	// means false; on a later frame, unchanged.
 	Settled       bool
 	More          bool
-	RcvSettleMode ReceiverSettleMode // none when absent: the link's mode applies
+	RcvSettleMode Opt[ReceiverSettleMode] // absent: the link's mode applies
 	State         DeliveryState
 	Resume        bool
 	Aborted       bool
@@ -110,12 +128,16 @@ type Disposition struct {
 	Fields
 	Role  Role   // mandatory: of the end that sends the disposition
 	First uint32 // mandatory
-	// Last is First when absent, as the spec says.
-	Last      uint32
+	// Last is absent when the range is First alone; Range applies that.
+	Last      Opt[uint32]
 	Settled   bool
 	State     DeliveryState
 	Batchable bool
 }
+
+// Range returns the deliveries the disposition covers: First through
+// Last, or First alone when Last is absent.
+func (d *Disposition) Range() (first, last uint32) { return d.First, d.Last.Or(d.First) }
 
 // Detach is the detach performative (part 2 §2.7.7).
 type Detach struct {
@@ -171,12 +193,6 @@ type Source struct {
 	Capabilities   Symbols
 }
 
-func (s *Source) isZero() bool {
-	return s.Address == nil && s.Durable == 0 && s.ExpiryPolicy == ExpirySessionEnd && s.Timeout == 0 &&
-		!s.Dynamic && s.DynamicNodeProperties == nil && s.DistributionMode == nil && s.Filter == nil &&
-		s.DefaultOutcome.Type == StateNone && s.Outcomes == nil && s.Capabilities == nil
-}
-
 // Target is the target terminus of a link (part 3 §3.5.4), or, with
 // Coordinator set, the coordinator of transactions (part 4 §4.5.1), whose
 // only field is Capabilities (CoordinatorCapabilities in Fields).
@@ -192,11 +208,6 @@ type Target struct {
 	// Coordinator reports a coordinator (descriptor 0x30) instead of a
 	// target (0x29).
 	Coordinator bool
-}
-
-func (t *Target) isZero() bool {
-	return !t.Coordinator && t.Address == nil && t.Durable == 0 && t.ExpiryPolicy == ExpirySessionEnd && t.Timeout == 0 &&
-		!t.Dynamic && t.DynamicNodeProperties == nil && t.Capabilities == nil
 }
 
 // DeliveryState is the state of a delivery (part 3 §3.4), in transfer,

@@ -10,7 +10,9 @@ import (
 
 // Symbols is the encoding of a field of symbols that the spec marks
 // multiple (capabilities, locales, outcomes, SASL mechanisms): one symbol,
-// or an array of symbols, exactly as on the wire; nil when absent. The
+// or an array of symbols, exactly as on the wire; nil when absent. A list
+// of symbols, which Qpid Proton's python binding writes there
+// (doc/peers.md), is taken and read the same way. The
 // Parse functions check every element, so reading it cannot fail. It is
 // a view into the body it was parsed from.
 type Symbols []byte
@@ -25,7 +27,7 @@ func (s Symbols) Len() int {
 	switch c.Kind() {
 	case amqpsax.KindSymbol:
 		return 1
-	case amqpsax.KindArray:
+	case amqpsax.KindArray, amqpsax.KindList:
 		return c.Count()
 	}
 	return 0
@@ -45,12 +47,12 @@ func (s Symbols) All() iter.Seq[[]byte] {
 		switch c.Kind() {
 		case amqpsax.KindSymbol:
 			yield(c.Bytes())
-		case amqpsax.KindArray:
-			if c.ArrayElem() != amqpsax.KindSymbol || !c.Enter() {
+		case amqpsax.KindArray, amqpsax.KindList:
+			if (c.Kind() == amqpsax.KindArray && c.ArrayElem() != amqpsax.KindSymbol) || !c.Enter() {
 				return
 			}
 			for c.Next() {
-				if !yield(c.Bytes()) {
+				if c.Kind() != amqpsax.KindSymbol || !yield(c.Bytes()) {
 					return
 				}
 			}
@@ -72,6 +74,10 @@ func (s Symbols) Append(dst [][]byte) [][]byte {
 	case amqpsax.KindArray:
 		if c.ArrayElem() == amqpsax.KindSymbol {
 			return c.AppendBytes(dst)
+		}
+	case amqpsax.KindList:
+		for sym := range s.All() {
+			dst = append(dst, sym)
 		}
 	}
 	return dst

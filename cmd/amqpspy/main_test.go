@@ -102,7 +102,7 @@ func fakeBroker(c net.Conn) error {
 	if f, err = next(); err != nil {
 		return err
 	}
-	if _, _, err := frame.ParseSASLInit(f.Body); err != nil {
+	if _, err := frame.ParseSASLInit(f.Body); err != nil {
 		return err
 	}
 	if err := send(frame.AppendFrame(nil, frame.Frame{Type: frame.TypeSASL, Body: frame.AppendSASLOutcome(nil, frame.SASLOutcome{Code: frame.SASLOk})})); err != nil {
@@ -117,10 +117,10 @@ func fakeBroker(c net.Conn) error {
 	if f, err = next(); err != nil {
 		return err
 	}
-	if _, _, err := frame.ParseOpen(f.Body); err != nil {
+	if _, err := frame.ParseOpen(f.Body); err != nil {
 		return err
 	}
-	if err := send(frame.AppendFrame(nil, frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: []byte("fake-broker"), MaxFrameSize: 512})})); err != nil {
+	if err := send(frame.AppendFrame(nil, frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: []byte("fake-broker"), MaxFrameSize: frame.Some[uint32](512)})})); err != nil {
 		return err
 	}
 
@@ -141,38 +141,32 @@ func fakeBroker(c net.Conn) error {
 		}
 		switch d {
 		case amqpsax.DescriptorBegin:
-			bg := frame.Begin{RemoteChannel: f.Channel, IncomingWindow: 1000, OutgoingWindow: 1000}
-			bg.Set(frame.BeginRemoteChannel)
-			bg.Set(frame.BeginNextOutgoingID)
+			bg := frame.Begin{RemoteChannel: frame.Some(f.Channel), IncomingWindow: 1000, OutgoingWindow: 1000}
 			err = perf(f.Channel, frame.AppendBegin(nil, bg))
 		case amqpsax.DescriptorAttach:
-			a, _, perr := frame.ParseAttach(f.Body)
+			a, perr := frame.ParseAttach(f.Body)
 			if perr != nil {
 				return perr
 			}
 			reply := frame.Attach{Name: a.Name, Handle: a.Handle, Role: !a.Role, Source: a.Source, Target: a.Target,
 				SndSettleMode: a.SndSettleMode, RcvSettleMode: a.RcvSettleMode}
-			reply.Set(frame.AttachSource)
-			reply.Set(frame.AttachTarget)
 			if a.Role == frame.RoleReceiver {
-				reply.Set(frame.AttachInitialDeliveryCount)
+				reply.InitialDeliveryCount = frame.Some[uint32](0)
 			}
 			if err = perf(f.Channel, frame.AppendAttach(nil, reply)); err == nil && a.Role == frame.RoleSender {
-				fl := frame.Flow{NextIncomingID: received, IncomingWindow: 1000, NextOutgoingID: outgoing, OutgoingWindow: 1000,
-					Handle: a.Handle, LinkCredit: 10}
-				for _, i := range []frame.Field{frame.FlowNextIncomingID, frame.FlowNextOutgoingID, frame.FlowHandle, frame.FlowDeliveryCount} {
-					fl.Set(i)
-				}
+				fl := frame.Flow{NextIncomingID: frame.Some(received), IncomingWindow: 1000, NextOutgoingID: outgoing,
+					OutgoingWindow: 1000, Handle: frame.Some(a.Handle), DeliveryCount: frame.Some[uint32](0),
+					LinkCredit: frame.Some[uint32](10)}
 				err = perf(f.Channel, frame.AppendFlow(nil, fl))
 			}
 		case amqpsax.DescriptorFlow:
-			fl, _, perr := frame.ParseFlow(f.Body)
+			fl, perr := frame.ParseFlow(f.Body)
 			if perr != nil {
 				return perr
 			}
-			if fl.Has(frame.FlowHandle) && fl.LinkCredit > 0 && !sent[fl.Handle] {
-				sent[fl.Handle] = true
-				err = sendMessage(send, f.Channel, fl.Handle, outgoing)
+			if h, ok := fl.Handle.Get(); ok && fl.LinkCredit.Or(0) > 0 && !sent[h] {
+				sent[h] = true
+				err = sendMessage(send, f.Channel, h, outgoing)
 				outgoing++
 			}
 		case amqpsax.DescriptorTransfer:
@@ -183,14 +177,14 @@ func fakeBroker(c net.Conn) error {
 			if !t.More {
 				received++
 				if !t.Settled {
-					ds := frame.Disposition{Role: frame.RoleReceiver, First: t.DeliveryID, Last: t.DeliveryID, Settled: true,
+					id, _ := t.DeliveryID.Get()
+					ds := frame.Disposition{Role: frame.RoleReceiver, First: id, Settled: true,
 						State: frame.DeliveryState{Type: frame.StateAccepted}}
-					ds.Set(frame.DispositionFirst)
 					err = perf(f.Channel, frame.AppendDisposition(nil, ds))
 				}
 			}
 		case amqpsax.DescriptorDetach:
-			dt, _, perr := frame.ParseDetach(f.Body)
+			dt, perr := frame.ParseDetach(f.Body)
 			if perr != nil {
 				return perr
 			}
@@ -218,11 +212,10 @@ func sendMessage(send func([]byte) error, channel uint16, handle, id uint32) err
 	for first := true; len(msg) > 0; first = false {
 		t := frame.Transfer{Handle: handle}
 		if first {
-			t.DeliveryID, t.DeliveryTag = id, []byte("tag")
-			t.Set(frame.TransferDeliveryID)
-			t.Set(frame.TransferMessageFormat)
+			t.DeliveryID, t.DeliveryTag, t.MessageFormat = frame.Some(id), []byte("tag"), frame.Some[uint32](0)
 		}
-		room := 512 - 8 - len(frame.AppendTransfer(nil, frame.Transfer{Handle: handle, DeliveryID: id, DeliveryTag: []byte("tag"), More: true}))
+		room := 512 - 8 - len(frame.AppendTransfer(nil, frame.Transfer{Handle: handle, DeliveryID: frame.Some(id), DeliveryTag: []byte("tag"),
+			MessageFormat: frame.Some[uint32](0), More: true}))
 		n := min(room, len(msg))
 		t.More = n < len(msg)
 		b := frame.BeginFrame(nil, frame.TypeAMQP, channel)

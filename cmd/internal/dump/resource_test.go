@@ -99,8 +99,7 @@ func oneDelivery(n int) []byte {
 	chunk := (len(msg) + n - 1) / n
 	for i := 0; i < n; i++ {
 		part := msg[min(i*chunk, len(msg)):min((i+1)*chunk, len(msg))]
-		tr := frame.Transfer{Handle: 0, DeliveryID: 7, DeliveryTag: []byte{7}, More: i < n-1}
-		tr.Set(frame.TransferDeliveryID)
+		tr := frame.Transfer{Handle: 0, DeliveryID: frame.Some[uint32](7), DeliveryTag: []byte{7}, More: i < n-1}
 		fs := len(b)
 		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
 		b = frame.AppendTransfer(b, tr)
@@ -205,8 +204,7 @@ func TestRunsInFrames(t *testing.T) {
 		msg = append(msg, zeroWidthArrays(k)...)
 		msg = encode.EndList32(msg, start, k)
 		b := frame.AppendHeader(nil, frame.HeaderAMQP)
-		tr := frame.Transfer{DeliveryTag: []byte{1}}
-		tr.Set(frame.TransferDeliveryID)
+		tr := frame.Transfer{DeliveryID: frame.Some[uint32](0), DeliveryTag: []byte{1}}
 		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
 		b = frame.AppendTransfer(b, tr)
 		b = append(b, msg...)

@@ -534,33 +534,33 @@ func (s *Stream) parse(d amqpsax.Descriptor, body []byte, bodyAt int64) error {
 	var err error
 	switch d {
 	case amqpsax.DescriptorOpen:
-		_, _, err = frame.ParseOpen(body)
+		_, err = frame.ParseOpen(body)
 	case amqpsax.DescriptorBegin:
-		_, _, err = frame.ParseBegin(body)
+		_, err = frame.ParseBegin(body)
 	case amqpsax.DescriptorAttach:
-		_, _, err = frame.ParseAttach(body)
+		_, err = frame.ParseAttach(body)
 	case amqpsax.DescriptorFlow:
-		_, _, err = frame.ParseFlow(body)
+		_, err = frame.ParseFlow(body)
 	case amqpsax.DescriptorTransfer:
 		_, _, err = frame.ParseTransfer(body)
 	case amqpsax.DescriptorDisposition:
-		_, _, err = frame.ParseDisposition(body)
+		_, err = frame.ParseDisposition(body)
 	case amqpsax.DescriptorDetach:
-		_, _, err = frame.ParseDetach(body)
+		_, err = frame.ParseDetach(body)
 	case amqpsax.DescriptorEnd:
-		_, _, err = frame.ParseEnd(body)
+		_, err = frame.ParseEnd(body)
 	case amqpsax.DescriptorClose:
-		_, _, err = frame.ParseClose(body)
+		_, err = frame.ParseClose(body)
 	case amqpsax.DescriptorSASLMechanisms:
-		_, _, err = frame.ParseSASLMechanisms(body)
+		_, err = frame.ParseSASLMechanisms(body)
 	case amqpsax.DescriptorSASLInit:
-		_, _, err = frame.ParseSASLInit(body)
+		_, err = frame.ParseSASLInit(body)
 	case amqpsax.DescriptorSASLChallenge:
-		_, _, err = frame.ParseSASLChallenge(body)
+		_, err = frame.ParseSASLChallenge(body)
 	case amqpsax.DescriptorSASLResponse:
-		_, _, err = frame.ParseSASLResponse(body)
+		_, err = frame.ParseSASLResponse(body)
 	case amqpsax.DescriptorSASLOutcome:
-		_, _, err = frame.ParseSASLOutcome(body)
+		_, err = frame.ParseSASLOutcome(body)
 	}
 	if err == nil {
 		return nil
