@@ -23,41 +23,37 @@ type perf struct {
 
 // remoteChannel returns a begin's remote-channel, if present.
 func remoteChannel(b *frame.Begin) (uint16, bool) {
-	return b.RemoteChannel, b.Has(frame.BeginRemoteChannel)
+	return b.RemoteChannel.Get()
 }
 
 // sndSettleMode returns an attach's snd-settle-mode (mixed when absent).
 func sndSettleMode(a *frame.Attach) frame.SenderSettleMode {
-	if !a.Has(frame.AttachSndSettleMode) {
-		return frame.SndMixed
-	}
-	return a.SndSettleMode
+	return a.SndSettleMode.Or(frame.SndMixed)
 }
 
 // initialDeliveryCount returns a sender's initial-delivery-count, if
 // present.
 func initialDeliveryCount(a *frame.Attach) (uint32, bool) {
-	return a.InitialDeliveryCount, a.Has(frame.AttachInitialDeliveryCount)
+	return a.InitialDeliveryCount.Get()
 }
 
 // flowLink returns the link fields of a flow: its handle, delivery-count
 // (present or not) and link-credit; ok is false for a session-only flow.
 func flowLink(f *frame.Flow) (handle, count uint32, hasCount bool, credit uint32, ok bool) {
-	if !f.Has(frame.FlowHandle) {
-		return 0, 0, false, 0, false
-	}
-	return f.Handle, f.DeliveryCount, f.Has(frame.FlowDeliveryCount), f.LinkCredit, true
+	handle, ok = f.Handle.Get()
+	count, hasCount = f.DeliveryCount.Get()
+	return handle, count, hasCount, f.LinkCredit.Or(0), ok
 }
 
 // deliveryID returns a transfer's delivery-id, if present.
 func deliveryID(t *frame.Transfer) (uint32, bool) {
-	return t.DeliveryID, t.Has(frame.TransferDeliveryID)
+	return t.DeliveryID.Get()
 }
 
 // dispositionRange returns the first and last delivery id of a
 // disposition.
 func dispositionRange(d *frame.Disposition) (first, last uint32) {
-	return d.First, d.Last
+	return d.Range()
 }
 
 // parseState parses the performatives the connection state follows;
@@ -66,19 +62,19 @@ func parseState(d amqpsax.Descriptor, body []byte, p *perf) bool {
 	var err error
 	switch d {
 	case amqpsax.DescriptorBegin:
-		p.begin, _, err = frame.ParseBegin(body)
+		p.begin, err = frame.ParseBegin(body)
 	case amqpsax.DescriptorAttach:
-		p.attach, _, err = frame.ParseAttach(body)
+		p.attach, err = frame.ParseAttach(body)
 	case amqpsax.DescriptorFlow:
-		p.flow, _, err = frame.ParseFlow(body)
+		p.flow, err = frame.ParseFlow(body)
 	case amqpsax.DescriptorTransfer:
 		var payload []byte
 		p.transfer, payload, err = frame.ParseTransfer(body)
 		p.payload = len(payload)
 	case amqpsax.DescriptorDisposition:
-		p.disposition, _, err = frame.ParseDisposition(body)
+		p.disposition, err = frame.ParseDisposition(body)
 	case amqpsax.DescriptorDetach:
-		p.detach, _, err = frame.ParseDetach(body)
+		p.detach, err = frame.ParseDetach(body)
 	default:
 		return false
 	}
