@@ -168,6 +168,7 @@ func (s *spy) handle(id int, client net.Conn) {
 			done.Add(1)
 			go func() {
 				defer done.Done()
+				background()
 				rec.run(recQ)
 			}()
 		}
@@ -178,6 +179,7 @@ func (s *spy) handle(id int, client net.Conn) {
 	done.Add(1)
 	go func() {
 		defer done.Done()
+		background()
 		for i := 0; i < len(notes); i += 2 {
 			note(notes[i], notes[i+1])
 		}
@@ -358,6 +360,7 @@ type queue struct {
 	inflight [2]uint64 // the number of a chunk read and not yet pushed; noChunk when none
 	closed   bool
 	wake     chan struct{}
+	idle     time.Duration // the consumer's current polling interval
 }
 
 // noChunk marks a direction with no chunk between read and push.
@@ -395,14 +398,21 @@ func (q *queue) push(dir int, seq uint64, t time.Time, b []byte) {
 	}
 	q.mu.Lock()
 	q.inflight[dir] = noChunk
+	wake := false
 	if q.lost[dir] > 0 || q.size+len(b) > q.max {
+		wake = q.lost[dir] == 0
 		q.lost[dir] += int64(len(b))
 	} else {
 		q.items = append(q.items, chunk{dir, seq, t, bytes.Clone(b)})
+		wake = q.size < q.max/2 && q.size+len(b) >= q.max/2
 		q.size += len(b)
 	}
 	q.mu.Unlock()
-	q.signal()
+	if wake {
+		// Half full (or a first loss): the consumer is woken at once
+		// rather than at its next poll.
+		q.signal()
+	}
 }
 
 func (q *queue) signal() {
@@ -443,11 +453,28 @@ func (q *queue) take() ([]chunk, [2]int64, bool) {
 		q.seen = lost
 		q.mu.Unlock()
 		if len(items) > 0 || closed || lost != seen {
+			q.idle = 0
 			return items, lost, closed
 		}
-		<-q.wake
+		// Poll: forwarding does not wake the consumer for each chunk (a
+		// wake-up on the forwarding path costs more than the forwarding),
+		// it looks every pollMin while chunks come, backing off to
+		// pollMax when none do; push wakes it when the queue is half full.
+		q.idle = min(max(2*q.idle, pollMin), pollMax)
+		t := time.NewTimer(q.idle)
+		select {
+		case <-q.wake:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// The consumer's polling interval, while chunks come and when none do.
+const (
+	pollMin = 2 * time.Millisecond
+	pollMax = 100 * time.Millisecond
+)
 
 // release returns n bytes of the budget, once a chunk taken is done with.
 func (q *queue) release(n int) {
