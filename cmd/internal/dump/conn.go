@@ -58,7 +58,7 @@ type session struct {
 // while they wait for their disposition: beyond it, new ones are not
 // followed (so memory does not grow with a capture whose receiver never
 // settles).
-const maxUnsettled = 1 << 16
+const maxUnsettled = 4096
 
 // maxSamples bounds the transfer-to-disposition times a link keeps for
 // its median: past it, each new time replaces one kept, in turn.
