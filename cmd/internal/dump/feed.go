@@ -17,11 +17,11 @@ var errWait = errors.New("dump: waiting for more bytes")
 type feed struct {
 	data   []byte // the stream's bytes from offset base on
 	base   int64
-	rd     int   // data[rd:] has not been handed out
-	skip   int64 // bytes yet to come that are to be dropped (a seek past the end)
-	owned  bool  // data may be appended to: it is not the caller's
+	rd     int    // data[rd:] has not been handed out
+	skip   int64  // bytes yet to come that are to be dropped (a seek past the end)
+	owned  bool   // data may be appended to: it is not the caller's
 	array  []byte // the whole array data lies in, when owned
-	closed bool  // no more bytes will come
+	closed bool   // no more bytes will come
 }
 
 // write adds b at the end of the stream, copying it unless keep is set
