@@ -8,11 +8,15 @@
 //
 // Usage:
 //
-//	amqpdump [-x] [-o] [-frames | -pcap [-port N]] [-json] [-limit N] [file]
+//	amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]
+//	         [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]
 //
 // The input is the file named, or standard input when there is none or it
-// is "-". By default it holds encoded values one after another (a message
-// is its sections one after another), printed in order.
+// is "-". It is read as it comes (a pipe, a capture being written): memory
+// holds the deliveries in flight, the frame being read and the TCP
+// segments waiting for a hole to fill, never the whole input. By default
+// it holds encoded values one after another (a message is its sections
+// one after another), printed in order.
 //
 //	-x       the input is hex text: ASCII white space between digits is
 //	         ignored, and so is text from "#" to the end of a line
@@ -20,12 +24,38 @@
 //	-frames  the input is one direction of an AMQP connection (part 2 §2.2,
 //	         §2.3): protocol headers and frames
 //	-pcap    the input is a packet capture (pcap or pcapng, as tcpdump and
-//	         Wireshark write it): every TCP connection to or from -port is
-//	         reassembled and both its directions printed as with -frames,
-//	         interleaved in capture order
+//	         Wireshark write it, or amqpspy -record): every TCP connection
+//	         to or from -port is reassembled and both its directions
+//	         printed as with -frames, interleaved in capture order
 //	-port N  the AMQP port of -pcap (default 5672)
-//	-json    print one JSON object per value (or per frame) instead of text
+//	-time    with -pcap, begin each frame's line with the time of the
+//	         packet that completed it: abs (UTC, microseconds), rel (the
+//	         seconds since the frame printed before it on the connection),
+//	         or abs,rel
+//	-json    print one JSON object per value (or per frame) instead of
+//	         text, each value with its AMQP type (see JSON below)
+//	-plain   with -json, values as plain JSON, without their types
 //	-limit N stop after printing N bytes (default 256 MiB; 0: no limit)
+//	-max-message N  the largest message joined from transfers (default
+//	         256 MiB): a larger delivery is reported and dropped
+//
+// Filters, with -frames and -pcap, choose the frames printed; every frame
+// is still read, so that links are known by the names their attach gave
+// them and deliveries are joined whole. A frame is printed when it passes
+// every filter given:
+//
+//	-only names   these performatives, by name, comma-separated
+//	              (transfer,disposition), and "header" (protocol headers)
+//	              and "heartbeat" (empty frames)
+//	-channel N    the frames on channel N
+//	-handle N     the attach, flow, transfer and detach frames of the
+//	              links with handle N, and the dispositions of their
+//	              deliveries
+//	-link name    the same, for the links attached with that name
+//	-delivery N   the transfers of delivery N and the dispositions whose
+//	              range holds it
+//	-summary      instead of the frames, a summary of each connection,
+//	              session and link (below)
 //
 // # Output
 //
@@ -64,14 +94,73 @@
 // With -pcap, every line of a connection's direction begins with the
 // connection's number and ">" (client to server) or "<" (server to
 // client): "c1 > frame 2 at 48: …". A line "c1: client A, server B" opens
-// each connection.
+// each connection. With -time abs,rel a frame's line reads
 //
-// With -json, each protocol header, frame, fault and incomplete delivery
-// is one JSON object on a line (without -frames, each value is
-// {"offset":N,"value":…}); a transfer that completes a delivery carries
-// its "message" with its sections. With -pcap, each object also has
-// "conn" and "from" ("client" or "server"). The mapping of AMQP values to
-// JSON is documented in package cmd/internal/dump.
+//	c1 > 2023-11-14T22:13:22.523240Z +2.508745 frame 8 at 513: …
+//
+// # Summary
+//
+// -summary prints, when a connection ends, its frames and bytes (per
+// direction) and how long it lasted, then each session (its channel in
+// each direction: sessions are paired by begin's remote-channel) with its
+// frames, bytes and deliveries, then each link (paired by name) with its
+// handles, which side sends, the settle modes of its attaches, its
+// deliveries, transfers and payload bytes, how many the sender settled
+// itself and how many were aborted or are left unsettled, the outcomes
+// (accepted, rejected, released, modified, received) the receiver's
+// dispositions (or the sender's transfers) gave, its credit stalls (how
+// often the receiver had to grant credit after the sender had used it
+// all, and for how long the sender waited), and the time from each
+// delivery's last transfer to the first disposition that settles it or
+// gives its outcome: median and maximum (times need -pcap; the median is
+// of the last 65,536). A session follows at most 4096 unsettled
+// deliveries per direction; those beyond are counted but not timed.
+//
+// # JSON
+//
+// One object a line: a protocol header ({"offset","header","protocol",
+// "id","version"}), a frame ({"frame","offset","size","doff","type",
+// "channel","performative","fields"}; "heartbeat" for an empty frame;
+// "payload" and "delivery" for a transfer, and "message" for the
+// transfer that completes a delivery), a fault ({"offset","error"}), a
+// delivery left incomplete ({"incomplete":{…}}) or a summary
+// ({"summary":{"frames","bytes","seconds","sessions":[{"channels",
+// "frames","bytes","deliveries","links":[{"name","handles","sender",
+// "snd-settle-mode","rcv-settle-mode","frames","transfers","deliveries",
+// "settled-by-sender","aborted","unsettled","bytes","outcomes",
+// "credit-stalls","stalled-seconds","transfer-to-disposition":{"count",
+// "median","max"}}]}]}}; pairs are [client, server]). Without -frames,
+// each value is {"offset":N,"value":V}. With -pcap, each object also has
+// "conn" and "from" ("client" or "server"), and a frame's object "time"
+// (RFC 3339, UTC) and "delta" (seconds since the frame printed before it
+// on the connection; absent on the first). A message is {"bytes",
+// "frames":[first,last],"sections":[{"offset","section","value"}]}.
+//
+// A value V keeps its AMQP type:
+//
+//	{"type":"uint","value":7}                    any primitive
+//	{"type":"symbol","value":"queue"}            strings and symbols as JSON strings
+//	{"type":"ubyte","value":2,"name":"mixed"}    a field of an enumerated type: its name
+//	{"type":"list","value":[V,…]}
+//	{"type":"map","value":[[K,V],…]}             keys of any type, typed
+//	{"type":"array","of":"int","value":[1,2]}    primitive elements bare: the type is "of"'s
+//	{"type":"array","of":"described","descriptor":D,"value-type":"list","value":[…]}
+//	{"type":"described","descriptor":D,"value":V}
+//	{"type":"described","descriptor":"amqp:source:list","fields":{"address":V,…}}
+//
+// D is the name of a descriptor the spec defines ("amqp:source:list"),
+// else the descriptor as a V. A described list whose fields the spec
+// names, and a performative's or section's "fields", are objects of
+// their fields by name (fields past the named ones by index). Values:
+// null, booleans and numbers as themselves (floats: NaN and infinities as
+// strings), timestamps as milliseconds since the epoch, uuids and chars as
+// strings, binaries as hex, decimals as "0x" and hex, strings and symbols
+// with bytes that are not UTF-8 as U+FFFD. -plain drops the types: every
+// value is its JSON value, lists and arrays arrays, maps objects (a key
+// that is not a string or symbol is its JSON text, a compound key its
+// encoding in hex), described lists of named fields objects with
+// "descriptor", other described values {"descriptor","value"}, and
+// enumerated fields their names.
 //
 // # Bad input
 //

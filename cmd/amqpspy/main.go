@@ -7,7 +7,9 @@
 //
 // Usage:
 //
-//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]
+//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N]
+//	        [-buffer N] [-max-frame N] [-time abs,rel] [-only names] [-channel N] [-handle N]
+//	        [-link name] [-delivery N] [-summary]
 //
 //	-listen addr  the address to listen on (default 127.0.0.1:5673); with
 //	              port 0 the system picks one. amqpspy says on standard
@@ -19,9 +21,14 @@
 //	              forwarded, to dir/conn-N-client.bin (what the client
 //	              sent) and dir/conn-N-server.bin (what the server sent),
 //	              N counting connections from 1: a corpus that amqpdump
-//	              -frames reads back. A recording that could not keep up
-//	              (see -buffer) gets ".incomplete" added to its names.
-//	-json         print one JSON object per line (as amqpdump -json does)
+//	              -frames reads back; and both, each chunk stamped with the
+//	              time it was read, as a capture dir/conn-N.pcap (TCP
+//	              headers made up around them, between the client's and the
+//	              server's addresses) that amqpdump -pcap -time reads back,
+//	              with -port the target's port. A recording that could not
+//	              keep up (see -buffer) gets ".incomplete" added to its names.
+//	-json         print one JSON object per line (as amqpdump -json does,
+//	              values with their AMQP types; -plain without)
 //	-o            begin every line with the offset of its value in its
 //	              direction's stream
 //	-q            print only the lines about connections (with -record:
@@ -33,6 +40,14 @@
 //	-max-frame N  frames larger than N bytes are forwarded, and said to be
 //	              too large, but not printed (default 64 MiB); a message
 //	              joined from transfers may be up to 64 MiB
+//	-time         begin each frame's line with the wall-clock time its last
+//	              bytes were read: abs, rel (seconds since the frame printed
+//	              before it on the connection) or abs,rel; JSON objects
+//	              always carry "time" and "delta"
+//	-only, -channel, -handle, -link, -delivery, -summary
+//	              filters and summaries, as amqpdump's: the frames left out
+//	              are still read; -summary prints each connection's
+//	              sessions and links when it closes, instead of its frames
 //
 // # Output
 //
@@ -56,14 +71,23 @@
 //
 // The bytes are forwarded as they are read, unchanged, whatever they
 // hold: amqpspy never waits for its printer or recorder, and a fault in
-// what it decodes does not stop the forwarding. Each chunk read is copied
-// into a queue that one goroutine per connection decodes and prints; the
-// queue holds at most -buffer bytes, and when the printer falls behind
-// (a slow terminal, a huge message), what does not fit is forwarded but
-// not printed, and amqpspy says so: a byte stream with a hole cannot be
-// split into frames, so that direction is not printed any more. Recording
-// works the same way, from its own queue. When a side closes its half of
-// the connection, amqpspy closes the same half towards the other side.
+// what it decodes does not stop the forwarding. Each chunk read is stamped
+// with the time, forwarded, and then copied into a queue (one per
+// connection for the printer, one for the recorder) without waiting: the
+// queues hand the chunks of both directions back in the order they were
+// read. The printer and the recorder do not wake for each chunk: they
+// look every 2 ms while chunks come (backing off to 100 ms when none do),
+// and run on threads of their own at the lowest priority (nice 19 on
+// Linux), so that when CPU is short it goes to forwarding and to the
+// programs on either side, and printing falls behind instead. Falling
+// behind is buffered: a queue holds at most -buffer bytes, and what comes
+// while it is full is forwarded but not printed, counted, and reported
+// when the connection closes ("the printer fell behind: N bytes from the
+// client and M from the server were forwarded but not printed"); a byte
+// stream with a hole cannot be split into frames, so that direction is
+// not printed any more. Recording works the same way, from its own queue.
+// When a side closes its half of the connection, amqpspy closes the same
+// half towards the other side.
 //
 // amqpspy exits on SIGINT or SIGTERM after closing the connections it is
 // proxying and the files it is recording; it exits with status 2 on bad
