@@ -76,11 +76,14 @@
 // connection for the printer, one for the recorder) without waiting: the
 // queues hand the chunks of both directions back in the order they were
 // read. The printer and the recorder do not wake for each chunk: they
-// look every 2 ms while chunks come (backing off to 100 ms when none do),
-// and run on threads of their own at the lowest priority (nice 19 on
-// Linux), so that when CPU is short it goes to forwarding and to the
-// programs on either side, and printing falls behind instead. Falling
-// behind is buffered: a queue holds at most -buffer bytes, and what comes
+// look every 2 ms while chunks come (backing off to 100 ms when none do).
+// The printer is paced: while chunks wait, it rests nine times as long as
+// it worked on the last batch (of at most 256 KiB), so it takes at most a
+// tenth of a core and the CPU goes to forwarding and to the programs on
+// either side; a burst is printed in the quiet after it. (A lower thread
+// priority would not do: a garbage collection waits for every thread,
+// the starved one too.) Falling behind is buffered: a queue holds at most
+// -buffer bytes, and what comes
 // while it is full is forwarded but not printed, counted, and reported
 // when the connection closes ("the printer fell behind: N bytes from the
 // client and M from the server were forwarded but not printed"); a byte

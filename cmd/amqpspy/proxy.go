@@ -168,7 +168,6 @@ func (s *spy) handle(id int, client net.Conn) {
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				background()
 				rec.run(recQ)
 			}()
 		}
@@ -179,7 +178,6 @@ func (s *spy) handle(id int, client net.Conn) {
 	done.Add(1)
 	go func() {
 		defer done.Done()
-		background()
 		for i := 0; i < len(notes); i += 2 {
 			note(notes[i], notes[i+1])
 		}
@@ -315,6 +313,7 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 	var stopped [2]bool
 	for {
 		items, qlost, closed := q.take()
+		start := time.Now()
 		for _, it := range items {
 			streams[it.dir].WriteAt(it.b, it.t)
 			q.release(len(it.b))
@@ -327,6 +326,7 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 			}
 		}
 		out.Flush()
+		q.worked(time.Since(start))
 		if closed && len(items) == 0 {
 			streams[fromClient].Close()
 			streams[fromServer].Close()
@@ -361,6 +361,7 @@ type queue struct {
 	closed   bool
 	wake     chan struct{}
 	idle     time.Duration // the consumer's current polling interval
+	debt     time.Duration // the rest the consumer owes before it takes more
 }
 
 // noChunk marks a direction with no chunk between read and push.
@@ -438,12 +439,18 @@ func (q *queue) close() {
 // that may be handed out, in the order they were read, the bytes lost so
 // far, and whether the queue is closed and empty.
 func (q *queue) take() ([]chunk, [2]int64, bool) {
+	if q.debt > 0 {
+		// Paced: the consumer rests nine times as long as it worked.
+		time.Sleep(q.debt)
+		q.debt = 0
+	}
 	for {
 		q.mu.Lock()
 		slices.SortFunc(q.items, func(a, b chunk) int { return cmp.Compare(a.seq, b.seq) })
 		limit := min(q.inflight[0], q.inflight[1])
-		n := 0
-		for n < len(q.items) && q.items[n].seq < limit {
+		n, size := 0, 0
+		for n < len(q.items) && q.items[n].seq < limit && (n == 0 || size+len(q.items[n].b) <= maxBatch) {
+			size += len(q.items[n].b)
 			n++
 		}
 		items := slices.Clone(q.items[:n])
@@ -469,6 +476,27 @@ func (q *queue) take() ([]chunk, [2]int64, bool) {
 		t.Stop()
 	}
 }
+
+// worked tells the queue that its consumer spent d on what it took last:
+// while chunks are left waiting, the consumer then rests for nine times
+// d before it takes more, so that it uses at most a tenth of a core.
+// Printing is then spread over the idle time after a burst; a backlog
+// that grows past the queue's bytes is dropped (and counted).
+func (q *queue) worked(d time.Duration) {
+	q.mu.Lock()
+	backlog := len(q.items) > 0 && !q.closed // once closed, the rest goes at full speed
+	q.mu.Unlock()
+	if backlog {
+		q.debt = min(9*d, maxRest)
+	}
+}
+
+// maxBatch bounds the bytes take hands out at once, so that a batch's
+// work, and the rest it earns, stay short.
+const maxBatch = 256 << 10
+
+// maxRest bounds a consumer's rest.
+const maxRest = 100 * time.Millisecond
 
 // The consumer's polling interval, while chunks come and when none do.
 const (
