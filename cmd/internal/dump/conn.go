@@ -141,7 +141,7 @@ func (c *Conn) observe(dir int, f frame.Frame, d amqpsax.Descriptor, t time.Time
 		c.chans[dir] = map[uint16]*session{}
 	}
 	s := c.chans[dir][f.Channel]
-	ok := parseState(d, f.Body, p)
+	ok := p.err == nil && p.d == d
 	if ok && d == amqpsax.DescriptorBegin {
 		if rc, has := remoteChannel(&p.begin); has && c.chans[1-dir] != nil && c.chans[1-dir][rc] != nil {
 			s = c.chans[1-dir][rc]
@@ -229,7 +229,7 @@ func (c *Conn) observe(dir int, f frame.Frame, d amqpsax.Descriptor, t time.Time
 		fa.link = l
 		l.frames++
 		l.transfers++
-		l.bytes += int64(p.payload)
+		l.bytes += int64(len(p.payload))
 		id, hasID := deliveryID(tr)
 		if l.cur < 0 || hasID && int64(id) != l.cur {
 			// A new delivery.

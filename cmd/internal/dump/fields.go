@@ -18,7 +18,9 @@ type perf struct {
 	transfer    frame.Transfer
 	disposition frame.Disposition
 	detach      frame.Detach
-	payload     int // the length of a transfer's payload
+	payload     []byte // a transfer's
+	d           amqpsax.Descriptor
+	err         error // the fault parsePerf found
 }
 
 // remoteChannel returns a begin's remote-channel, if present.
@@ -56,11 +58,16 @@ func dispositionRange(d *frame.Disposition) (first, last uint32) {
 	return d.Range()
 }
 
-// parseState parses the performatives the connection state follows;
-// ok is false for any other, or on a fault (which parse reports).
-func parseState(d amqpsax.Descriptor, body []byte, p *perf) bool {
+// parsePerf parses the performative d at the start of body with package
+// frame, whose checks go past the encoding (the type of every field, the
+// mandatory ones, the choices of restricted types), once per frame: it
+// keeps in p what the connection state, the filters and the joining of
+// transfers read, and the fault, if any, in p.err.
+func parsePerf(d amqpsax.Descriptor, body []byte, p *perf) {
 	var err error
 	switch d {
+	case amqpsax.DescriptorOpen:
+		_, err = frame.ParseOpen(body)
 	case amqpsax.DescriptorBegin:
 		p.begin, err = frame.ParseBegin(body)
 	case amqpsax.DescriptorAttach:
@@ -68,15 +75,25 @@ func parseState(d amqpsax.Descriptor, body []byte, p *perf) bool {
 	case amqpsax.DescriptorFlow:
 		p.flow, err = frame.ParseFlow(body)
 	case amqpsax.DescriptorTransfer:
-		var payload []byte
-		p.transfer, payload, err = frame.ParseTransfer(body)
-		p.payload = len(payload)
+		p.transfer, p.payload, err = frame.ParseTransfer(body)
 	case amqpsax.DescriptorDisposition:
 		p.disposition, err = frame.ParseDisposition(body)
 	case amqpsax.DescriptorDetach:
 		p.detach, err = frame.ParseDetach(body)
-	default:
-		return false
+	case amqpsax.DescriptorEnd:
+		_, err = frame.ParseEnd(body)
+	case amqpsax.DescriptorClose:
+		_, err = frame.ParseClose(body)
+	case amqpsax.DescriptorSASLMechanisms:
+		_, err = frame.ParseSASLMechanisms(body)
+	case amqpsax.DescriptorSASLInit:
+		_, err = frame.ParseSASLInit(body)
+	case amqpsax.DescriptorSASLChallenge:
+		_, err = frame.ParseSASLChallenge(body)
+	case amqpsax.DescriptorSASLResponse:
+		_, err = frame.ParseSASLResponse(body)
+	case amqpsax.DescriptorSASLOutcome:
+		_, err = frame.ParseSASLOutcome(body)
 	}
-	return err == nil
+	p.d, p.err = d, err
 }

@@ -351,6 +351,10 @@ func (s *Stream) frame(f frame.Frame) {
 	if len(f.Body) > 0 {
 		d, _ = frame.Performative(f.Body)
 	}
+	s.perf.d, s.perf.err = 0, nil
+	if len(f.Body) > 0 {
+		parsePerf(d, f.Body, &s.perf)
+	}
 	fa := s.conn.observe(s.opts.Dir, f, d, s.now, s.hasNow, &s.perf)
 	if !s.opts.Filter.match(&fa) {
 		s.hidden(f, d, at)
@@ -397,7 +401,7 @@ func (s *Stream) frame(f frame.Frame) {
 	}
 	n := s.valueLen(f.Body)
 	// (d is the performative, read above.)
-	if err := s.parse(d, f.Body, bodyAt); err != nil {
+	if err := s.parse(bodyAt); err != nil {
 		s.fault(err)
 		return
 	}
@@ -412,14 +416,10 @@ func (s *Stream) frame(f frame.Frame) {
 // to its delivery, so that the deliveries printed are whole. Faults in a
 // frame left out are not reported.
 func (s *Stream) hidden(f frame.Frame, d amqpsax.Descriptor, at int64) {
-	if d != amqpsax.DescriptorTransfer || len(f.Body) == 0 {
+	if d != amqpsax.DescriptorTransfer || len(f.Body) == 0 || s.perf.err != nil {
 		return
 	}
-	t, payload, err := frame.ParseTransfer(f.Body)
-	if err != nil {
-		return
-	}
-	s.join(f, t, payload, at+4*int64(f.DataOffset()))
+	s.join(f, s.perf.transfer, s.perf.payload, at+4*int64(f.DataOffset()))
 }
 
 // clock returns the time of the frame being printed and the time since
@@ -526,46 +526,13 @@ func (s *Stream) valueLen(b []byte) int {
 	return len(s.check.Raw())
 }
 
-// parse decodes the performative d at the start of body with package
-// frame, whose checks go past the encoding: the type of every field, the
-// mandatory ones, the choices of restricted types. It returns the fault,
-// if any, with its offset in the stream.
-func (s *Stream) parse(d amqpsax.Descriptor, body []byte, bodyAt int64) error {
-	var err error
-	switch d {
-	case amqpsax.DescriptorOpen:
-		_, err = frame.ParseOpen(body)
-	case amqpsax.DescriptorBegin:
-		_, err = frame.ParseBegin(body)
-	case amqpsax.DescriptorAttach:
-		_, err = frame.ParseAttach(body)
-	case amqpsax.DescriptorFlow:
-		_, err = frame.ParseFlow(body)
-	case amqpsax.DescriptorTransfer:
-		_, _, err = frame.ParseTransfer(body)
-	case amqpsax.DescriptorDisposition:
-		_, err = frame.ParseDisposition(body)
-	case amqpsax.DescriptorDetach:
-		_, err = frame.ParseDetach(body)
-	case amqpsax.DescriptorEnd:
-		_, err = frame.ParseEnd(body)
-	case amqpsax.DescriptorClose:
-		_, err = frame.ParseClose(body)
-	case amqpsax.DescriptorSASLMechanisms:
-		_, err = frame.ParseSASLMechanisms(body)
-	case amqpsax.DescriptorSASLInit:
-		_, err = frame.ParseSASLInit(body)
-	case amqpsax.DescriptorSASLChallenge:
-		_, err = frame.ParseSASLChallenge(body)
-	case amqpsax.DescriptorSASLResponse:
-		_, err = frame.ParseSASLResponse(body)
-	case amqpsax.DescriptorSASLOutcome:
-		_, err = frame.ParseSASLOutcome(body)
-	}
-	if err == nil {
+// parse returns the fault parsePerf found in the performative of the
+// frame being printed, if any, with its offset in the stream.
+func (s *Stream) parse(bodyAt int64) error {
+	if s.perf.err == nil {
 		return nil
 	}
-	return remap(err, s.segs.at(bodyAt))
+	return remap(s.perf.err, s.segs.at(bodyAt))
 }
 
 // What became of a transfer.
@@ -645,11 +612,10 @@ func (s *Stream) join(f frame.Frame, t frame.Transfer, payload []byte, bodyAt in
 // transfer joins the payload of a transfer frame to its delivery and
 // prints the delivery's message when this transfer is its last.
 func (s *Stream) transfer(f frame.Frame, bodyAt int64) {
-	t, payload, err := frame.ParseTransfer(f.Body)
-	if err != nil {
+	if s.perf.err != nil {
 		return // reported by parse
 	}
-	j := s.join(f, t, payload, bodyAt)
+	j := s.join(f, s.perf.transfer, s.perf.payload, bodyAt)
 	o := s.out
 	n := strconv.Itoa(j.n)
 	switch j.what {

@@ -24,7 +24,7 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 		if n, err = s.dec.Decode(f.Body, amqpsax.NopHandler{}); err != nil {
 			bad = remap(err, s.segs.at(bodyAt))
 		} else {
-			fieldErr = s.parse(d, f.Body, bodyAt)
+			fieldErr = s.parse(bodyAt)
 		}
 	}
 	o.beginRecord(at)
@@ -101,11 +101,10 @@ func (s *Stream) endWithError(err error) {
 // completes its delivery.
 func (s *Stream) transferJSON(f frame.Frame, bodyAt int64) {
 	o := s.out
-	t, payload, err := frame.ParseTransfer(f.Body)
-	if err != nil {
+	if s.perf.err != nil {
 		return
 	}
-	j := s.join(f, t, payload, bodyAt)
+	j := s.join(f, s.perf.transfer, s.perf.payload, bodyAt)
 	o.buf = append(o.buf, `,"payload":`...)
 	o.buf = strconv.AppendInt(o.buf, int64(j.n), 10)
 	switch j.what {
