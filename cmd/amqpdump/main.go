@@ -143,7 +143,9 @@
 //	{"type":"ubyte","value":2,"name":"mixed"}    a field of an enumerated type: its name
 //	{"type":"list","value":[V,…]}
 //	{"type":"map","value":[[K,V],…]}             keys of any type, typed
-//	{"type":"array","of":"int","value":[1,2]}    primitive elements bare: the type is "of"'s
+//	{"type":"array","of":"int","value":[1,2]}    elements bare: their type is "of"'s
+//	{"type":"array","of":"list","value":[[V,…]]} (a list's or map's own values typed;
+//	                                             an array in an array keeps its type)
 //	{"type":"array","of":"described","descriptor":D,"value-type":"list","value":[…]}
 //	{"type":"described","descriptor":D,"value":V}
 //	{"type":"described","descriptor":"amqp:source:list","fields":{"address":V,…}}

@@ -65,6 +65,8 @@ var goldenCases = []struct {
 	{"frames-summary", []string{"-frames", "-summary", "testdata/proton/conn-client.bin"}, ""},
 	{"frames-client-plain-json", []string{"-frames", "-json", "-plain", "testdata/proton/conn-client.bin"}, ""},
 	{"bodies-json", []string{"-x", "-json", "testdata/amqpdump/bodies.hex"}, ""},
+	{"frames-bad-json", []string{"-frames", "-x", "-json", "testdata/amqpdump/bad-frames.hex"}, ""},
+	{"bad-code-json", []string{"-x", "-json", "testdata/amqpdump/bad-code.hex"}, ""},
 }
 
 // result is one run of amqpdump.

@@ -39,8 +39,8 @@
 // One object a line: a protocol header, a frame (with "time" and "delta"
 // when the Stream knows when its bytes arrived, WriteAt), a fault, a
 // delivery left incomplete, or a [Conn.Summary]. Each value keeps its AMQP
-// type ({"type":"uint","value":7}; an array's primitive elements bare,
-// typed once by its "of"; a map as [key, value] pairs; a described list of
+// type ({"type":"uint","value":7}; an array's elements bare, typed once
+// by its "of"; a map as [key, value] pairs; a described list of
 // named fields as "fields"), or with [Options].Plain is plain JSON. The
 // schema is documented in cmd/amqpdump (and tested by decoding the output
 // back, schema_test.go). JSON leaves nothing out: an array of 255 nulls in

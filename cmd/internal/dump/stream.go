@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
@@ -107,7 +106,6 @@ type Stream struct {
 	tree  tree
 	json  jsonw
 	check stream.Cursor
-	dec   dispatch.Decoder
 	segs  segments
 
 	conn   *Conn

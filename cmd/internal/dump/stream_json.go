@@ -15,18 +15,6 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 	o := s.out
 	bodyAt := at + 4*int64(f.DataOffset())
 	d, _ := frame.Performative(f.Body)
-	// The performative is checked before anything of it is written, so
-	// that a fault cannot leave half an object.
-	var n int
-	var bad, fieldErr error
-	if len(f.Body) > 0 {
-		var err error
-		if n, err = s.dec.Decode(f.Body, amqpsax.NopHandler{}); err != nil {
-			bad = remap(err, s.segs.at(bodyAt))
-		} else {
-			fieldErr = s.parse(bodyAt)
-		}
-	}
 	o.beginRecord(at)
 	o.buf = append(o.buf, '{')
 	o.buf = append(o.buf, s.opts.Tag...)
@@ -59,21 +47,26 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 	} else {
 		o.buf = append(o.buf, "null"...)
 	}
-	if bad != nil {
-		s.endWithError(bad)
-		return
-	}
 	o.buf = append(o.buf, `,"fields":`...)
 	j := &s.json
 	j.c.Reset(f.Body)
+	// One walk: a fault in the encoding ends the fields where it is met,
+	// the objects and arrays open closed (what was before it is written,
+	// as in text), and the fault is the frame's "error".
 	if !j.c.Next() || !j.perf() {
-		o.endRecord()
+		if o.err != nil {
+			o.endRecord()
+			return
+		}
+		o.unwind(1)
+		s.endWithError(remap(j.c.Err(), s.segs.at(bodyAt)))
 		return
 	}
-	if fieldErr != nil {
-		s.endWithError(fieldErr)
+	if err := s.parse(bodyAt); err != nil {
+		s.endWithError(err)
 		return
 	}
+	n := s.valueLen(f.Body)
 	if d == amqpsax.DescriptorTransfer {
 		s.transferJSON(f, bodyAt)
 	} else if n < len(f.Body) {
@@ -139,31 +132,38 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
 	o.buf = append(o.buf, ']')
 	var bad error
-	if err := s.dec.DecodeAll(m, amqpsax.NopHandler{}); err != nil {
-		bad = remap(err, s.segs.set(segs))
-	} else {
-		o.buf = append(o.buf, `,"sections":[`...)
-		j := &s.json
-		j.c.Reset(m)
-		s.segs.set(segs)
-		for i := 0; j.c.Next(); i++ {
-			j.work++
-			if i > 0 {
-				o.buf = append(o.buf, ',')
-			}
-			o.buf = append(o.buf, `{"offset":`...)
-			o.buf = strconv.AppendInt(o.buf, s.segs.offset(j.c.Offset()), 10)
-			o.buf = append(o.buf, `,"section":`...)
-			if !j.section() {
-				return
-			}
-			o.buf = append(o.buf, '}')
+	o.buf = append(o.buf, `,"sections":[`...)
+	depth := o.depth() // the message's object and its sections
+	j := &s.json
+	j.c.Reset(m)
+	s.segs.set(segs)
+	for i := 0; j.c.Next(); i++ {
+		j.work++
+		if i > 0 {
+			o.buf = append(o.buf, ',')
 		}
-		o.buf = append(o.buf, ']')
+		o.buf = append(o.buf, `{"offset":`...)
+		o.buf = strconv.AppendInt(o.buf, s.segs.offset(j.c.Offset()), 10)
+		o.buf = append(o.buf, `,"section":`...)
+		if !j.section() {
+			break
+		}
+		o.buf = append(o.buf, '}')
+	}
+	switch {
+	case o.err != nil:
+		return
+	case j.c.Err() != nil:
+		// A fault in the encoding: the sections before it, and as much of
+		// its section as precedes it, are written.
+		o.unwind(depth)
+		bad = remap(j.c.Err(), s.segs.set(segs))
+	default:
 		if _, err := message.Scan(m); err != nil {
 			bad = remap(err, s.segs.set(segs))
 		}
 	}
+	o.buf = append(o.buf, ']')
 	if bad != nil {
 		o.buf = append(o.buf, `,"error":`...)
 		o.buf = appendJSONString(o.buf, []byte(bad.Error()))

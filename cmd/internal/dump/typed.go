@@ -14,7 +14,11 @@ import (
 func (j *jsonw) typedValue(of amqpsax.Descriptor, i int, named, bare bool) bool {
 	c, o := &j.c, j.out
 	k := c.Kind()
-	bare = bare && isPrimitive(k) // compound elements keep their type
+	// An array's elements share its type: bare, but for arrays (each has
+	// an element type of its own). Even an empty list is "[]": an array of
+	// thousands of zero-width lists in a few bytes stays within a bound of
+	// output per input byte.
+	bare = bare && k != amqpsax.KindArray
 	if !bare {
 		o.buf = append(o.buf, `{"type":`...)
 		o.buf = appendJSONString(o.buf, []byte(k.String()))
@@ -109,7 +113,7 @@ func (j *jsonw) typedMap() bool {
 }
 
 // typedArray writes an array's elements bare: their type is the array's
-// "of".
+// "of" (an element that is an array keeps its type, and its own "of").
 func (j *jsonw) typedArray() bool {
 	c, o := &j.c, j.out
 	if !c.Enter() {

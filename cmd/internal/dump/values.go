@@ -102,29 +102,40 @@ func (v *Values) print(data []byte, base int64) error {
 		}
 		return err
 	}
+	// One walk: a fault ends the value's object where it is met, the
+	// objects and arrays open closed, with the fault as its "error"; it is
+	// also returned, and nothing after it is read.
 	o := v.out
-	for pos := 0; pos < len(data); {
-		// Each value is checked whole before it is written, so that no
-		// object is left half written.
-		n, err := v.dec.Decode(data[pos:], amqpsax.NopHandler{})
-		if err != nil {
-			o.Flush()
-			return remap(err, v.segs.at(base+int64(pos)))
-		}
-		o.beginRecord(base + int64(pos))
+	c := &v.json.c
+	c.Reset(data)
+	v.segs.at(base)
+	var err error
+	for c.Next() {
+		o.beginRecord(base + int64(c.Offset()))
 		o.buf = append(o.buf, `{"offset":`...)
-		o.buf = strconv.AppendInt(o.buf, base+int64(pos), 10)
+		o.buf = strconv.AppendInt(o.buf, base+int64(c.Offset()), 10)
 		o.buf = append(o.buf, `,"value":`...)
-		v.json.c.Reset(data[pos : pos+n])
-		if !v.json.c.Next() || !v.json.value(0, 0, false) {
+		if !v.json.value(0, 0, false) {
+			if o.err == nil {
+				o.unwind(1)
+				err = remap(c.Err(), &v.segs)
+				o.buf = append(o.buf, `,"error":`...)
+				o.buf = appendJSONString(o.buf, []byte(err.Error()))
+				o.buf = append(o.buf, '}')
+				o.endRecord()
+			}
 			break
 		}
 		o.buf = append(o.buf, '}')
 		o.endRecord()
-		pos += n
 	}
-	o.Flush()
-	return o.err
+	if err == nil && c.Err() != nil {
+		err = remap(c.Err(), &v.segs)
+	}
+	if ferr := o.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // Work returns the values visited and offsets looked up so far: a test
