@@ -402,20 +402,6 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// performatives are the frame bodies by short name.
-var performatives = func() map[string]amqpsax.Descriptor {
-	m := map[string]amqpsax.Descriptor{}
-	for _, d := range []amqpsax.Descriptor{amqpsax.DescriptorOpen, amqpsax.DescriptorBegin, amqpsax.DescriptorAttach,
-		amqpsax.DescriptorFlow, amqpsax.DescriptorTransfer, amqpsax.DescriptorDisposition,
-		amqpsax.DescriptorDetach, amqpsax.DescriptorEnd, amqpsax.DescriptorClose,
-		amqpsax.DescriptorSASLMechanisms, amqpsax.DescriptorSASLInit,
-		amqpsax.DescriptorSASLChallenge, amqpsax.DescriptorSASLResponse,
-		amqpsax.DescriptorSASLOutcome} {
-		m[d.TypeName()] = d
-	}
-	return m
-}()
-
 // match reports whether a frame about fa is printed.
 func (f *Filter) match(fa *facts) bool {
 	if f == nil {
