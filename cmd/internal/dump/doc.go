@@ -1,10 +1,13 @@
 // Package dump prints AMQP 1.0 encoded values and connection byte streams
 // for amqpdump and amqpspy, through the public packages only: frames are
 // read with frame.Reader, performatives checked with frame's Parse
-// functions, deliveries joined with frame.Assembler, values walked with a
+// functions (once per frame), deliveries joined with frame.Assembler,
+// messages checked with message.Scan. Values are walked once, with a
 // stream.Cursor that enters everything (so its faults and their offsets
-// are the ones package dispatch reports), messages checked with
-// message.Scan.
+// are the ones package dispatch reports), by one walker (walk.go) that
+// tells a sink what it meets: the text tree (text.go) or JSON
+// (jsonsink.go). Field names come from frame's tables (frame.FieldName);
+// names.go keeps what they lack: which fields are of an enumerated type.
 //
 // # Text
 //

@@ -103,8 +103,7 @@ type Stream struct {
 	asm  frame.Assembler
 	pend map[link]*pending
 
-	tree  tree
-	json  jsonw
+	walk  *walker // text or JSON, as opts say
 	check stream.Cursor
 	segs  segments
 
@@ -144,7 +143,7 @@ func NewStream(out *Out, opts Options) *Stream {
 		s.r.MaxFrameSize = math.MaxUint32
 	}
 	s.asm.MaxMessageSize = opts.MaxMessageSize
-	s.tree.out, s.json.out, s.json.typed = out, out, !opts.Plain
+	s.walk = newWalker(out, opts.JSON, opts.Plain)
 	return s
 }
 
@@ -393,8 +392,8 @@ func (s *Stream) frame(f frame.Frame) {
 		return
 	}
 	bodyAt := at + 4*int64(f.DataOffset())
-	if err := s.tree.one(f.Body, s.segs.at(bodyAt), 1); err != nil {
-		s.fault(err)
+	if !s.walk.one(f.Body, s.segs.at(bodyAt), 1) {
+		s.fault(s.walk.err())
 		return
 	}
 	n := s.valueLen(f.Body)
@@ -641,8 +640,8 @@ func (s *Stream) transfer(f frame.Frame, bodyAt int64) {
 // message prints the sections of a message, and reports a fault in their
 // encoding or in their order.
 func (s *Stream) message(m []byte, segs []segment) {
-	if err := s.tree.all(m, s.segs.set(segs), 2); err != nil {
-		s.fault(err)
+	if !s.walk.all(m, s.segs.set(segs), 2) {
+		s.fault(s.walk.err())
 		return
 	}
 	if _, err := message.Scan(m); err != nil {

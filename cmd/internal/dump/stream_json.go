@@ -48,18 +48,19 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 		o.buf = append(o.buf, "null"...)
 	}
 	o.buf = append(o.buf, `,"fields":`...)
-	j := &s.json
-	j.c.Reset(f.Body)
+	w := s.walk
+	w.segs = s.segs.at(bodyAt)
+	w.c.Reset(f.Body)
 	// One walk: a fault in the encoding ends the fields where it is met,
 	// the objects and arrays open closed (what was before it is written,
 	// as in text), and the fault is the frame's "error".
-	if !j.c.Next() || !j.perf() {
+	if !w.c.Next() || !w.perf() {
 		if o.err != nil {
 			o.endRecord()
 			return
 		}
 		o.unwind(1)
-		s.endWithError(remap(j.c.Err(), s.segs.at(bodyAt)))
+		s.endWithError(w.err())
 		return
 	}
 	if err := s.parse(bodyAt); err != nil {
@@ -134,18 +135,18 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 	var bad error
 	o.buf = append(o.buf, `,"sections":[`...)
 	depth := o.depth() // the message's object and its sections
-	j := &s.json
-	j.c.Reset(m)
-	s.segs.set(segs)
-	for i := 0; j.c.Next(); i++ {
-		j.work++
+	w := s.walk
+	w.c.Reset(m)
+	w.segs = s.segs.set(segs)
+	for i := 0; w.c.Next(); i++ {
+		w.work++
 		if i > 0 {
 			o.buf = append(o.buf, ',')
 		}
 		o.buf = append(o.buf, `{"offset":`...)
-		o.buf = strconv.AppendInt(o.buf, s.segs.offset(j.c.Offset()), 10)
+		o.buf = strconv.AppendInt(o.buf, s.segs.offset(w.c.Offset()), 10)
 		o.buf = append(o.buf, `,"section":`...)
-		if !j.section() {
+		if !w.section() {
 			break
 		}
 		o.buf = append(o.buf, '}')
@@ -153,11 +154,11 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 	switch {
 	case o.err != nil:
 		return
-	case j.c.Err() != nil:
+	case w.c.Err() != nil:
 		// A fault in the encoding: the sections before it, and as much of
 		// its section as precedes it, are written.
 		o.unwind(depth)
-		bad = remap(j.c.Err(), s.segs.set(segs))
+		bad = remap(w.c.Err(), s.segs.set(segs))
 	default:
 		if _, err := message.Scan(m); err != nil {
 			bad = remap(err, s.segs.set(segs))
@@ -175,54 +176,31 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 // perf writes the performative the cursor is on as the object of its
 // fields (or, when it is not a described list the spec names the fields
 // of, as any value).
-func (j *jsonw) perf() bool {
-	c := &j.c
-	d, known := describedAs(c)
+func (w *walker) perf() bool {
+	d, known := describedAs(&w.c)
 	if !known || !hasFields(d) {
-		return j.value(0, 0, false)
+		return w.value(w.slot(node{}))
 	}
-	return j.fields(d)
+	return w.fields(d)
 }
 
 // section writes the name of the section the cursor is on and its
 // "value" member: the object of its fields for the header and
 // properties, any value for the others. A value that is not a section
 // has a null name and is written whole.
-func (j *jsonw) section() bool {
-	c, o := &j.c, j.out
-	d, known := describedAs(c)
+func (w *walker) section() bool {
+	o := w.out
+	d, known := describedAs(&w.c)
 	if !known {
 		o.buf = append(o.buf, `null,"value":`...)
-		return j.value(0, 0, false)
+		return w.value(w.slot(node{}))
 	}
 	o.buf = appendJSONString(o.buf, []byte(shortName(d)))
 	o.buf = append(o.buf, `,"value":`...)
 	if hasFields(d) {
-		return j.fields(d)
+		return w.fields(d)
 	}
-	if !c.EnterValue() {
-		return false
-	}
-	j.work += 2
-	return j.value(0, 0, false) && !c.Next() && c.Err() == nil && c.Exit()
-}
-
-// fields writes the value of the described value the cursor is on, whose
-// descriptor is d: a list as the object of its fields, anything else as
-// it is.
-func (j *jsonw) fields(d amqpsax.Descriptor) bool {
-	c := &j.c
-	if !c.EnterValue() {
-		return false
-	}
-	j.work += 2
-	ok := false
-	if c.Kind() == amqpsax.KindList {
-		ok = j.list(d, true)
-	} else {
-		ok = j.value(0, 0, false)
-	}
-	return ok && !c.Next() && c.Err() == nil && c.Exit()
+	return w.enterValue()
 }
 
 // describedAs returns the descriptor of the described value the cursor

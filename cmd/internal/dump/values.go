@@ -16,8 +16,7 @@ import (
 type Values struct {
 	out  *Out
 	opts Options
-	tree tree
-	json jsonw
+	walk *walker
 	dec  dispatch.Decoder
 	segs segments
 }
@@ -25,7 +24,7 @@ type Values struct {
 // NewValues returns a Values printing to out.
 func NewValues(out *Out, opts Options) *Values {
 	v := &Values{out: out, opts: opts}
-	v.tree.out, v.json.out, v.json.typed = out, out, !opts.Plain
+	v.walk = newWalker(out, opts.JSON, opts.Plain)
 	return v
 }
 
@@ -96,7 +95,10 @@ func (v *Values) PrintFrom(r io.Reader) error {
 // print prints the values of data, which begins at input offset base.
 func (v *Values) print(data []byte, base int64) error {
 	if !v.opts.JSON {
-		err := v.tree.all(data, v.segs.at(base), 0)
+		var err error
+		if !v.walk.all(data, v.segs.at(base), 0) {
+			err = v.walk.err()
+		}
 		if ferr := v.out.Flush(); err == nil {
 			err = ferr
 		}
@@ -106,16 +108,17 @@ func (v *Values) print(data []byte, base int64) error {
 	// objects and arrays open closed, with the fault as its "error"; it is
 	// also returned, and nothing after it is read.
 	o := v.out
-	c := &v.json.c
+	w := v.walk
+	c := &w.c
 	c.Reset(data)
-	v.segs.at(base)
+	w.segs = v.segs.at(base)
 	var err error
 	for c.Next() {
 		o.beginRecord(base + int64(c.Offset()))
 		o.buf = append(o.buf, `{"offset":`...)
 		o.buf = strconv.AppendInt(o.buf, base+int64(c.Offset()), 10)
 		o.buf = append(o.buf, `,"value":`...)
-		if !v.json.value(0, 0, false) {
+		if !w.value(w.slot(node{})) {
 			if o.err == nil {
 				o.unwind(1)
 				err = remap(c.Err(), &v.segs)
@@ -140,8 +143,8 @@ func (v *Values) print(data []byte, base int64) error {
 
 // Work returns the values visited and offsets looked up so far: a test
 // hook, to show that work grows linearly with the input.
-func (v *Values) Work() int { return v.tree.work + v.json.work + v.segs.steps }
+func (v *Values) Work() int { return v.walk.work + v.segs.steps }
 
 // Work returns the values visited and offsets looked up so far: a test
 // hook, to show that work grows linearly with the input.
-func (s *Stream) Work() int { return s.tree.work + s.json.work + s.segs.steps }
+func (s *Stream) Work() int { return s.walk.work + s.segs.steps }
