@@ -1,46 +1,58 @@
 // Package amqpsax is the shared vocabulary of a decoder for the AMQP 1.0
-// type system (OASIS AMQP 1.0 part 1, "Types"): format codes (Code), AMQP
-// types (Kind), the descriptors the spec defines (Descriptor), the
-// Handler that push decoders call, and the one error type every decoder
-// returns for bad input (Error). It holds no decoding loop.
+// type system (OASIS AMQP 1.0 part 1, "Types"): format codes ([Code]), AMQP
+// types ([Kind]), the descriptors the spec defines ([Descriptor]), the
+// [Handler] that push decoders call, and the one error type every decoder
+// returns for bad input ([Error]). It holds no decoding loop.
 //
 // The work is done by its packages:
 //
-//   - dispatch: a push (SAX-style) decoder calling a Handler per value.
-//   - stream: a pull cursor that reads on demand and skips whole
-//     compounds in O(1).
-//   - encode: Append functions for every type and width, and Writer, a
-//     Handler that encodes.
-//   - message: sections of whole messages found in O(1) each, typed
-//     accessors, and a splice re-encoder that never touches the bare
-//     message.
+//   - [github.com/amqpsax/amqpsax/dispatch]: a push (SAX-style) decoder
+//     calling a [Handler] per value.
+//   - [github.com/amqpsax/amqpsax/stream]: a pull cursor that reads on
+//     demand and skips whole compounds in O(1).
+//   - [github.com/amqpsax/amqpsax/encode]: Append functions for every type
+//     and width, and Writer, a [Handler] that encodes.
+//   - [github.com/amqpsax/amqpsax/message]: sections of whole messages
+//     found in O(1) each, typed accessors, and a splice re-encoder that
+//     never touches the bare message.
+//   - [github.com/amqpsax/amqpsax/frame]: the protocol layer above the
+//     types: frames off a connection, typed performatives and their
+//     encoders, deliveries joined across transfers.
+//   - [github.com/amqpsax/amqpsax/engine]: the conversation above the
+//     frames (connections, sessions, links, credit, settlement), sans-IO,
+//     with a thin driver over net.Conn.
+//
+// The tools in cmd/ (amqpdump, amqpspy) and the programs in examples/ use
+// only these packages.
 //
 // # Code, Kind, Descriptor
 //
-// A Code is the constructor byte on the wire: CodeSmallUint, CodeStr8,
-// CodeList32. A Kind is the AMQP type those encode: KindUint, KindString,
-// KindList. A Descriptor is the number of a described type: 0x70 is the
-// message header, not a uint. The three never mix.
+// A [Code] is the constructor byte on the wire: [CodeSmallUint],
+// [CodeStr8], [CodeList32]. A [Kind] is the AMQP type those encode:
+// [KindUint], [KindString], [KindList]. A [Descriptor] is the number of a
+// described type: 0x70 is the message header, not a uint. The three never
+// mix.
 //
 // # Errors
 //
-// Decoders report bad input as *Error: the byte offset of the fault, the
+// Decoders report bad input as [*Error]: the byte offset of the fault, the
 // format code of the value at fault, and a cause for errors.Is —
-// io.ErrUnexpectedEOF for truncation, ErrMalformed (and its refinements
-// ErrInvalidCode, ErrCountTooLarge, ErrSizeMismatch, ErrOddMapCount,
-// ErrInvalidBool, ErrInvalidArrayCode, ErrOverrun, ErrTrailing),
-// ErrTooDeep, ErrInvalidUTF8, ErrInvalidSymbol. A getter on a value of
-// another kind records a *KindError (which unwraps to ErrWrongKind).
-// Errors a Handler returns pass through unchanged.
+// [io.ErrUnexpectedEOF] for truncation, [ErrMalformed] (and its
+// refinements [ErrInvalidCode], [ErrCountTooLarge], [ErrSizeMismatch],
+// [ErrOddMapCount], [ErrInvalidBool], [ErrInvalidArrayCode], [ErrOverrun],
+// [ErrTrailing]), [ErrTooDeep], [ErrInvalidUTF8], [ErrInvalidSymbol]. A
+// getter on a value of another kind records a [*KindError] (which unwraps
+// to [ErrWrongKind]). Errors a [Handler] returns pass through unchanged.
 //
 // A cut is not a fault: an error wraps io.ErrUnexpectedEOF only when the
 // input itself ends before a value that claims to continue past it, and
 // no list, map or array holds the value: the case where more bytes (the
 // next transfer frame) will complete it. A list, map or array is entered
 // only once its size fits in the input, so a value that runs past its end
-// is ErrOverrun, which wraps ErrMalformed, whether the input goes on or
+// is [ErrOverrun], which wraps [ErrMalformed], whether the input goes on or
 // ends there too: no more input can mend it. A loop that reassembles
-// deliveries waits on io.ErrUnexpectedEOF and rejects on any other error.
+// deliveries waits on [io.ErrUnexpectedEOF] and rejects on any other
+// error. A frame body is whole: a fault inside it is never a cut.
 //
 // # Where peers bend the spec
 //
@@ -50,10 +62,10 @@
 // array elements) and symbolic descriptors. Illegal encodings are
 // rejected even where Qpid Proton lets them pass (its corpus in
 // testdata/proton lists them in proton-quirks.jsonl): a 0x56 boolean
-// byte other than 0 or 1 (Proton reads it as true) is ErrInvalidBool; a
+// byte other than 0 or 1 (Proton reads it as true) is [ErrInvalidBool]; a
 // list or map whose elements do not end where its size says (Proton
-// ignores the size) is ErrSizeMismatch; a value running past the end of
-// its container is ErrOverrun. Strings are checked for UTF-8, and chars
+// ignores the size) is [ErrSizeMismatch]; a value running past the end of
+// its container is [ErrOverrun]. Strings are checked for UTF-8, and chars
 // not at all, only when a decoder is asked to validate.
 //
 // # Limits on what input can claim
@@ -80,7 +92,9 @@
 //
 // An array of described values names its descriptor once, in its
 // constructor, which an empty array has too. It is part of the value:
-// stream's Cursor.Descriptor returns it on the array, and a Handler that
-// implements ArrayDescriptorHandler receives it after OnArrayStart, before
-// any element; encode.Writer does, so a re-encoding keeps it.
+// [github.com/amqpsax/amqpsax/stream.Cursor.Descriptor] returns it on the
+// array, and a [Handler] that implements [ArrayDescriptorHandler] receives
+// it after OnArrayStart, before any element;
+// [github.com/amqpsax/amqpsax/encode.Writer] does, so a re-encoding keeps
+// it.
 package amqpsax

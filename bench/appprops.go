@@ -49,7 +49,7 @@ func appPropsMessage(w *Workload) Op {
 			if err != nil {
 				return err
 			}
-			got, err = message.Map(s.ApplicationProperties)
+			got, err = message.AnyMap(s.ApplicationProperties)
 			return err
 		},
 		Check: func() error { return sameProps(w, got) },

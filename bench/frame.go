@@ -72,7 +72,7 @@ var FrameStreams = sync.OnceValues(func() ([]*FrameStream, error) {
 
 // transferStream writes what a client sends to deliver msg n times.
 func transferStream(msg []byte, n int) []byte {
-	b := frame.AppendHeader(nil, frame.HeaderSASL)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderSASL)
 	put := func(typ uint8, perf []byte, payload []byte) {
 		start := len(b)
 		b = frame.BeginFrame(b, typ, 0)
@@ -80,7 +80,7 @@ func transferStream(msg []byte, n int) []byte {
 		b = frame.EndFrame(b, start)
 	}
 	put(frame.TypeSASL, frame.AppendSASLInit(nil, frame.SASLInit{Mechanism: []byte("ANONYMOUS")}), nil)
-	b = frame.AppendHeader(b, frame.HeaderAMQP)
+	b = frame.AppendProtocolHeader(b, frame.HeaderAMQP)
 	put(frame.TypeAMQP, frame.AppendOpen(nil, frame.Open{ContainerID: []byte("bench"), MaxFrameSize: frame.Some[uint32](streamMaxFrame)}), nil)
 	put(frame.TypeAMQP, frame.AppendBegin(nil, frame.Begin{NextOutgoingID: 0, IncomingWindow: 5000, OutgoingWindow: 5000}), nil)
 	put(frame.TypeAMQP, frame.AppendAttach(nil, frame.Attach{Name: []byte("sender"), Role: frame.RoleSender,

@@ -763,7 +763,7 @@ func RouteCursor(c *stream.Cursor, data []byte) (to, tenant []byte, err error) {
 			case descProps:
 				if c.Next() && c.Kind() == amqpsax.KindList && c.Enter() {
 					// message-id, user-id, to
-					if c.Next() && c.Next() && c.Next() && c.Kind() == amqpsax.KindString {
+					if c.Seek(2) && c.Kind() == amqpsax.KindString {
 						to = c.Bytes()
 					}
 					c.Exit()

@@ -15,5 +15,3 @@ require (
 	golang.org/x/net v0.0.0-20190620200207-3b0461eec859 // indirect
 	golang.org/x/sys v0.0.0-20190412213103-97732733099d // indirect
 )
-
-replace github.com/amqpsax/amqpsax => ..

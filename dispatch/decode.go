@@ -8,8 +8,22 @@ import (
 	"github.com/google/uuid"
 )
 
-// DefaultMaxDepth is the nesting limit of a Decoder whose MaxDepth is 0.
-const DefaultMaxDepth = amqpsax.DefaultMaxDepth
+// This file is laid out in the order a Decode runs:
+//
+//   - Decoder, its options, and the two structs of its loop: state (the
+//     level being read, kept where run's loop reads it per value) and
+//     level (an enclosing level, on the Decoder's stack; its kinds and
+//     their rules are wire.Level's).
+//   - Decode, DecodeAll and Decode (the function), then the fault helpers
+//     (fault, cut, sized, status), which only the error path reaches.
+//   - run, the loop: a level's end (size check, …End event), then one
+//     value: its constructor (its own, or its array's), described values
+//     before the jump table, then one case per wire.Op that reads the
+//     payload in place and calls the Handler. Lists and maps open here.
+//   - push and pop, which enter and leave a level.
+//   - array (an array's header, constructor, descriptor and batches) and
+//     describedElem (an element of an array of described values): the
+//     two openings too large to sit in run's switch.
 
 // Decoder is a push decoder: it walks encoded AMQP values and calls a
 // Handler once per value, in wire order. Its exported fields are options;
@@ -19,7 +33,7 @@ const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 type Decoder struct {
 	// MaxDepth limits how many lists (list0 included), maps, arrays and
 	// described values may be open at once; deeper input is an error
-	// wrapping amqpsax.ErrTooDeep. Zero means DefaultMaxDepth.
+	// wrapping amqpsax.ErrTooDeep. Zero means [amqpsax.DefaultMaxDepth].
 	MaxDepth int
 	// Validate makes the decoder check that strings are valid UTF-8 and
 	// symbols are ASCII, failing with amqpsax.ErrInvalidUTF8 or
@@ -39,18 +53,6 @@ type Decoder struct {
 // the last value reported.
 func (d *Decoder) Offset() int { return d.off }
 
-// Level kinds. The values of the first four each start with their own
-// constructor; those of the rest share their array's.
-const (
-	lvRoot      = iota // the top level: values until left is 0 (or data ends, for DecodeAll)
-	lvList             // a list's elements
-	lvMap              // a map's keys and values
-	lvDescribed        // a described value: descriptor, then value
-	lvArray            // an array's element bodies
-	lvDescArray        // an array of described values: each element a described value
-	lvDescElem         // one of those: the array's descriptor, then the element's body
-)
-
 // state is where run is: what each value reads of the level being read
 // (the top of the Decoder's stack, whose other fields only ends, errors
 // and arrays of described values read), its values' limit, and the
@@ -60,7 +62,7 @@ type state struct {
 	left     int          // the top level's values still to read (its own is stale until a push)
 	pos      int          // the next value
 	lim      []byte       // data[:top.end]
-	kind     uint8        // the top level's kind
+	kind     wire.Level   // the top level's kind
 	elem     amqpsax.Code // and its element constructor
 	data     []byte       // the whole input
 	maxDepth int          // too deep: len(d.stack) > maxDepth (the stack holds the root too)
@@ -69,13 +71,13 @@ type state struct {
 // level is a level of nesting, on the Decoder's stack: the root at the
 // bottom, the one being read at the top.
 type level struct {
-	kind  uint8
+	kind  wire.Level
 	elem  amqpsax.Code // array levels: the element constructor
 	code  amqpsax.Code // the constructor of the value this level is (for errors)
-	start int          // offset of that value (lvDescElem: the element's body, read after the descriptor)
+	start int          // offset of that value (wire.LvDescElem: the element's body, read after the descriptor)
 	end   int          // where the level's values end: lim is data[:end]
 	left  int          // values still to read at this level
-	desc  int          // lvDescArray, lvDescElem: offset of the descriptor's constructor
+	desc  int          // wire.LvDescArray, wire.LvDescElem: offset of the descriptor's constructor
 }
 
 // Decode decodes one value (with everything it contains) from the start
@@ -117,12 +119,12 @@ func (d *Decoder) cut(start int, c amqpsax.Code) error {
 	return fault(wire.Cut(d.sized()), start, c)
 }
 
-// sized reports whether the level being read, or one enclosing it, is a
-// list, map or array: one whose size was checked to fit in the input when
-// it was entered (wire.Cut). Described levels carry no size of their own.
+// sized reports whether the level being read, or one enclosing it, is
+// sized (wire.Level.Sized): dispatch never measures a described value, so
+// only lists, maps and arrays are.
 func (d *Decoder) sized() bool {
-	for _, l := range d.stack[1:] {
-		if l.kind != lvDescribed {
+	for _, l := range d.stack {
+		if l.kind.Sized(false) {
 			return true
 		}
 	}
@@ -138,33 +140,33 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 	// The level being read and the position, kept in memory on purpose
 	// (array takes their address): in registers, the compiler spills and
 	// reloads them around every Handler call, which costs more.
-	st := state{kind: lvRoot, left: values, lim: data, data: data, maxDepth: d.MaxDepth}
+	st := state{kind: wire.LvTop, left: values, lim: data, data: data, maxDepth: d.MaxDepth}
 	if st.maxDepth <= 0 {
-		st.maxDepth = DefaultMaxDepth
+		st.maxDepth = amqpsax.DefaultMaxDepth
 	}
 	if cap(d.stack) == 0 {
 		d.stack = make([]level, 1, 8)
 	}
-	d.stack = d.stack[:1] // the root: kind lvRoot; end is all it needs set (left is saved by push)
+	d.stack = d.stack[:1] // the root: kind wire.LvTop; end is all it needs set (left is saved by push)
 	d.stack[0].end = len(data)
 	var err error
 	for {
 		if st.left == 0 {
-			if st.kind == lvRoot {
+			if st.kind == wire.LvTop {
 				return st.pos, nil
 			}
 			// The end of a compound or described value.
 			top := &d.stack[len(d.stack)-1]
 			d.off = top.start
 			switch st.kind {
-			case lvList, lvMap, lvArray, lvDescArray:
+			case wire.LvList, wire.LvMap, wire.LvArray, wire.LvDescArray: // wire.Level.Ends, spelled out: a call of it before this switch cost ~30 instructions a small message (callgrind)
 				if st.pos != len(st.lim) { // its values end where its size says
 					return top.start, fault(wire.SizeMismatch, top.start, top.code)
 				}
 				switch st.kind {
-				case lvList:
+				case wire.LvList:
 					err = h.OnListEnd()
-				case lvMap:
+				case wire.LvMap:
 					err = h.OnMapEnd()
 				default:
 					err = h.OnArrayEnd()
@@ -187,9 +189,9 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 		// The value's constructor: its own, or its array's.
 		start := st.pos
 		var c amqpsax.Code
-		if st.kind < lvArray {
+		if st.kind < wire.LvArray {
 			if st.pos >= len(st.lim) {
-				if st.kind == lvRoot && values < 0 {
+				if st.kind == wire.LvTop && values < 0 {
 					return st.pos, nil // DecodeAll: the st.data ends between values
 				}
 				return st.pos, wire.NewError("dispatch", wire.Cut(d.sized()), st.pos, 0, false)
@@ -198,9 +200,9 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			st.pos++
 		} else {
 			switch st.kind {
-			case lvArray:
+			case wire.LvArray:
 				c = st.elem
-			case lvDescArray:
+			case wire.LvDescArray:
 				// The next element of an array of described values: a
 				// described value whose descriptor is the array's and
 				// whose value is the element body at st.pos.
@@ -213,10 +215,10 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 					continue
 				}
 				top := &d.stack[len(d.stack)-1]
-				d.push(&st, level{kind: lvDescElem, elem: st.elem, code: amqpsax.CodeDescribed, start: st.pos,
+				d.push(&st, level{kind: wire.LvDescElem, elem: st.elem, code: amqpsax.CodeDescribed, start: st.pos,
 					end: top.end, left: 2, desc: top.desc})
 				continue
-			default: // lvDescElem
+			default: // wire.LvDescElem
 				top := &d.stack[len(d.stack)-1]
 				if st.left == 1 { // the descriptor, replayed from the array's constructor
 					start, st.pos = top.desc, top.desc+1
@@ -239,7 +241,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			}
 			switch err = h.OnDescribedStart(); err {
 			case nil:
-				d.push(&st, level{kind: lvDescribed, code: c, start: start, end: len(st.lim), left: 2})
+				d.push(&st, level{kind: wire.LvDescribed, code: c, start: start, end: len(st.lim), left: 2})
 				if st.pos+1 < len(st.lim) && st.lim[st.pos] == byte(amqpsax.CodeSmallUlong) {
 					// The descriptor almost every peer writes (a section's,
 					// a performative's): read here, it spares the jump
@@ -413,7 +415,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
-			if d.Validate && !(st.kind == lvDescElem && st.left == 1) && !wire.ValidUTF8(v) {
+			if d.Validate && !st.kind.Replayed(st.left) && !wire.ValidUTF8(v) {
 				return start, fault(wire.BadUTF8, start, c)
 			}
 			err = h.OnString(v)
@@ -424,7 +426,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+1 : st.pos+1+n : st.pos+1+n]
-			if d.Validate && !(st.kind == lvDescElem && st.left == 1) && !wire.ValidASCII(v) {
+			if d.Validate && !st.kind.Replayed(st.left) && !wire.ValidASCII(v) {
 				return start, fault(wire.BadSymbol, start, c)
 			}
 			err = h.OnSymbol(v)
@@ -450,7 +452,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 				return start, d.cut(start, c)
 			}
 			v := st.lim[st.pos+4 : st.pos+4+n : st.pos+4+n]
-			if d.Validate && !(st.kind == lvDescElem && st.left == 1) {
+			if d.Validate && !st.kind.Replayed(st.left) {
 				if s := wire.CheckText(wire.Table[c].Kind(), v); s != wire.OK {
 					return start, fault(s, start, c)
 				}
@@ -489,11 +491,11 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			if len(d.stack) > st.maxDepth {
 				return start, fault(wire.TooDeep, start, c)
 			}
-			nk := uint8(lvList)
+			nk := wire.LvList
 			if wire.Table[c].Kind() == amqpsax.KindList {
 				err = h.OnListStart(count)
 			} else {
-				nk = lvMap
+				nk = wire.LvMap
 				err = h.OnMapStart(count / 2)
 			}
 			switch err {
@@ -510,7 +512,7 @@ func (d *Decoder) run(data []byte, h amqpsax.Handler, values int) (int, error) {
 			if err != nil {
 				return next, stop(err)
 			}
-			if nl.kind == lvRoot { // skipped, or read in batches
+			if nl.kind == wire.LvTop { // skipped, or read in batches
 				st.pos = next
 				continue
 			}
@@ -543,13 +545,9 @@ func (st *state) pop(top *level) {
 }
 
 // status turns a fault of a wire primitive on the values of the level
-// being read into the decoder's: truncation there is a cut or an overrun
-// (wire.Cut).
+// being read into the decoder's (wire.Status.In).
 func (d *Decoder) status(st int) wire.Status {
-	if wire.Status(st) == wire.EOF {
-		return wire.Cut(d.sized())
-	}
-	return wire.Status(st)
+	return wire.Status(st).In(d.sized())
 }
 
 // array opens the array at start, whose constructor c has been read (pos
@@ -557,7 +555,7 @@ func (d *Decoder) status(st int) wire.Status {
 // nesting limit, and reports its start (and to an ArrayDescriptorHandler
 // its descriptor). It returns the array's level to read, with next the
 // first element's body — or, when the array was delivered in batches to a
-// BatchHandler or skipped, a level of kind lvRoot, with next the offset
+// BatchHandler or skipped, a level of kind wire.LvTop, with next the offset
 // after it. On an error, next is the offset Decode returns with it: of the
 // fault, or where the Handler stopped decoding.
 func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code) (nl level, next int, err error) {
@@ -575,11 +573,11 @@ func (d *Decoder) array(h amqpsax.Handler, st *state, start int, c amqpsax.Code)
 	if ctorLen < 0 {
 		return nl, body + descOff, fault(wire.Status(ctorLen), body+descOff, c)
 	}
-	nl = level{kind: lvArray, elem: el, code: c, start: start, end: end, left: count}
+	nl = level{kind: wire.LvArray, elem: el, code: c, start: start, end: end, left: count}
 	kind := wire.Table[el].Kind()
 	var desc []byte
 	if descOff > 0 {
-		nl.kind, nl.desc = lvDescArray, body+descOff
+		nl.kind, nl.desc = wire.LvDescArray, body+descOff
 		desc = data[nl.desc : nl.desc+descLen : nl.desc+descLen]
 		kind = amqpsax.KindDescribed
 		if d.Validate {

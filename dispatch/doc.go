@@ -37,7 +37,10 @@
 // it. A value that runs past its list, map or array is malformed
 // (amqpsax.ErrOverrun), whether the input goes on or ends there too: a
 // compound is entered only once its size fits, so no more input can
-// mend it. A value's length fields are checked before its events;
+// mend it. A size or count field that no input could satisfy (a size
+// too small for its count field, a count larger than its size, an odd
+// map count) is malformed at once, even where the input ends right after
+// it. A value's length fields are checked before its events;
 // a compound's contents are checked against its size when they end. When a
 // Handler stops decoding (an error, or SkipAll), Decode's n is the offset
 // reached, whatever the error.
@@ -45,7 +48,7 @@
 // # Limits
 //
 // The loop keeps open compounds on its own stack, not the Go stack, so
-// deep input cannot overflow it; MaxDepth (DefaultMaxDepth when 0) bounds
+// deep input cannot overflow it; MaxDepth ([amqpsax.DefaultMaxDepth] when 0) bounds
 // nesting: lists (list0 included), maps, arrays and described values each
 // count a level, as they do for a stream.Cursor. Validate turns on UTF-8 checks of strings and ASCII checks of
 // symbols. A Decoder is reusable and allocates nothing once warm: the

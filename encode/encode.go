@@ -24,8 +24,8 @@ func AppendBool(b []byte, v bool) []byte {
 	return append(b, byte(amqpsax.CodeFalse))
 }
 
-// AppendBool56 appends a boolean in its one-byte form (0x56 0x00 or 0x01).
-func AppendBool56(b []byte, v bool) []byte {
+// AppendCodeBool appends a boolean in its one-byte form (0x56 0x00 or 0x01).
+func AppendCodeBool(b []byte, v bool) []byte {
 	return append(b, byte(amqpsax.CodeBool), boolByte(v))
 }
 
@@ -53,21 +53,21 @@ func AppendUint(b []byte, v uint32) []byte {
 	case v <= math.MaxUint8:
 		return append(b, byte(amqpsax.CodeSmallUint), byte(v))
 	}
-	return AppendUint32(b, v)
+	return AppendCodeUint(b, v)
 }
 
-// AppendUint32 appends a uint in its four-byte encoding (0x70).
-func AppendUint32(b []byte, v uint32) []byte {
+// AppendCodeUint appends a uint in its four-byte encoding (0x70).
+func AppendCodeUint(b []byte, v uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(b, byte(amqpsax.CodeUint)), v)
 }
 
-// AppendSmallUint appends a uint in its one-byte encoding (smalluint, 0x52).
-func AppendSmallUint(b []byte, v uint8) []byte {
+// AppendCodeSmallUint appends a uint in its one-byte encoding (smalluint, 0x52).
+func AppendCodeSmallUint(b []byte, v uint8) []byte {
 	return append(b, byte(amqpsax.CodeSmallUint), v)
 }
 
-// AppendUint0 appends the uint 0 in its empty encoding (uint0, 0x43).
-func AppendUint0(b []byte) []byte { return append(b, byte(amqpsax.CodeUint0)) }
+// AppendCodeUint0 appends the uint 0 in its empty encoding (uint0, 0x43).
+func AppendCodeUint0(b []byte) []byte { return append(b, byte(amqpsax.CodeUint0)) }
 
 // AppendUlong appends a ulong in its smallest encoding: ulong0 for 0,
 // smallulong up to 255, else the eight-byte 0x80.
@@ -78,21 +78,21 @@ func AppendUlong(b []byte, v uint64) []byte {
 	case v <= math.MaxUint8:
 		return append(b, byte(amqpsax.CodeSmallUlong), byte(v))
 	}
-	return AppendUlong64(b, v)
+	return AppendCodeUlong(b, v)
 }
 
-// AppendUlong64 appends a ulong in its eight-byte encoding (0x80).
-func AppendUlong64(b []byte, v uint64) []byte {
+// AppendCodeUlong appends a ulong in its eight-byte encoding (0x80).
+func AppendCodeUlong(b []byte, v uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, byte(amqpsax.CodeUlong)), v)
 }
 
-// AppendSmallUlong appends a ulong in its one-byte encoding (smallulong, 0x53).
-func AppendSmallUlong(b []byte, v uint8) []byte {
+// AppendCodeSmallUlong appends a ulong in its one-byte encoding (smallulong, 0x53).
+func AppendCodeSmallUlong(b []byte, v uint8) []byte {
 	return append(b, byte(amqpsax.CodeSmallUlong), v)
 }
 
-// AppendUlong0 appends the ulong 0 in its empty encoding (ulong0, 0x44).
-func AppendUlong0(b []byte) []byte { return append(b, byte(amqpsax.CodeUlong0)) }
+// AppendCodeUlong0 appends the ulong 0 in its empty encoding (ulong0, 0x44).
+func AppendCodeUlong0(b []byte) []byte { return append(b, byte(amqpsax.CodeUlong0)) }
 
 // AppendByte appends a byte (0x51).
 func AppendByte(b []byte, v int8) []byte { return append(b, byte(amqpsax.CodeByte), byte(v)) }
@@ -106,18 +106,18 @@ func AppendShort(b []byte, v int16) []byte {
 // 127, else the four-byte 0x71.
 func AppendInt(b []byte, v int32) []byte {
 	if v >= math.MinInt8 && v <= math.MaxInt8 {
-		return AppendSmallInt(b, int8(v))
+		return AppendCodeSmallInt(b, int8(v))
 	}
-	return AppendInt32(b, v)
+	return AppendCodeInt(b, v)
 }
 
-// AppendInt32 appends an int in its four-byte encoding (0x71).
-func AppendInt32(b []byte, v int32) []byte {
+// AppendCodeInt appends an int in its four-byte encoding (0x71).
+func AppendCodeInt(b []byte, v int32) []byte {
 	return binary.BigEndian.AppendUint32(append(b, byte(amqpsax.CodeInt)), uint32(v))
 }
 
-// AppendSmallInt appends an int in its one-byte encoding (smallint, 0x54).
-func AppendSmallInt(b []byte, v int8) []byte {
+// AppendCodeSmallInt appends an int in its one-byte encoding (smallint, 0x54).
+func AppendCodeSmallInt(b []byte, v int8) []byte {
 	return append(b, byte(amqpsax.CodeSmallInt), byte(v))
 }
 
@@ -125,18 +125,18 @@ func AppendSmallInt(b []byte, v int8) []byte {
 // to 127, else the eight-byte 0x81.
 func AppendLong(b []byte, v int64) []byte {
 	if v >= math.MinInt8 && v <= math.MaxInt8 {
-		return AppendSmallLong(b, int8(v))
+		return AppendCodeSmallLong(b, int8(v))
 	}
-	return AppendLong64(b, v)
+	return AppendCodeLong(b, v)
 }
 
-// AppendLong64 appends a long in its eight-byte encoding (0x81).
-func AppendLong64(b []byte, v int64) []byte {
+// AppendCodeLong appends a long in its eight-byte encoding (0x81).
+func AppendCodeLong(b []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, byte(amqpsax.CodeLong)), uint64(v))
 }
 
-// AppendSmallLong appends a long in its one-byte encoding (smalllong, 0x55).
-func AppendSmallLong(b []byte, v int8) []byte {
+// AppendCodeSmallLong appends a long in its one-byte encoding (smalllong, 0x55).
+func AppendCodeSmallLong(b []byte, v int8) []byte {
 	return append(b, byte(amqpsax.CodeSmallLong), byte(v))
 }
 
@@ -210,19 +210,19 @@ func AppendSymbolBytes(b []byte, v []byte) []byte {
 	return appendVariable(b, amqpsax.CodeSym8, v)
 }
 
-// AppendBinary32 appends a binary in its four-byte-size form (vbin32),
+// AppendCodeVbin32 appends a binary in its four-byte-size form (vbin32),
 // whatever its length.
-func AppendBinary32(b []byte, v []byte) []byte {
+func AppendCodeVbin32(b []byte, v []byte) []byte {
 	return appendVariable32(b, amqpsax.CodeVbin32, v)
 }
 
-// AppendString32 appends a string in its four-byte-size form (str32-utf8).
-func AppendString32(b []byte, v string) []byte {
+// AppendCodeStr32 appends a string in its four-byte-size form (str32-utf8).
+func AppendCodeStr32(b []byte, v string) []byte {
 	return appendVariable32(b, amqpsax.CodeStr32, v)
 }
 
-// AppendSymbol32 appends a symbol in its four-byte-size form (sym32).
-func AppendSymbol32(b []byte, v string) []byte {
+// AppendCodeSym32 appends a symbol in its four-byte-size form (sym32).
+func AppendCodeSym32(b []byte, v string) []byte {
 	return appendVariable32(b, amqpsax.CodeSym32, v)
 }
 
@@ -244,8 +244,8 @@ func appendVariable32[T string | []byte](b []byte, c32 amqpsax.Code, v T) []byte
 // descriptor next (usually AppendUlong or AppendSymbol), then the value.
 func AppendDescribed(b []byte) []byte { return append(b, byte(amqpsax.CodeDescribed)) }
 
-// AppendList0 appends the empty list in its empty encoding (list0, 0x45).
-func AppendList0(b []byte) []byte { return append(b, byte(amqpsax.CodeList0)) }
+// AppendCodeList0 appends the empty list in its empty encoding (list0, 0x45).
+func AppendCodeList0(b []byte) []byte { return append(b, byte(amqpsax.CodeList0)) }
 
 // BeginList appends the header of a list whose size and count are not yet
 // known. Append the elements, then call EndList with the length b had

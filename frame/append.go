@@ -36,7 +36,7 @@ func EndFrame(b []byte, start int) []byte {
 // Reader's frames are written back byte for byte.
 func AppendFrame(b []byte, f Frame) []byte {
 	if f.IsHeader {
-		return AppendHeader(b, f.Header)
+		return AppendProtocolHeader(b, f.Header)
 	}
 	ext := min((len(f.Ext)+3)/4*4, 253*4)
 	f.Ext = f.Ext[:min(len(f.Ext), ext)]
@@ -124,12 +124,6 @@ func (w *lw) uint(write bool, v uint32) {
 func (w *lw) ulong(write bool, v uint64) {
 	if w.field(write) {
 		w.b = encode.AppendUlong(w.b, v)
-	}
-}
-
-func (w *lw) ushort(write bool, v uint16) {
-	if w.field(write) {
-		w.b = encode.AppendUshort(w.b, v)
 	}
 }
 
@@ -330,7 +324,13 @@ func AppendClose(b []byte, c Close) []byte {
 // AppendOpen does. Build m.Mechanisms with AppendSymbols.
 func AppendSASLMechanisms(b []byte, m SASLMechanisms) []byte {
 	w := compose(b, amqpsax.DescriptorSASLMechanisms)
-	w.raw(true, m.Mechanisms)
+	if w.field(true) {
+		if len(m.Mechanisms) == 0 { // mandatory: none is an empty array, not null
+			w.b = AppendSymbols(w.b)
+		} else {
+			w.b = append(w.b, m.Mechanisms...)
+		}
+	}
 	return w.end(m.Fields)
 }
 

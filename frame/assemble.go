@@ -2,8 +2,10 @@ package frame
 
 import (
 	"errors"
+	"io"
 	"strconv"
 
+	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/message"
 )
 
@@ -106,6 +108,15 @@ type Assembler struct {
 	free  []*partial // finished partials, their buffers kept
 	done  *partial   // the partial whose buffer the last Delivery points into
 	sc    message.Scanner
+	cut   cutError // the error of Sections for a part that ends inside a section
+}
+
+// cutError is the error of Sections for a part that ends inside a
+// section, and its cause, held by the Assembler so that it costs no
+// allocation.
+type cutError struct {
+	amqpsax.Error
+	message.SectionError
 }
 
 // partial is a delivery being joined.
@@ -117,7 +128,26 @@ type partial struct {
 	settled  bool
 	frames   int
 	skipping bool // dropped after an error: the rest of its transfers are ignored
+	scan     scanState
 }
+
+// scanState is where Sections stopped in a delivery's joined payload: the
+// sections complete before done, so that the next call scans only what
+// follows.
+type scanState struct {
+	started     bool
+	done        int              // where the first section not yet complete starts
+	secs        [nRanks]span     // the sections before done, by rank; off -1 when absent
+	body        message.BodyKind // of the body sections before done
+	outOfOrder  bool
+	footerFirst bool
+	err         error // a fault found: no later byte can mend it
+}
+
+// span is where a section (all body sections together, for the body)
+// lies in a delivery's payload, as offsets: the buffer may move as it
+// grows.
+type span struct{ off, n int }
 
 func linkKey(channel uint16, handle uint32) uint64 { return uint64(channel)<<32 | uint64(handle) }
 
@@ -291,17 +321,182 @@ func (a *Assembler) Pending(channel uint16, handle uint32) []byte {
 }
 
 // Sections returns the sections of the message of the delivery in
-// progress on channel and handle that have fully arrived, found by
-// message.Scan on Pending: a router can route on the properties or
+// progress on channel and handle that have fully arrived, as message.Scan
+// finds them in Pending: a router can route on the properties or
 // application-properties of a large message while its body is still on
 // the way. When the part joined so far ends inside a section, the error
 // wraps io.ErrUnexpectedEOF (the rest will come); any other error is a
 // malformed message. With no delivery in progress it returns no sections
-// and no error. It allocates nothing: the error for a part that ends
-// inside a section is held by the Assembler (a message.Scanner) and valid
-// until the next call of Sections.
+// and no error.
+//
+// Each call resumes where the last one stopped in that delivery (at the
+// start of the section the part ended in) and scans only what follows, so
+// that calling Sections after every Add costs, over a whole delivery, work
+// in proportion to its bytes and sections, not to their square. A fault
+// found is kept: no byte that follows can mend it. It allocates nothing:
+// the error for a part that ends inside a section is held by the
+// Assembler and valid until the next call of Sections.
 func (a *Assembler) Sections(channel uint16, handle uint32) (message.Sections, error) {
-	return a.sc.Scan(a.Pending(channel, handle))
+	p := a.links[linkKey(channel, handle)]
+	if p == nil || p.skipping {
+		return a.sc.Scan(nil)
+	}
+	st := &p.scan
+	if st.err != nil {
+		return message.Sections{}, st.err
+	}
+	base := st.done
+	s, err := a.sc.Scan(p.buf[base:])
+	var cut *amqpsax.Error
+	if err != nil {
+		if cut = cutOf(err); cut == nil {
+			return a.malformed(p)
+		}
+	}
+	if !st.merge(&s, base) {
+		return a.malformed(p)
+	}
+	if cut == nil {
+		st.done = len(p.buf)
+	} else {
+		st.done = base + cut.Offset
+		a.cut.SectionError = *cut.Err.(*message.SectionError)
+		a.cut.Error = *cut
+		a.cut.Error.Offset = st.done
+		a.cut.Error.Err = &a.cut.SectionError
+		err = &a.cut.Error
+	}
+	return st.view(p.buf), err
+}
+
+// malformed is Sections on a delivery whose message is malformed: a scan of
+// the whole of it says where and why, once; the error is kept.
+func (a *Assembler) malformed(p *partial) (message.Sections, error) {
+	s, err := a.sc.Scan(p.buf)
+	if err != nil && cutOf(err) == nil {
+		p.scan.err = err
+	}
+	return s, err
+}
+
+// cutOf returns the error of a Scan that stopped at a cut (a part that
+// ends inside a section), or nil for any other.
+func cutOf(err error) *amqpsax.Error {
+	if e, ok := err.(*amqpsax.Error); ok {
+		if se, ok := e.Err.(*message.SectionError); ok && se.Err == io.ErrUnexpectedEOF {
+			return e
+		}
+	}
+	return nil
+}
+
+// Section ranks, in the order the spec gives them (part 3 §3.2).
+const (
+	rankHeader = iota
+	rankDeliveryAnnotations
+	rankMessageAnnotations
+	rankProperties
+	rankApplicationProperties
+	rankBody
+	rankFooter
+	nRanks
+)
+
+// spans lists the sections of s by rank.
+func spans(s *message.Sections) [nRanks]span {
+	o := &s.Offsets
+	return [nRanks]span{
+		{o.Header, len(s.Header)}, {o.DeliveryAnnotations, len(s.DeliveryAnnotations)},
+		{o.MessageAnnotations, len(s.MessageAnnotations)}, {o.Properties, len(s.Properties)},
+		{o.ApplicationProperties, len(s.ApplicationProperties)}, {o.Body, len(s.Body)},
+		{o.Footer, len(s.Footer)},
+	}
+}
+
+// merge adds s, the sections message.Scan found in the payload from
+// offset base on, to the sections before base, as one Scan of the whole
+// would have found them. It reports false when the two together break a
+// rule that neither breaks alone (a section twice, body sections of two
+// kinds or apart), which a Scan of the whole then names.
+func (st *scanState) merge(s *message.Sections, base int) bool {
+	if !st.started {
+		st.started = true
+		st.secs = [nRanks]span{{-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}}
+	}
+	top := -1
+	for r, x := range st.secs {
+		if x.off >= 0 {
+			top = r
+		}
+	}
+	after := spans(s)
+	for r, x := range after { // check before changing anything
+		if x.off < 0 || st.secs[r].off < 0 {
+			continue
+		}
+		b := st.secs[r]
+		if r != rankBody || s.BodyKind != st.body || st.body == message.BodyValue || b.off+b.n != base+x.off {
+			return false
+		}
+	}
+	for r, x := range after {
+		switch {
+		case x.off < 0:
+			continue
+		case r < top:
+			st.outOfOrder = true
+			st.footerFirst = st.footerFirst || r == rankBody
+		}
+		if st.secs[r].off >= 0 { // the body goes on
+			st.secs[r].n += x.n
+		} else {
+			st.secs[r] = span{base + x.off, x.n}
+		}
+	}
+	if st.body == message.BodyNone {
+		st.body = s.BodyKind
+	}
+	st.outOfOrder = st.outOfOrder || s.OutOfOrder
+	st.footerFirst = st.footerFirst || s.FooterFirst
+	return true
+}
+
+// view is the sections found so far, as views into buf, the payload.
+func (st *scanState) view(buf []byte) message.Sections {
+	var s message.Sections
+	at := func(x span) []byte {
+		if x.off < 0 {
+			return nil
+		}
+		return buf[x.off : x.off+x.n : x.off+x.n]
+	}
+	s.Header, s.DeliveryAnnotations = at(st.secs[rankHeader]), at(st.secs[rankDeliveryAnnotations])
+	s.MessageAnnotations, s.Properties = at(st.secs[rankMessageAnnotations]), at(st.secs[rankProperties])
+	s.ApplicationProperties, s.Body = at(st.secs[rankApplicationProperties]), at(st.secs[rankBody])
+	s.Footer = at(st.secs[rankFooter])
+	s.Offsets = message.Offsets{Header: st.secs[rankHeader].off, DeliveryAnnotations: st.secs[rankDeliveryAnnotations].off,
+		MessageAnnotations: st.secs[rankMessageAnnotations].off, Properties: st.secs[rankProperties].off,
+		ApplicationProperties: st.secs[rankApplicationProperties].off, Body: st.secs[rankBody].off,
+		Footer: st.secs[rankFooter].off}
+	s.BodyKind, s.OutOfOrder, s.FooterFirst = st.body, st.outOfOrder, st.footerFirst
+	// The bare message (properties, application-properties, body) when
+	// its sections lie together in that order, as Scan gives it.
+	start, end := -1, -1
+	for _, x := range st.secs[rankProperties : rankBody+1] {
+		switch {
+		case x.off < 0:
+			continue
+		case start < 0:
+			start = x.off
+		case x.off != end:
+			return s
+		}
+		end = x.off + x.n
+	}
+	if start >= 0 {
+		s.Bare = buf[start:end:end]
+	}
+	return s
 }
 
 // Forget drops the delivery in progress on channel and handle, if any:

@@ -6,7 +6,7 @@
 //
 // # Contract
 //
-// A Reader splits a connection's byte stream, such as a net.Conn, into
+// A [Reader] splits a connection's byte stream, such as a [net.Conn], into
 // frames and protocol headers, in stream order, through one buffer:
 //
 //	r := frame.NewReader(conn)
@@ -23,16 +23,16 @@
 //
 // A protocol header ("AMQP" and an id: 0 AMQP, 2 TLS, 3 SASL) is a Frame
 // with IsHeader set; a heartbeat is an AMQP frame with an empty Body.
-// Performative tells which performative a body holds; ParseOpen,
-// ParseBegin, ParseAttach, ParseFlow, ParseTransfer, ParseDisposition,
-// ParseDetach, ParseEnd, ParseClose and the five ParseSASL… functions
-// decode it and return the bytes after it (the payload of a transfer).
-// Source, Target (or a transaction coordinator), AMQPError and the
+// [Performative] tells which performative a body holds; [ParseOpen],
+// [ParseBegin], [ParseAttach], [ParseFlow], [ParseTransfer], [ParseDisposition],
+// [ParseDetach], [ParseEnd], [ParseClose] and the five ParseSASL…
+// functions decode it; [ParseTransfer] also returns the payload after it.
+// [Source], [Target] (or a transaction coordinator), [AMQPError] and the
 // delivery states (received, accepted, rejected, released, modified; any
-// other described value is kept raw as StateOther) are decoded as part of
+// other described value is kept raw as [StateOther]) are decoded as part of
 // the performatives that hold them.
 //
-// Every field is read through a stream.Cursor and checked against the
+// Every field is read through a [github.com/amqpsax/amqpsax/stream.Cursor] and checked against the
 // spec's type for it. Go's zero value and AMQP's "absent" are different
 // things, and the types say which is which (see [Opt]):
 //
@@ -40,16 +40,16 @@
 //     (handle, delivery-id, delivery-count, link-credit, next-incoming-id,
 //     remote-channel, message-format, initial-delivery-count), or whose
 //     spec default is not the zero value (max-frame-size, channel-max,
-//     handle-max, snd-settle-mode), is an Opt: absent unless built with
-//     [Some], present when it was on the wire. Opt.Or applies the spec's
+//     handle-max, snd-settle-mode), is an [Opt]: absent unless built with
+//     [Some], present when it was on the wire. [Opt.Or] applies the spec's
 //     default ([DefaultChannelMax], [DefaultHandleMax],
 //     [DefaultSndSettleMode]). Attach's Source and Target are Opts too: a
 //     refusing link end sends null.
 //   - Mandatory fields are plain and always written.
 //   - The other fields are plain, and their zero value is the spec's
 //     default (false, rcv-settle-mode first, expiry-policy session-end,
-//     durability none, timeout 0) or absence (nil bytes, Map, Symbols;
-//     StateNone; an AMQPError without a condition): they are written when
+//     durability none, timeout 0) or absence (nil bytes, Map, [Symbols];
+//     [StateNone]; an [AMQPError] without a condition): they are written when
 //     they differ from it.
 //
 // So the obvious struct literal sends what it says:
@@ -61,85 +61,88 @@
 // stops link 0's sender, and a Flow without Handle is a session's flow.
 // Every struct embeds [Fields], the record of what a Parse function saw:
 // which fields were on the wire (Has), how many list elements, list8 or
-// list32. Enumerated fields have types with String methods: Role,
-// SenderSettleMode, ReceiverSettleMode, TerminusDurability, ExpiryPolicy,
-// SASLCode, and Condition for the error conditions. Maps (properties,
-// filter, info, …) are Map and fields of symbols that may repeat
-// (capabilities, locales, mechanisms) are Symbols: their encodings as they
+// list32. Enumerated fields have types with String methods: [Role],
+// [SenderSettleMode], [ReceiverSettleMode], [TerminusDurability], [ExpiryPolicy],
+// [SASLCode], and [Condition] for the error conditions. Maps (properties,
+// filter, info, …) are [Map] and fields of symbols that may repeat
+// (capabilities, locales, mechanisms) are [Symbols]: their encodings as they
 // are on the wire (one symbol, an array of symbols, or the list of symbols
 // Qpid Proton's python binding writes), read with their methods
-// (Map.Lookup, Map.All, Symbols.All, Symbols.Contains) or a
-// stream.Cursor.
+// ([Map.Lookup], [Map.All], [Symbols.All], [Symbols.Contains]) or a
+// [github.com/amqpsax/amqpsax/stream.Cursor].
 //
-// Only a transfer carries a payload: ParseTransfer returns it. The other
+// Only a transfer carries a payload: [ParseTransfer] returns it. The other
 // Parse functions refuse bytes after their performative
-// (amqpsax.ErrTrailing). A body is a whole frame's, so a value that runs
-// past its end is amqpsax.ErrOverrun, never io.ErrUnexpectedEOF: a
+// ([github.com/amqpsax/amqpsax.ErrTrailing]). A body is a whole frame's,
+// so a value that runs past its end is
+// [github.com/amqpsax/amqpsax.ErrOverrun], never [io.ErrUnexpectedEOF]: a
 // complete frame is never "cut".
 //
-// AppendOpen … AppendSASLOutcome write a performative in the smallest
-// encodings, exactly what the struct says and what its Fields record;
-// BeginFrame and EndFrame put a frame around it, AppendFrame writes a
-// Frame as read. Parse then Append is a fixed point: a performative
-// decoded and written back gives the bytes it was decoded from, for every
-// frame of testdata/ that uses the smallest encodings (all of Qpid
-// Proton's; Fields remembers the trailing nulls and list32s Proton
-// writes), and the same struct for every other.
+// [AppendOpen] … [AppendSASLOutcome] write a performative in the smallest
+// encodings, exactly what the struct says and what its [Fields] record;
+// [BeginFrame] and [EndFrame] put a frame around it, [AppendFrame] writes a
+// [Frame] as read. Parse then Append is a fixed point: a performative
+// decoded and written back gives the bytes it was decoded from and parses
+// to the same struct, for every frame every peer in testdata/ wrote (Qpid
+// Proton, go-amqp, rhea, uAMQP-C, RabbitMQ; [Fields] remembers the
+// trailing nulls and list32s Proton writes).
 //
-// An Assembler joins the transfers of each delivery, keyed by channel and
+// An [Assembler] joins the transfers of each delivery, keyed by channel and
 // link handle (part 2 §2.6.12): a delivery in one transfer comes back as a
 // view of it, with no copy; the payloads of one in several are copied into
-// a buffer the Assembler reuses. Settlement on any transfer settles the
+// a buffer the [Assembler] reuses. Settlement on any transfer settles the
 // delivery; an aborted delivery is dropped. Sections reads the sections
 // of a delivery's first transfers before the rest arrives.
 //
 // # Lifetimes
 //
-// A Frame's Body and Ext are views into the Reader's buffer, valid until
+// A Frame's Body and Ext are views into the [Reader]'s buffer, valid until
 // the next Next (or Reset). Everything a Parse function returns that is
-// bytes (strings, symbols, binaries, Map, Symbols, the payload, a
-// StateOther's Raw) is a view into the body it was given, valid as long
-// as that body is: copy what must outlive the frame. A Delivery's Payload
+// bytes (strings, symbols, binaries, Map, [Symbols], the payload, a
+// [StateOther]'s Raw) is a view into the body it was given, valid as long
+// as that body is: copy what must outlive the frame. A [Delivery]'s Payload
 // and DeliveryTag are views into the frame for a delivery of one
-// transfer, else into the Assembler's buffer, valid until the next Add,
-// Forget or Reset. Nothing is allocated per frame once the Reader's
-// buffer and the Assembler's buffers have grown to the largest frame and
+// transfer, else into the [Assembler]'s buffer, valid until the next Add,
+// Forget or Reset. Nothing is allocated per frame once the [Reader]'s
+// buffer and the [Assembler]'s buffers have grown to the largest frame and
 // message seen.
 //
 // # Errors
 //
-// A Reader reports a fault in the stream as a *ReadError with the offset
-// of the frame at fault in the stream: io.ErrUnexpectedEOF when the
-// stream ends inside a frame, ErrFrameTooLarge, ErrFrameSize or
-// ErrDataOffset for a frame header that cannot be right (these stay: the
-// stream cannot be split any further), ErrEncrypted after a TLS header.
+// A [Reader] reports a fault in the stream as a *[ReadError] with the offset
+// of the frame at fault in the stream: [io.ErrUnexpectedEOF] when the
+// stream ends inside a frame, [ErrFrameTooLarge], [ErrFrameSize] or
+// [ErrDataOffset] for a frame header that cannot be right (these stay: the
+// stream cannot be split any further), [ErrEncrypted] after a TLS header.
 // Errors of the underlying reader are returned as they are, and Next may
 // be called again after them.
 //
-// Parse functions report a fault as an *amqpsax.Error with Op "frame" and
-// the offset in the body of the value at fault. A field of the wrong type,
+// Parse functions report a fault as an
+// *[github.com/amqpsax/amqpsax.Error] with Op "frame" and the offset in the body of the value at fault. A field of the wrong type,
 // a missing mandatory field, a value outside a restricted type's choices
-// and a body that holds another performative have a *FieldError as the
-// Error's Err, naming the type and field, and wrapping ErrFieldType,
-// ErrMissingField, ErrFieldValue or ErrPerformative. A malformed encoding
-// has the causes of package amqpsax (io.ErrUnexpectedEOF for a value cut
-// short, ErrMalformed, …). Fields beyond those the spec defines, which a
-// later version may add, are skipped.
+// and a body that holds another performative have a *[FieldError] as the
+// Error's Err, naming the type and field, and wrapping [ErrFieldType],
+// [ErrMissingField], [ErrFieldValue] or [ErrPerformative]. A malformed
+// encoding has the causes of package amqpsax, each wrapping
+// [github.com/amqpsax/amqpsax.ErrMalformed]: a value cut short by the end
+// of the body is [github.com/amqpsax/amqpsax.ErrOverrun], never
+// [io.ErrUnexpectedEOF], since a body is a whole frame's. Fields beyond
+// those the spec defines, which a later version may add, are skipped.
 //
-// An Assembler reports a *DeliveryError naming the channel, handle and
-// delivery: ErrMessageTooLarge, ErrTooManyPending, ErrDeliveryID,
-// ErrNoDeliveryID.
+// An [Assembler] reports a *[DeliveryError] naming the channel, handle and
+// delivery: [ErrMessageTooLarge], [ErrTooManyPending], [ErrDeliveryID],
+// [ErrNoDeliveryID].
 //
 // # Limits
 //
-// Reader.MaxFrameSize (DefaultMaxFrameSize, 1 MiB, when 0) bounds a frame;
+// Reader.MaxFrameSize ([DefaultMaxFrameSize], 1 MiB, when 0) bounds a frame;
 // a larger size, a size below 8 or a data offset below 2 is refused from
 // the frame's 8-byte header, before anything more is read or allocated.
 // Below the limit the buffer grows only as bytes arrive (doubling), so a
 // frame that claims 4 GiB and stops costs what was sent, not what was
-// claimed. Assembler.MaxMessageSize (DefaultMaxMessageSize, 64 MiB)
+// claimed. Assembler.MaxMessageSize ([DefaultMaxMessageSize], 64 MiB)
 // bounds a joined message, checked before each copy; MaxPending
-// (DefaultMaxPending) bounds the deliveries joined at once. Parse
+// ([DefaultMaxPending]) bounds the deliveries joined at once. Parse
 // functions do work in proportion to the body: each map and array of
 // symbols is walked once, at its top level, to check it.
 //

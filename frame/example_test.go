@@ -33,7 +33,7 @@ func orderMessage(region string, n int) []byte {
 // open, begin, attach, then three messages, the last split over two
 // transfers (more set on the first), with a heartbeat between them.
 func connection() io.Reader {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	perf := func(channel uint16, body []byte, payload []byte) {
 		start := len(b)
 		b = frame.BeginFrame(b, frame.TypeAMQP, channel)
@@ -185,4 +185,54 @@ func ExampleBeginFrame() {
 	// Output:
 	// 00 00 00 31 02 00 00 01 00 53 15 c0 24 05 41 52 07 40 41 00 53 25 c0 19 01 00 53 1d c0 13 01 a3 10 61 6d 71 70 3a 6e 6f 74 2d 61 6c 6c 6f 77 65 64
 	// receiver 7 7 rejected amqp:not-allowed
+}
+
+// Writing what a receiver sends: a flow that stops link 0 (link-credit 0
+// on handle 0, every zero sent because each is an Opt made with Some),
+// then one that grants 10, and a disposition that accepts and settles
+// deliveries 0 through 4. A field left out of the literal is not sent.
+func ExampleAppendFlow() {
+	var b []byte
+	put := func(body []byte) {
+		start := len(b)
+		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
+		b = append(b, body...)
+		b = frame.EndFrame(b, start)
+	}
+	stop := frame.Flow{
+		NextIncomingID: frame.Some[uint32](0), IncomingWindow: 2048,
+		NextOutgoingID: 0, OutgoingWindow: 2048,
+		Handle: frame.Some[uint32](0), DeliveryCount: frame.Some[uint32](0),
+		LinkCredit: frame.Some[uint32](0),
+	}
+	put(frame.AppendFlow(nil, stop))
+	grant := stop
+	grant.LinkCredit = frame.Some[uint32](10)
+	put(frame.AppendFlow(nil, grant))
+	put(frame.AppendDisposition(nil, frame.Disposition{
+		Role: frame.RoleReceiver, First: 0, Last: frame.Some[uint32](4), Settled: true,
+		State: frame.DeliveryState{Type: frame.StateAccepted},
+	}))
+
+	r := frame.NewReader(bytes.NewReader(b))
+	for {
+		f, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch d, _ := frame.Performative(f.Body); d {
+		case amqpsax.DescriptorFlow:
+			fl, _ := frame.ParseFlow(f.Body)
+			fmt.Println("flow: handle", fl.Handle, "delivery-count", fl.DeliveryCount, "link-credit", fl.LinkCredit,
+				"available", fl.Available)
+		case amqpsax.DescriptorDisposition:
+			d, _ := frame.ParseDisposition(f.Body)
+			first, last := d.Range()
+			fmt.Println("disposition:", d.Role, first, "to", last, d.State.Type, "settled", d.Settled)
+		}
+	}
+	// Output:
+	// flow: handle 0 delivery-count 0 link-credit 0 available absent
+	// flow: handle 0 delivery-count 0 link-credit 10 available absent
+	// disposition: receiver 0 to 4 accepted settled true
 }

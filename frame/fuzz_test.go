@@ -11,12 +11,13 @@ import (
 )
 
 // FuzzFrame reads the input as a connection's byte stream and as one
-// frame body. For every frame: every Parse function runs on its body;
+// frame body. For every frame: every Parse function runs on its body, and
+// none reports a cut (io.ErrUnexpectedEOF: a body is a whole frame's);
 // what one of them decodes is written back by its Append function, and
-// that encoding decodes to one that is written the same (a fixed point)
-// with the same bytes after it; transfers go through an Assembler, whose
-// deliveries stay within its limit. Every error carries an offset within
-// the input. Nothing panics.
+// that encoding decodes to the same struct, written the same (a fixed
+// point), with the same bytes after it; transfers go through an
+// Assembler, whose deliveries stay within its limit. Every error carries
+// an offset within the input. Nothing panics.
 func FuzzFrame(f *testing.F) {
 	for _, name := range []string{"conn-client.bin", "conn-server.bin", "conn-client-trunc.bin"} {
 		f.Add(readStream(f, name))
@@ -82,9 +83,12 @@ func checkBody(t *testing.T, body []byte) {
 	if err != nil || v == nil {
 		return
 	}
-	_, rest2, enc2, err := parseAny(append(bytes.Clone(enc), rest...))
+	v2, rest2, enc2, err := parseAny(append(bytes.Clone(enc), rest...))
 	if err != nil {
 		t.Fatalf("%x written as %x, which does not parse: %v", body, enc, err)
+	}
+	if !sameStruct(v, v2) {
+		t.Fatalf("%x parsed as %+v, written as %x, parsed as %+v", body, v, enc, v2)
 	}
 	if !bytes.Equal(enc, enc2) || !bytes.Equal(rest, rest2) {
 		t.Fatalf("%x written as %x, then as %x", body, enc, enc2)
@@ -98,5 +102,8 @@ func checkErr(t *testing.T, err error, body []byte) {
 	var ae *amqpsax.Error
 	if !errors.As(err, &ae) || ae.Op != "frame" || ae.Offset < 0 || ae.Offset > len(body) {
 		t.Fatalf("error without an offset in the body: %v", err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a whole body reported as cut: %v", err)
 	}
 }

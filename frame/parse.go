@@ -220,7 +220,7 @@ func (p *parser) check(fs *fieldSpec) bool {
 	k := p.c.Kind()
 	switch {
 	case k == fs.kind:
-	case fs.multiple && k == amqpsax.KindArray && p.c.ArrayElem() == fs.kind:
+	case fs.multiple && k == amqpsax.KindArray && p.c.ElemKind() == fs.kind:
 	case fs.multiple && k == amqpsax.KindList:
 		return p.symbolList(fs)
 	default:
@@ -277,7 +277,7 @@ func (p *parser) symbolList(fs *fieldSpec) bool {
 func (p *parser) fieldType(fs *fieldSpec) bool {
 	found := p.c.Kind().String()
 	if p.c.Kind() == amqpsax.KindArray {
-		found = "array of " + p.c.ArrayElem().String()
+		found = "array of " + p.c.ElemKind().String()
 	}
 	return p.fail(p.c.Offset(), p.c.Code(), true,
 		&FieldError{Type: p.spec.name, Field: fs.name, Want: fs.want, Found: found, Err: ErrFieldType})
@@ -404,6 +404,15 @@ func Performative(body []byte) (amqpsax.Descriptor, error) {
 // mandatory field or a malformed encoding is an *amqpsax.Error with its
 // offset in body.
 func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
+	if t, payload, ok := parseTransferFast(body); ok {
+		return t, payload, nil
+	}
+	return parseTransferSlow(body)
+}
+
+// parseTransferSlow is ParseTransfer through the spec table: every
+// encoding, every field, and the fault named.
+func parseTransferSlow(body []byte) (t Transfer, payload []byte, err error) {
 	var p parser
 	d, end, ok := p.open(body, 0, specTransfer.name)
 	switch {

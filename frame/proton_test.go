@@ -120,7 +120,7 @@ func TestReaderProton(t *testing.T) {
 				if w.Kind == "protocol-header" {
 					require.True(t, f.IsHeader, "item %d", i)
 					h, _ := hex.DecodeString(w.Hex)
-					assert.Equal(t, h, AppendHeader(nil, f.Header))
+					assert.Equal(t, h, AppendProtocolHeader(nil, f.Header))
 					continue
 				}
 				require.False(t, f.IsHeader, "item %d", i)
@@ -245,7 +245,7 @@ func TestFramesProton(t *testing.T) {
 			}
 			require.NoError(t, err)
 			if f.IsHeader {
-				out = AppendHeader(out, f.Header)
+				out = AppendProtocolHeader(out, f.Header)
 				continue
 			}
 			start := len(out)

@@ -109,8 +109,8 @@ func (h ProtocolHeader) String() string {
 		strconv.Itoa(int(h.Minor)) + "." + strconv.Itoa(int(h.Revision))
 }
 
-// AppendHeader appends the protocol header h.
-func AppendHeader(b []byte, h ProtocolHeader) []byte {
+// AppendProtocolHeader appends the protocol header h.
+func AppendProtocolHeader(b []byte, h ProtocolHeader) []byte {
 	return append(b, 'A', 'M', 'Q', 'P', byte(h.ID), h.Major, h.Minor, h.Revision)
 }
 
@@ -145,10 +145,17 @@ type ReadError struct {
 	DataOffset uint8
 	Type       uint8
 	Channel    uint16
-	Err        error // the cause: io.ErrUnexpectedEOF or one of the Err… sentinels
+	// IsHeader reports a stream that ends inside a protocol header: the
+	// bytes at Offset are the start of "AMQP" (the Reader cannot tell
+	// fewer than four bytes from the start of a frame whose size begins
+	// so, and calls them a header).
+	IsHeader bool
+	Err      error // the cause: io.ErrUnexpectedEOF or one of the Err… sentinels
 }
 
-// Error formats the fault as "frame: cause (size N) at offset M".
+// Error formats the fault as "frame: cause (size N) at offset M"; the
+// cause of a cut is "stream ends inside a frame" or "stream ends inside a
+// protocol header".
 func (e *ReadError) Error() string {
 	cause := "error"
 	if e.Err != nil {
@@ -156,6 +163,9 @@ func (e *ReadError) Error() string {
 	}
 	if e.Err == io.ErrUnexpectedEOF {
 		cause = "stream ends inside a frame"
+		if e.IsHeader {
+			cause = "stream ends inside a protocol header"
+		}
 	}
 	s := "frame: " + cause
 	if e.HasSize {
@@ -208,7 +218,7 @@ func (r *Reader) Offset() int64 { return r.off }
 //
 // A clean end of the stream, between two frames, is io.EOF. A stream
 // that ends inside a frame or header is a *ReadError wrapping
-// io.ErrUnexpectedEOF. A frame whose header is invalid (size above
+// io.ErrUnexpectedEOF (IsHeader set for a protocol header). A frame whose header is invalid (size above
 // MaxFrameSize or below 8, data offset below 2 or past the frame's end)
 // is a *ReadError with ErrFrameTooLarge, ErrFrameSize or ErrDataOffset,
 // found from the 8 header bytes alone; such an error is sticky, since the
@@ -307,7 +317,9 @@ func (r *Reader) eof(err error, hasSize bool, size uint32) error {
 	if hasSize {
 		return r.headerError(size, io.ErrUnexpectedEOF)
 	}
-	return &ReadError{Offset: r.off, Err: io.ErrUnexpectedEOF}
+	got := r.buf[r.start:r.end] // fewer than 8 bytes
+	return &ReadError{Offset: r.off, IsHeader: string(got[:min(len(got), 4)]) == "AMQP"[:min(len(got), 4)],
+		Err: io.ErrUnexpectedEOF}
 }
 
 // maxEmptyReads is how many reads returning no bytes and no error fill

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/stream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -82,6 +84,12 @@ func TestReaderCuts(t *testing.T) {
 				var re *ReadError
 				require.ErrorAs(t, err, &re)
 				assert.Equal(t, cut.off, re.Offset, "%s cut at %d", name, n)
+				assert.Equal(t, cut.hdr, re.IsHeader, "%s cut at %d", name, n)
+				if cut.hdr {
+					assert.Contains(t, re.Error(), "stream ends inside a protocol header", "%s cut at %d", name, n)
+				} else {
+					assert.Contains(t, re.Error(), "stream ends inside a frame", "%s cut at %d", name, n)
+				}
 			}
 		}
 	}
@@ -234,18 +242,18 @@ func TestReaderGrowthLinear(t *testing.T) {
 
 func TestReaderHeadersAndFrames(t *testing.T) {
 	var in []byte
-	in = AppendHeader(in, HeaderSASL)
+	in = AppendProtocolHeader(in, HeaderSASL)
 	start := len(in)
 	in = BeginFrame(in, TypeSASL, 0)
 	in = AppendSASLInit(in, SASLInit{Mechanism: []byte("ANONYMOUS")})
 	in = EndFrame(in, start)
-	in = AppendHeader(in, HeaderAMQP)
+	in = AppendProtocolHeader(in, HeaderAMQP)
 	start = len(in)
 	in = EndFrame(BeginFrame(in, TypeAMQP, 7), start) // a heartbeat
 	// A frame with an extended header of one word.
 	ext := AppendFrame(nil, Frame{Type: TypeAMQP, Channel: 3, Ext: []byte{1, 2, 3}, Body: []byte{0x40}})
 	in = append(in, ext...)
-	in = AppendHeader(in, HeaderTLS)
+	in = AppendProtocolHeader(in, HeaderTLS)
 	in = append(in, 0x16, 0x03, 0x01, 0, 0, 0, 0, 0) // a TLS record
 
 	r := NewReader(bytes.NewReader(in))
@@ -360,7 +368,41 @@ func TestReadErrorText(t *testing.T) {
 	assert.Equal(t, "frame: frame size below the frame header's (size 5) at offset 12", e.Error())
 	e = &ReadError{Offset: 40, Err: io.ErrUnexpectedEOF}
 	assert.Equal(t, "frame: stream ends inside a frame at offset 40", e.Error())
+	e = &ReadError{Offset: 8, IsHeader: true, Err: io.ErrUnexpectedEOF}
+	assert.Equal(t, "frame: stream ends inside a protocol header at offset 8", e.Error())
 	assert.Equal(t, "ProtocolID(9)", ProtocolID(9).String())
+}
+
+// TestReaderHeaderCut: a stream that ends inside a protocol header says
+// so, with the header's offset; one that ends inside the 8 bytes of a
+// frame header says it ends inside a frame.
+func TestReaderHeaderCut(t *testing.T) {
+	amqp := AppendProtocolHeader(nil, HeaderAMQP)
+	sasl := AppendProtocolHeader(nil, HeaderSASL)
+	for _, c := range []struct {
+		data []byte
+		off  int64
+		want string
+	}{
+		{amqp[:5], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{amqp[:1], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{amqp[:7], 0, "frame: stream ends inside a protocol header at offset 0"},
+		{append(sasl, amqp[:4]...), 8, "frame: stream ends inside a protocol header at offset 8"},
+		{[]byte{'A', 'M', 'X'}, 0, "frame: stream ends inside a frame at offset 0"},
+		{[]byte{0, 0, 0, 8, 2}, 0, "frame: stream ends inside a frame at offset 0"},
+		{append(amqp, 0, 0, 0), 8, "frame: stream ends inside a frame at offset 8"},
+	} {
+		r := NewReader(bytes.NewReader(c.data))
+		var err error
+		for err == nil {
+			_, err = r.Next()
+		}
+		var re *ReadError
+		require.ErrorAs(t, err, &re, "%q", c.data)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.Equal(t, c.off, re.Offset, "%q", c.data)
+		assert.Equal(t, c.want, err.Error(), "%q", c.data)
+	}
 }
 
 // A frame that cannot be read still tells its header's fields.
@@ -378,4 +420,69 @@ func TestReadErrorHeader(t *testing.T) {
 	assert.ErrorIs(t, err, ErrDataOffset)
 	assert.Equal(t, uint8(1), e.DataOffset)
 	assert.Equal(t, uint16(3), e.Channel)
+}
+
+// TestReaderProtonCaps reads the connection whose opens carry
+// capabilities that Proton's Python binding wrote as lists of symbols
+// (testdata/proton/conn-caps-*.bin) and checks every item against its
+// frame list, and the quirk itself: offered- and desired-capabilities
+// are a list32 of symbols, with the symbols gen.py gave.
+func TestReaderProtonCaps(t *testing.T) {
+	caps := map[string][2][]string{
+		"client": {{"amqpsax-offered", "ANONYMOUS-RELAY"}, {"amqpsax-desired"}},
+		"server": {{"ANONYMOUS-RELAY"}, {"amqpsax-desired", "amqpsax-other"}},
+	}
+	for dir, want := range caps {
+		data := readStream(t, "conn-caps-"+dir+".bin")
+		items := loadJSONL[frameEntry](t, "conn-caps-"+dir+"-frames.jsonl")
+		r := NewReader(bytes.NewReader(data))
+		opens := 0
+		for i, w := range items {
+			f, err := r.Next()
+			require.NoError(t, err, "%s item %d", dir, i)
+			assert.Equal(t, w.Offset, f.Offset, "%s item %d", dir, i)
+			assert.Equal(t, w.Size, f.Size, "%s item %d", dir, i)
+			assert.Equal(t, w.Kind == "protocol-header", f.IsHeader, "%s item %d", dir, i)
+			if f.IsHeader || w.Performative == nil {
+				continue
+			}
+			d, err := Performative(f.Body)
+			require.NoError(t, err)
+			assert.Equal(t, *w.Performative, perfName(d), "%s item %d", dir, i)
+			if d != amqpsax.DescriptorOpen {
+				continue
+			}
+			opens++
+			var c stream.Cursor
+			c.Reset(f.Body)
+			require.True(t, c.Next() && c.EnterValue() && c.Enter(), "%s open", dir)
+			for k, field := range []int{7, 8} { // offered-, desired-capabilities
+				require.True(t, c.Seek(field), "%s open field %d", dir, field)
+				assert.Equal(t, amqpsax.CodeList32, c.Value().Code(), "%s open field %d", dir, field)
+				var got []string
+				require.True(t, c.Enter())
+				for c.Next() {
+					assert.Equal(t, amqpsax.CodeSym8, c.Value().Code())
+					got = append(got, string(c.Bytes()))
+				}
+				c.Exit()
+				assert.Equal(t, want[k], got, "%s open field %d", dir, field)
+			}
+			require.NoError(t, c.Err())
+			// ParseOpen takes the lists; Symbols reads them.
+			o, err := ParseOpen(f.Body)
+			require.NoError(t, err, dir)
+			for k, syms := range []Symbols{o.OfferedCapabilities, o.DesiredCapabilities} {
+				var got []string
+				for s := range syms.All() {
+					got = append(got, string(s))
+				}
+				assert.Equal(t, want[k], got, dir)
+				assert.Equal(t, len(want[k]), syms.Len(), dir)
+			}
+		}
+		_, err := r.Next()
+		assert.Equal(t, io.EOF, err, dir)
+		assert.Equal(t, 1, opens, dir)
+	}
 }

@@ -48,7 +48,7 @@ func (s Symbols) All() iter.Seq[[]byte] {
 		case amqpsax.KindSymbol:
 			yield(c.Bytes())
 		case amqpsax.KindArray, amqpsax.KindList:
-			if (c.Kind() == amqpsax.KindArray && c.ArrayElem() != amqpsax.KindSymbol) || !c.Enter() {
+			if (c.Kind() == amqpsax.KindArray && c.ElemKind() != amqpsax.KindSymbol) || !c.Enter() {
 				return
 			}
 			for c.Next() {
@@ -72,7 +72,7 @@ func (s Symbols) Append(dst [][]byte) [][]byte {
 	case amqpsax.KindSymbol:
 		return append(dst, c.Bytes())
 	case amqpsax.KindArray:
-		if c.ArrayElem() == amqpsax.KindSymbol {
+		if c.ElemKind() == amqpsax.KindSymbol {
 			return c.AppendBytes(dst)
 		}
 	case amqpsax.KindList:
@@ -163,7 +163,7 @@ func (m Map) All() iter.Seq2[[]byte, []byte] {
 func (m Map) Lookup(key string) ([]byte, bool) {
 	var c stream.Cursor
 	c.Reset(m)
-	if !c.Next() || c.Kind() != amqpsax.KindMap || !c.Enter() || !c.Lookup(key) {
+	if !c.Next() || c.Kind() != amqpsax.KindMap || !c.Enter() || !c.SeekKey(key) {
 		return nil, false
 	}
 	return c.Raw(), true

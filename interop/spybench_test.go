@@ -393,9 +393,9 @@ func serveSink(ln net.Listener) {
 	}
 }
 
-// sinkCredit is the link credit the sink grants, topped up when half is
+// spySinkCredit is the link credit the sink grants, topped up when half is
 // used.
-const sinkCredit = 5000
+const spySinkCredit = 5000
 
 // sink is a minimal AMQP 1.0 receiver, written with package frame: no
 // SASL; it answers open, begin and attach, grants credit, settles every
@@ -408,7 +408,7 @@ func sink(c net.Conn) error {
 	if err != nil || !f.IsHeader || f.Header != frame.HeaderAMQP {
 		return fmt.Errorf("want an AMQP header: %v", err)
 	}
-	w.Write(frame.AppendHeader(nil, frame.HeaderAMQP))
+	w.Write(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
 	type linkState struct {
 		count  uint32 // the sender's delivery-count, as the sink has seen it
 		credit uint32 // left
@@ -421,7 +421,7 @@ func sink(c net.Conn) error {
 		w.Write(b)
 	}
 	flow := func(channel uint16, handle uint32, l *linkState) {
-		l.credit = sinkCredit
+		l.credit = spySinkCredit
 		send(channel, frame.AppendFlow(nil, frame.Flow{NextIncomingID: frame.Some(next), IncomingWindow: 1 << 30,
 			NextOutgoingID: 0, OutgoingWindow: 1 << 30, Handle: frame.Some(handle),
 			DeliveryCount: frame.Some(l.count), LinkCredit: frame.Some(l.credit)}))
@@ -473,7 +473,7 @@ func sink(c net.Conn) error {
 			}
 			if l := links[t.Handle]; l != nil {
 				l.count++
-				if l.credit--; l.credit < sinkCredit/2 {
+				if l.credit--; l.credit < spySinkCredit/2 {
 					flow(f.Channel, t.Handle, l)
 				}
 			}

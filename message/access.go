@@ -442,7 +442,7 @@ func rankOfMap(sec []byte) int {
 // where there are two, the first counts (as for Map). Other entries'
 // values are skipped by their size, not read; it does not allocate.
 func Lookup(sec []byte, key string) (stream.Value, error) {
-	return LookupKey(sec, Symbol(key))
+	return LookupKey(sec, SymbolKey(key))
 }
 
 // LookupKey is Lookup for any key: a symbol or string (Symbol), or a
@@ -457,9 +457,9 @@ func LookupKey(sec []byte, key Key) (stream.Value, error) {
 	}
 	var found bool
 	if key.isUlong {
-		found = c.LookupUlong(key.ulong)
+		found = c.SeekUlongKey(key.ulong)
 	} else {
-		found = c.Lookup(key.name)
+		found = c.SeekKey(key.name)
 	}
 	if !found {
 		return stream.Value{}, relabel(c.Err(), rankOfMap(sec))
@@ -505,20 +505,20 @@ func BodyValues(body []byte) iter.Seq2[stream.Value, error] {
 	}
 }
 
-// ErrMapKey is the error of Map for a key that is not a string or symbol.
-var ErrMapKey = errors.New("map key is not a string or symbol")
+// ErrKeyNotString is the error of Map for a key that is not a string or symbol.
+var ErrKeyNotString = errors.New("map key is not a string or symbol")
 
-// Map returns the entries of a map section — application-properties,
+// AnyMap returns the entries of a map section — application-properties,
 // annotations, footer — as a Go map of string keys (strings and symbols
 // alike) and plain Go values (see stream.Cursor.Any for their types). It
 // is the convenience for when Go values are wanted; it allocates. A key
 // of another type (annotations may have ulong keys; see LookupKey) is
-// ErrMapKey. A nil section gives an empty map. Where a key appears twice
+// ErrKeyNotString. A nil section gives an empty map. Where a key appears twice
 // (the spec forbids it, but nothing stops a peer), a string and a symbol
 // of the same text included, the first entry counts, as it does for
 // Lookup: a router that reads one property with Lookup and a consumer
-// that reads them all with Map agree on its value.
-func Map(sec []byte) (map[string]any, error) {
+// that reads them all with AnyMap agree on its value.
+func AnyMap(sec []byte) (map[string]any, error) {
 	if sec == nil {
 		return map[string]any{}, nil
 	}
@@ -530,7 +530,7 @@ func Map(sec []byte) (map[string]any, error) {
 	for c.Next() {
 		if k := c.Kind(); k != amqpsax.KindString && k != amqpsax.KindSymbol {
 			r := rankOfMap(sec)
-			return nil, &amqpsax.Error{Op: sectionOps[r], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrMapKey}
+			return nil, &amqpsax.Error{Op: sectionOps[r], Offset: c.Offset(), Code: c.Code(), HasCode: true, Err: ErrKeyNotString}
 		}
 		key := string(c.Bytes())
 		if !c.Next() {

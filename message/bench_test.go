@@ -52,7 +52,7 @@ func routeAndStamp(msg, buf []byte, set []Entry) ([]byte, error) {
 }
 
 func BenchmarkMessage(b *testing.B) {
-	set := []Entry{{Symbol("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}
+	set := []Entry{{SymbolKey("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}
 	for _, bs := range bodySizes {
 		msg := benchMessage(bs.size)
 		b.Run("op=scan/body="+bs.name, func(b *testing.B) {
@@ -87,7 +87,7 @@ func BenchmarkMessage(b *testing.B) {
 
 // TestBenchmarkBodies runs each benchmark body once, checking its result.
 func TestBenchmarkBodies(t *testing.T) {
-	set := []Entry{{Symbol("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}
+	set := []Entry{{SymbolKey("x-opt-routed-by"), encode.AppendString(nil, "amqpsax")}}
 	for _, bs := range bodySizes {
 		msg := benchMessage(bs.size)
 		s, err := Scan(msg)

@@ -38,7 +38,7 @@
 // take their defaults); [Lookup] and [LookupKey] find an application
 // property, annotation or footer entry by key — a symbol or string, or for
 // annotations a ulong ([Key]) — and return it as a stream.Value, read
-// with its getters. None allocates: byte fields are views. [Map] returns a
+// with its getters. None allocates: byte fields are views. [AnyMap] returns a
 // map section as Go values, for when they are wanted (it allocates).
 // [BodyValues] yields the value of each body section (a data section's
 // payload, a sequence's list, the amqp-value). [AppendHeader] and

@@ -54,7 +54,7 @@ func Example() {
 	out, err := message.Append(nil, s, &message.Changes{
 		Header: &h,
 		MessageAnnotations: message.Edit{Set: []message.Entry{
-			{Key: message.Symbol("x-opt-routed-by"), Value: encode.AppendString(nil, "amqpsax")},
+			{Key: message.SymbolKey("x-opt-routed-by"), Value: encode.AppendString(nil, "amqpsax")},
 		}},
 	}) // the bare message copied byte for byte
 	if err != nil {
@@ -70,9 +70,9 @@ func Example() {
 }
 
 // Go values, when they are wanted: the application properties as a map.
-func ExampleMap() {
+func ExampleAnyMap() {
 	s, _ := message.Scan(sample())
-	props, err := message.Map(s.ApplicationProperties)
+	props, err := message.AnyMap(s.ApplicationProperties)
 	fmt.Println(props, err)
 	// Output: map[region:eu-west] <nil>
 }
@@ -122,7 +122,7 @@ func ExampleBodyValues() {
 	}
 	for _, part := range []string{"hello, ", "world"} { // two data sections
 		b = encode.AppendDescribed(b)
-		b = encode.AppendSmallUlong(b, uint8(amqpsax.DescriptorData))
+		b = encode.AppendCodeSmallUlong(b, uint8(amqpsax.DescriptorData))
 		b = encode.AppendBinary(b, []byte(part))
 	}
 

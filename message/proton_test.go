@@ -75,7 +75,7 @@ func forward(t *testing.T, msg []byte) []byte {
 	h, err := ParseHeader(s.Header)
 	require.NoError(t, err)
 	h.AddDelivery() // saturates at the largest uint
-	ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{Symbol(routedBy), encode.AppendString(nil, "amqpsax")}}}}
+	ch := Changes{Header: &h, MessageAnnotations: Edit{Set: []Entry{{SymbolKey(routedBy), encode.AppendString(nil, "amqpsax")}}}}
 	out, err := Append(nil, s, &ch)
 	require.NoError(t, err)
 

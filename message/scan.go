@@ -3,6 +3,7 @@ package message
 import (
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/wire"
@@ -30,13 +31,23 @@ var (
 type SectionError struct {
 	Section string
 	Err     error
+
+	// The section before, for a value that is no section: its name and
+	// offset, which the text gives (a wrong size there is the usual cause
+	// of a value that is no section).
+	after    string
+	afterOff int
 }
 
 func (e *SectionError) Error() string {
-	if e.Err == io.ErrUnexpectedEOF { // worded as the decoders word it
-		return e.Section + ": truncated input"
+	s := e.Section
+	if e.after != "" {
+		s += " after " + e.after + " at offset " + strconv.Itoa(e.afterOff)
 	}
-	return e.Section + ": " + e.Err.Error()
+	if e.Err == io.ErrUnexpectedEOF { // worded as the decoders word it
+		return s + ": truncated input"
+	}
+	return s + ": " + e.Err.Error()
 }
 
 // Unwrap returns the cause.
@@ -217,6 +228,9 @@ func wireFault(st wire.Status, r int, data []byte, off int) error {
 // whole message: a section is a top-level value, so a value that runs past
 // the data's end is a cut (io.ErrUnexpectedEOF).
 func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, end int, err error) {
+	if wire.Counting {
+		wire.Work.Sections++
+	}
 	if data[pos] != byte(amqpsax.CodeDescribed) {
 		if wire.Table[data[pos]].Cat() == wire.Invalid {
 			return rNone, 0, 0, 0, wireFault(wire.BadCode, rNone, data, pos)
@@ -292,7 +306,10 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 // body sections must be all of one kind (one amqp-value, or one or more
 // amqp-sequence, or one or more data) and lie together; each section's
 // value must be of its type (list, map or binary). Anything else is an
-// error with the offset in data of the section at fault, naming it.
+// error with the offset in data of the section at fault, naming it. A
+// value that is no section is named with the section before it and that
+// one's offset ("section after application-properties at offset 12: …"):
+// a wrong size there is the usual cause.
 //
 // On a prefix of a message — the first transfer frames of a delivery —
 // Scan returns every section complete in the prefix, and an error wrapping
@@ -332,6 +349,7 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 	seen := 0 // ranks seen, a bit each
 	top := -1 // the highest rank seen
 	bodyStart, bodyEnd := -1, -1
+	last, lastPos := "", 0 // the section before pos
 	pos := 0
 	for pos < len(data) {
 		r, bk, _, end, err := section(data, pos)
@@ -342,7 +360,18 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 				s.finish(data, bodyStart, bodyEnd)
 				return s, cutAt(cut, pos, r)
 			}
+			if e, ok := err.(*amqpsax.Error); ok && r == rNone && last != "" {
+				// A value that is no section: say what came before,
+				// whose size may be wrong.
+				if se, ok := e.Err.(*SectionError); ok {
+					se.after, se.afterOff = last, lastPos
+				}
+			}
 			return Sections{}, err
+		}
+		last, lastPos = sectionNames[r], pos
+		if r == rBody {
+			last = bodyNames[bk]
 		}
 		raw := data[pos:end:end]
 		if r < top && !(r == rBody && top == rBody) {

@@ -17,12 +17,12 @@ type Key struct {
 	isUlong bool
 }
 
-// Symbol is the key named s. Append writes it as a symbol; Lookup and
+// SymbolKey is the key named s. Append writes it as a symbol; Lookup and
 // Remove match a string or a symbol of that name.
-func Symbol(s string) Key { return Key{name: s} }
+func SymbolKey(s string) Key { return Key{name: s} }
 
-// Ulong is the ulong key n.
-func Ulong(n uint64) Key { return Key{ulong: n, isUlong: true} }
+// UlongKey is the ulong key n.
+func UlongKey(n uint64) Key { return Key{ulong: n, isUlong: true} }
 
 // String returns the key's name, or its number in decimal.
 func (k Key) String() string {
@@ -49,7 +49,7 @@ func (k Key) matches(c *stream.Cursor) bool {
 		return !k.isUlong && string(c.Bytes()) == k.name
 	case amqpsax.KindUlong:
 		return k.isUlong && c.Uint() == k.ulong
-	case amqpsax.KindLong: // go-amqp's integer keys (see stream.Cursor.LookupUlong)
+	case amqpsax.KindLong: // go-amqp's integer keys (see stream.Cursor.SeekUlongKey)
 		return k.isUlong && c.Int() >= 0 && uint64(c.Int()) == k.ulong
 	}
 	return false

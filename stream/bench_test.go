@@ -83,7 +83,7 @@ func route(c *Cursor, data []byte) (to, region []byte) {
 			c.Next()
 			c.Next()
 			c.Enter()
-			if c.Elem(2) {
+			if c.Seek(2) {
 				to = c.Bytes()
 			}
 			c.Exit()
@@ -93,7 +93,7 @@ func route(c *Cursor, data []byte) (to, region []byte) {
 			c.Next()
 			c.Next()
 			c.Enter()
-			if c.Lookup("region") {
+			if c.SeekKey("region") {
 				region = c.Bytes()
 			}
 			c.Exit()

@@ -7,8 +7,24 @@ import (
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
-// DefaultMaxDepth is the nesting limit of a Cursor whose MaxDepth is 0.
-const DefaultMaxDepth = amqpsax.DefaultMaxDepth
+// This file holds the Cursor and its moves; getters and helpers are in
+// getters.go, helpers.go and value.go. It is laid out as follows:
+//
+//   - Cursor and its three structs: level (the level being read, or a
+//     saved one; its kinds and their rules are wire.Level's), value (the
+//     current value, as Next left it) and saved (an enclosing level, in
+//     the inline array or the deep slice).
+//   - Reset, Err and the fault helpers (fail, stop, sized, status,
+//     failAt), which only the error path reaches.
+//   - Next, whose fast path reads plain values, 8-bit text and 32-bit
+//     lists and maps; nextSlow (a level's end, after an error, or after a
+//     described value not yet measured) and readSlow (any value, checked
+//     through wire.Body and wire.ArrayCtor); measure, which finds where a
+//     described value ends.
+//   - Enter, Exit and skipRest: into a compound, and out of it in O(1)
+//     for a list, map or array.
+//   - The accessors of the current value: Depth, Kind, Code, Offset,
+//     Index, Count, Raw and the array accessors.
 
 // Cursor reads encoded AMQP values on demand. See the package doc for the
 // call grammar. The zero Cursor is ready after Reset; Reset reuses its
@@ -17,7 +33,7 @@ const DefaultMaxDepth = amqpsax.DefaultMaxDepth
 // without allocating at all. Set the option fields before Reset.
 type Cursor struct {
 	// MaxDepth limits how many levels Enter may open; entering deeper is
-	// an error wrapping amqpsax.ErrTooDeep. Zero means DefaultMaxDepth.
+	// an error wrapping amqpsax.ErrTooDeep. Zero means [amqpsax.DefaultMaxDepth].
 	MaxDepth int
 	// Validate makes Next check that a string it lands on is valid UTF-8
 	// and a symbol ASCII (amqpsax.ErrInvalidUTF8, amqpsax.ErrInvalidSymbol).
@@ -40,26 +56,14 @@ type Cursor struct {
 // The moves (Next, Enter, Exit) are marked go:nosplit: each has
 // a small frame and none recurses, so the linker can prove they fit in the
 // stack every goroutine has, and dropping the stack check makes each call
-// cheaper: 3-5 % of a walk (../shared/perf/run.sh).
+// cheaper: 3-5 % of a walk (bench/perf/run.sh counts it).
 
 // inlineLevels is how many levels a Cursor holds without allocating.
 const inlineLevels = 4
 
-// Level kinds. The values of the first four each start with their own
-// constructor; those of the rest share their array's.
-const (
-	lvTop       = iota // values one after another until the data ends
-	lvList             // a list's elements
-	lvMap              // a map's keys and values, alternately
-	lvDescribed        // a described value: descriptor, value
-	lvArray            // an array's element bodies
-	lvDescArray        // an array of described values: each element a described value
-	lvDescElem         // one of those: the array's descriptor, then the element's body
-)
-
 type level struct {
-	kind uint8
-	// lvDescribed: end is where the described value ends (it was
+	kind wire.Level
+	// wire.LvDescribed: end is where the described value ends (it was
 	// measured), not only a limit
 	exact bool
 	elem  amqpsax.Code // array levels: the element constructor
@@ -67,10 +71,10 @@ type level struct {
 	// knows, or -1 while the current value is a described value not yet
 	// measured
 	pos   int
-	end   int // where the level's values end (for lvTop and lvDescribed, a limit)
-	left  int // values still to read (lvTop: negative, until the data ends)
-	count int // values in the level (lvTop: -1), so count-left have been read
-	desc  int // lvDescArray, lvDescElem: offset of the descriptor's constructor
+	end   int // where the level's values end (for wire.LvTop and wire.LvDescribed, a limit)
+	left  int // values still to read (wire.LvTop: negative, until the data ends)
+	count int // values in the level (wire.LvTop: -1), so count-left have been read
+	desc  int // wire.LvDescArray, wire.LvDescElem: offset of the descriptor's constructor
 }
 
 type value struct {
@@ -129,11 +133,11 @@ func (c *Cursor) parent() *saved {
 func (c *Cursor) Reset(data []byte) {
 	c.data = data
 	c.err = nil
-	c.lv = level{kind: lvTop, end: len(data), left: -1, count: -1, desc: -1}
+	c.lv = level{kind: wire.LvTop, end: len(data), left: -1, count: -1, desc: -1}
 	c.lim = data
 	c.max = c.MaxDepth
 	if c.max <= 0 {
-		c.max = DefaultMaxDepth
+		c.max = amqpsax.DefaultMaxDepth
 	}
 	c.cur.kind = amqpsax.KindInvalid
 	c.depth = 0
@@ -164,12 +168,6 @@ func (c *Cursor) stop() bool {
 	return false
 }
 
-// cut records the fault of the value at off, of code code, that does not
-// fit in the level: truncation or overrun (wire.Cut).
-func (c *Cursor) cut(off int, code amqpsax.Code) bool {
-	return c.fail(wire.Cut(c.sized()), off, code, true)
-}
-
 // sized reports whether the level being read, or one enclosing it, has a
 // size of its own that was checked to fit in the data when it was
 // entered: a list, map or array (or an element of an array), or a
@@ -191,9 +189,10 @@ func (c *Cursor) sized() bool {
 	return false
 }
 
-// sized reports whether the level has a size of its own (Cursor.sized).
+// sized reports whether the level has a size of its own (Cursor.sized):
+// a described value's only when it was measured (exact).
 func (lv *level) sized() bool {
-	return lv.kind != lvTop && (lv.kind != lvDescribed || lv.exact)
+	return lv.kind.Sized(lv.exact)
 }
 
 // Next moves to the next value of the current level, skipping the current
@@ -211,7 +210,7 @@ func (c *Cursor) Next() bool {
 	lv := &c.lv
 	pos := lv.pos
 	if lv.left == 0 || pos < 0 {
-		if lv.left == 0 && pos >= 0 && (pos == lv.end || lv.kind == lvDescribed) {
+		if lv.left == 0 && pos >= 0 && (pos == lv.end || lv.kind == wire.LvDescribed) {
 			// The end of a level: of a described value, or of a list,
 			// map or array whose contents end where its size says (or
 			// after an error, which is recorded already).
@@ -228,9 +227,9 @@ func (c *Cursor) Next() bool {
 	var code amqpsax.Code
 	body := pos
 	switch {
-	case lv.kind < lvArray && pos < len(lim):
+	case lv.kind < wire.LvArray && pos < len(lim):
 		code, body = amqpsax.Code(lim[pos]), pos+1
-	case lv.kind == lvArray:
+	case lv.kind == wire.LvArray:
 		code = lv.elem
 	default:
 		return c.readSlow()
@@ -264,7 +263,7 @@ func (c *Cursor) Next() bool {
 				return true
 			}
 		}
-	} else if op == wire.OpDescribed && lv.kind != lvDescribed {
+	} else if op == wire.OpDescribed && lv.kind != wire.LvDescribed {
 		// A described value with its own constructor, whose end is not
 		// known until it is measured (see readSlow for a described
 		// value's value, whose end may be known).
@@ -287,12 +286,9 @@ func (c *Cursor) nextSlow() bool {
 		return c.measure() && c.Next()
 	}
 	c.cur.kind = amqpsax.KindInvalid
-	switch c.lv.kind {
-	case lvList, lvMap, lvArray, lvDescArray:
-		if c.lv.pos != c.lv.end {
-			p := c.parent()
-			return c.fail(wire.SizeMismatch, p.start, p.code, true)
-		}
+	if c.lv.kind.Ends() && c.lv.pos != c.lv.end {
+		p := c.parent()
+		return c.fail(wire.SizeMismatch, p.start, p.code, true)
 	}
 	return false
 }
@@ -304,9 +300,9 @@ func (c *Cursor) readSlow() bool {
 	v.start, v.desc = lv.pos, -1
 	body := lv.pos
 	switch lv.kind {
-	case lvArray:
+	case wire.LvArray:
 		v.code = lv.elem
-	case lvDescArray:
+	case wire.LvDescArray:
 		// An element of an array of described values: its body's length
 		// fields are checked now, as dispatch does before reporting it.
 		hdr, size, _ := wire.Body(lv.elem, c.data[lv.pos:lv.end])
@@ -317,7 +313,7 @@ func (c *Cursor) readSlow() bool {
 		v.count, v.ector, v.desc = 2, lv.elem, lv.desc
 		lv.pos = v.end
 		return true
-	case lvDescElem:
+	case wire.LvDescElem:
 		if lv.left == 1 { // the descriptor, replayed from the array's constructor
 			v.start = lv.desc
 			v.code = amqpsax.Code(c.data[lv.desc])
@@ -329,7 +325,7 @@ func (c *Cursor) readSlow() bool {
 		}
 	default:
 		if lv.pos >= lv.end {
-			if lv.kind == lvTop {
+			if lv.kind == wire.LvTop {
 				v.kind = amqpsax.KindInvalid
 				return false // the end of the data: a clean end
 			}
@@ -342,7 +338,7 @@ func (c *Cursor) readSlow() bool {
 	switch info.Cat() {
 	case wire.Described:
 		v.kind, v.pay, v.count, v.end = amqpsax.KindDescribed, body, 2, -1
-		if lv.kind == lvDescribed && lv.exact && lv.left == 0 {
+		if lv.kind == wire.LvDescribed && lv.exact && lv.left == 0 {
 			// The value of a described value whose end is known ends
 			// there too: no walk to measure it (so Raw at every level of
 			// a chain of described values costs O(1) a level, not the
@@ -391,7 +387,7 @@ func (c *Cursor) readSlow() bool {
 			}
 		}
 	case wire.Variable:
-		if c.Validate && !(lv.kind == lvDescElem && lv.left == 1) {
+		if c.Validate && !lv.kind.Replayed(lv.left) {
 			if st := wire.CheckText(info.Kind(), c.data[v.pay:v.end]); st != wire.OK {
 				return c.fail(st, v.start, v.code, true)
 			}
@@ -407,13 +403,10 @@ func (c *Cursor) readSlow() bool {
 	return true
 }
 
-// status turns a fault of wire.Body in the current level into the
-// cursor's: truncation there is a cut (wire.Cut).
+// status turns a fault of a wire primitive in the current level into the
+// cursor's (wire.Status.In).
 func (c *Cursor) status(st int) wire.Status {
-	if wire.Status(st) == wire.EOF {
-		return wire.Cut(c.sized())
-	}
-	return wire.Status(st)
+	return wire.Status(st).In(c.sized())
 }
 
 // measure finds the end of the current described value (which carries
@@ -457,19 +450,19 @@ func (c *Cursor) Enter() bool {
 	lv.pos, lv.end, lv.left, lv.count = v.pay, v.end, v.count, v.count
 	switch v.kind {
 	case amqpsax.KindList:
-		lv.kind = lvList
+		lv.kind = wire.LvList
 	case amqpsax.KindMap:
-		lv.kind = lvMap
+		lv.kind = wire.LvMap
 	case amqpsax.KindArray:
-		lv.kind, lv.elem, lv.pos = lvArray, v.ector, v.pay+v.ctor
+		lv.kind, lv.elem, lv.pos = wire.LvArray, v.ector, v.pay+v.ctor
 		if v.desc >= 0 {
-			lv.kind, lv.desc = lvDescArray, v.desc
+			lv.kind, lv.desc = wire.LvDescArray, v.desc
 		}
 	default: // KindDescribed
 		if v.desc >= 0 { // an element of an array of described values
-			lv.kind, lv.elem, lv.desc, lv.pos = lvDescElem, v.ector, v.desc, v.start
+			lv.kind, lv.elem, lv.desc, lv.pos = wire.LvDescElem, v.ector, v.desc, v.start
 		} else {
-			lv.kind, lv.end, lv.exact = lvDescribed, c.parent().lv.end, false
+			lv.kind, lv.end, lv.exact = wire.LvDescribed, c.parent().lv.end, false
 			if v.end >= 0 { // measured: the descriptor and value end there
 				lv.end, lv.exact = v.end, true
 			}
@@ -615,10 +608,10 @@ func (c *Cursor) ArrayDescriptor() []byte {
 	return c.data[c.cur.desc : c.cur.desc+n : c.cur.desc+n]
 }
 
-// ArrayElem returns the element kind of the current array (KindDescribed
+// ElemKind returns the element kind of the current array (KindDescribed
 // for an array of described values), or KindInvalid when the current value
 // is not an array.
-func (c *Cursor) ArrayElem() amqpsax.Kind {
+func (c *Cursor) ElemKind() amqpsax.Kind {
 	if c.cur.kind != amqpsax.KindArray {
 		return amqpsax.KindInvalid
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/amqpsax/amqpsax/internal/cases"
 	"github.com/amqpsax/amqpsax/internal/corpus"
 	"github.com/amqpsax/amqpsax/internal/trace"
+	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,10 +129,10 @@ func TestRaw(t *testing.T) {
 	check = func() {
 		for c.Next() {
 			raw := c.Raw()
-			if c.lv.kind == lvArray || (c.lv.kind == lvDescElem && c.lv.left == 0) { // an element's body
+			if c.lv.kind == wire.LvArray || (c.lv.kind == wire.LvDescElem && c.lv.left == 0) { // an element's body
 				raw = append([]byte{byte(c.Code())}, raw...)
 			}
-			if c.lv.kind == lvDescArray { // an element of a described array: no standalone encoding
+			if c.lv.kind == wire.LvDescArray { // an element of a described array: no standalone encoding
 				raw = nil
 			}
 			if raw != nil {

@@ -72,11 +72,12 @@
 // described values there) that runs past the input's end is a cut
 // (io.ErrUnexpectedEOF); one that runs past its list, map or array is
 // malformed (amqpsax.ErrOverrun), whether the input goes on or ends there
-// too.
+// too. A size or count field that no input could satisfy is malformed at
+// once, even where the input ends right after it.
 //
 // # Limits
 //
-// MaxDepth bounds the levels Enter may open (DefaultMaxDepth when 0).
+// MaxDepth bounds the levels Enter may open ([amqpsax.DefaultMaxDepth] when 0).
 // With Validate set, Next checks that a string it lands on is UTF-8 and a
 // symbol ASCII, and an array's descriptor once, when the array is read;
 // values skipped over are not checked. No size or count the input claims
@@ -84,8 +85,8 @@
 //
 // # Helpers
 //
-// [Cursor.Elem] moves to element i of a list; [Cursor.Lookup] and
-// [Cursor.LookupUlong] find a map value by key, skipping the other values;
+// [Cursor.Seek] moves to element i of a list; [Cursor.SeekKey] and
+// [Cursor.SeekUlongKey] find a map value by key, skipping the other values;
 // [Cursor.Descriptor] reads a described value's descriptor without
 // entering it (and on an array of described values, the descriptor its
 // elements share, which an empty array has too); [Cursor.AppendInts],

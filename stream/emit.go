@@ -115,7 +115,7 @@ func (c *Cursor) emitOne(h amqpsax.Handler) error {
 		case amqpsax.KindMap:
 			err = h.OnMapStart(c.cur.count / 2)
 		case amqpsax.KindArray:
-			err = h.OnArrayStart(c.cur.count, c.ArrayElem())
+			err = h.OnArrayStart(c.cur.count, c.ElemKind())
 			if desc := c.ArrayDescriptor(); err == nil && desc != nil {
 				if ah, ok := h.(amqpsax.ArrayDescriptorHandler); ok {
 					err = ah.OnArrayDescriptor(desc, wire.Table[c.cur.ector].Kind())

@@ -50,10 +50,10 @@ func Example_route() {
 		case amqpsax.DescriptorProperties:
 			c.EnterValue() // into the section, onto its list
 			c.Enter()
-			if c.Elem(2) {
+			if c.Seek(2) {
 				to = c.Bytes() // null here: nil
 			}
-			if c.Elem(3) {
+			if c.Seek(3) {
 				subject = c.Bytes()
 			}
 			c.Exit()
@@ -61,7 +61,7 @@ func Example_route() {
 		case amqpsax.DescriptorApplicationProperties:
 			c.EnterValue()
 			c.Enter()
-			if c.Lookup("region") {
+			if c.SeekKey("region") {
 				region = c.Bytes()
 			}
 			c.Exit()
@@ -77,7 +77,7 @@ func Example_route() {
 	// to="" subject=order.created region=eu-west
 }
 
-func ExampleCursor_Lookup() {
+func ExampleCursor_SeekKey() {
 	b := encode.BeginMap(nil)
 	b = encode.AppendSymbol(b, "x-opt-partition")
 	b = encode.AppendInt(b, 7)
@@ -89,13 +89,13 @@ func ExampleCursor_Lookup() {
 	c.Reset(b)
 	c.Next()
 	c.Enter()
-	if c.Lookup("x-opt-offset") {
+	if c.SeekKey("x-opt-offset") {
 		fmt.Println(c.Kind(), c.Int())
 	}
 	// Output: long 123456789
 }
 
-func ExampleCursor_Elem() {
+func ExampleCursor_Seek() {
 	b := encode.BeginList(nil)
 	for _, s := range []string{"zero", "one", "two"} {
 		b = encode.AppendString(b, s)
@@ -106,7 +106,7 @@ func ExampleCursor_Elem() {
 	c.Reset(b)
 	c.Next()
 	c.Enter()
-	if c.Elem(2) {
+	if c.Seek(2) {
 		fmt.Printf("%s\n", c.Bytes())
 	}
 	// Output: two
@@ -116,7 +116,7 @@ func ExampleCursor_Descriptor() {
 	// A section described by its symbolic name, as some peers send it.
 	b := encode.AppendDescribed(nil)
 	b = encode.AppendSymbol(b, "amqp:header:list")
-	b = encode.AppendList0(b)
+	b = encode.AppendCodeList0(b)
 
 	var c stream.Cursor
 	c.Reset(b)

@@ -11,7 +11,7 @@ import (
 // is built from Next, Enter and the getters, skipping whatever it does not
 // need in O(1).
 
-// Elem moves to element i (from 0) of the level just entered — a list's
+// Seek moves to element i (from 0) of the level just entered — a list's
 // fields, an array's elements — skipping the ones before it without
 // reading them. It counts from the start of the level, so it moves
 // forward only: it returns false when the level has fewer than i+1 values,
@@ -19,8 +19,8 @@ import (
 // value (descriptor, then value) it is an error, not an absent element:
 // it would read the level around the list or map that EnterValue lands
 // on, which must be entered first.
-func (c *Cursor) Elem(i int) bool {
-	if c.lv.kind == lvDescribed || c.lv.kind == lvDescElem {
+func (c *Cursor) Seek(i int) bool {
+	if c.lv.kind == wire.LvDescribed || c.lv.kind == wire.LvDescElem {
 		c.want("a list or array entered")
 		return false
 	}
@@ -52,23 +52,23 @@ func (c *Cursor) EnterValue() bool {
 	return false
 }
 
-// Lookup moves to the value of the first key in the map just entered that
+// SeekKey moves to the value of the first key in the map just entered that
 // is a string or symbol equal to key, and returns true; the cursor is then
 // on that value. Other keys are compared without conversion and values are
 // skipped, not read. It returns false when no such key remains (the cursor
 // is then at the end of the map) or on error. It searches from the
 // cursor's position forward; Enter the map again to search from the start.
-func (c *Cursor) Lookup(key string) bool { return c.lookup(key, 0, false) }
+func (c *Cursor) SeekKey(key string) bool { return c.lookup(key, 0, false) }
 
-// LookupUlong is Lookup for a ulong key, as annotations may have (AMQP 1.0
+// SeekUlongKey is Lookup for a ulong key, as annotations may have (AMQP 1.0
 // part 3 §3.2.10: their keys are symbols or ulongs). A long key of the
 // same value matches too: Azure/go-amqp writes integer annotation keys as
 // longs, which the spec does not allow but deployed peers send
 // (doc/peers.md).
-func (c *Cursor) LookupUlong(key uint64) bool { return c.lookup("", key, true) }
+func (c *Cursor) SeekUlongKey(key uint64) bool { return c.lookup("", key, true) }
 
 func (c *Cursor) lookup(key string, num uint64, isNum bool) bool {
-	if c.lv.kind != lvMap {
+	if c.lv.kind != wire.LvMap {
 		c.want("a map entered")
 		return false
 	}
@@ -133,7 +133,7 @@ func (c *Cursor) Value() Value {
 	if raw == nil {
 		return Value{}
 	}
-	elem := c.lv.kind == lvArray || c.lv.kind == lvDescElem && c.lv.left == 0
+	elem := c.lv.kind == wire.LvArray || c.lv.kind == wire.LvDescElem && c.lv.left == 0
 	return Value{raw: raw, kind: c.cur.kind, code: c.cur.code, pay: c.cur.pay - c.cur.start, elem: elem}
 }
 
@@ -142,18 +142,18 @@ func (c *Cursor) Value() Value {
 // getters, reading a field is one expression that allocates nothing:
 // c.Field(2).Bytes() is properties.to, nil when null or absent.
 func (c *Cursor) Field(i int) Value {
-	if !c.Elem(i) {
+	if !c.Seek(i) {
 		return Value{}
 	}
 	return c.Value()
 }
 
-// Entry is Lookup and Value in one call: the value of the entry whose key
+// Lookup is Lookup and Value in one call: the value of the entry whose key
 // is a string or symbol equal to key, in the map just entered, as a
 // Value; the zero Value when there is none (the cursor is then at the end
-// of the map). c.Entry("region").Bytes() reads an application property.
-func (c *Cursor) Entry(key string) Value {
-	if !c.Lookup(key) {
+// of the map). c.Lookup("region").Bytes() reads an application property.
+func (c *Cursor) Lookup(key string) Value {
+	if !c.SeekKey(key) {
 		return Value{}
 	}
 	return c.Value()

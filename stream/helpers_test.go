@@ -16,13 +16,13 @@ func TestElem(t *testing.T) {
 	c.Reset(cases.Bytes("c00704" + "5201" + "5202" + "40" + "41"))
 	require.True(t, c.Next())
 	require.True(t, c.Enter())
-	require.True(t, c.Elem(1))
+	require.True(t, c.Seek(1))
 	assert.Equal(t, uint64(2), c.Uint())
-	require.True(t, c.Elem(1), "staying put")
-	assert.False(t, c.Elem(0), "cannot go back")
-	require.True(t, c.Elem(3))
+	require.True(t, c.Seek(1), "staying put")
+	assert.False(t, c.Seek(0), "cannot go back")
+	require.True(t, c.Seek(3))
 	assert.True(t, c.Bool())
-	assert.False(t, c.Elem(4))
+	assert.False(t, c.Seek(4))
 	require.NoError(t, c.Err())
 }
 
@@ -45,9 +45,9 @@ func TestLookup(t *testing.T) {
 	require.True(t, c.Next())
 	require.NoError(t, c.Err())
 	require.True(t, c.Enter())
-	require.True(t, c.Lookup("region"))
+	require.True(t, c.SeekKey("region"))
 	assert.Equal(t, "eu-west", string(c.Bytes()))
-	assert.False(t, c.Lookup("a"), "searches forward only")
+	assert.False(t, c.SeekKey("a"), "searches forward only")
 	require.NoError(t, c.Err())
 	require.True(t, c.Exit())
 	assert.False(t, c.Next())
@@ -209,7 +209,7 @@ func TestAppendBytes(t *testing.T) {
 			continue
 		}
 		c.Reset(in)
-		if !c.Next() || c.ArrayElem() < amqpsax.KindBinary || c.ArrayElem() > amqpsax.KindSymbol {
+		if !c.Next() || c.ElemKind() < amqpsax.KindBinary || c.ElemKind() > amqpsax.KindSymbol {
 			continue
 		}
 		got := c.AppendBytes(nil)

@@ -317,7 +317,7 @@ func checkLikeDispatch(t *testing.T, name string, data []byte) {
 // the offset dispatch reports, for lists, described values, and the
 // elements of arrays of described values (a level of their own).
 func TestDepthLikeDispatch(t *testing.T) {
-	const maxDepth = dispatch.DefaultMaxDepth
+	const maxDepth = amqpsax.DefaultMaxDepth
 	lists := func(n int, inner []byte) []byte {
 		for range n {
 			inner = encode.EndList32(append(encode.BeginList(nil), inner...), 0, 1)
@@ -383,7 +383,7 @@ func TestReassembly(t *testing.T) {
 	// A message of two sections: a header and a 40-byte data body.
 	msg := encode.AppendDescribed(nil)
 	msg = encode.AppendUlong(msg, 0x70)
-	msg = encode.AppendList0(msg)
+	msg = encode.AppendCodeList0(msg)
 	msg = encode.AppendDescribed(msg)
 	msg = encode.AppendUlong(msg, 0x75)
 	msg = encode.AppendBinary(msg, bytes.Repeat([]byte{0xab}, 40))
@@ -481,7 +481,7 @@ func TestUsage(t *testing.T) {
 func TestExtendedHeader(t *testing.T) {
 	perf := encode.AppendDescribed(nil)
 	perf = encode.AppendUlong(perf, uint64(amqpsax.DescriptorEnd))
-	perf = encode.AppendList0(perf)
+	perf = encode.AppendCodeList0(perf)
 	s := []byte{0, 0, 0, 12, 3, 0, 0, 5, 0xde, 0xad, 0xbe, 0xef}
 	s = append(s, 0, 0, 0, byte(16+len(perf)), 4, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8)
 	s = append(s, perf...)

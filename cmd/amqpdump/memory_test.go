@@ -107,7 +107,7 @@ func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return l
 // protocol header, open, begin, attach, then deliveries of 64 KiB each in
 // four transfers (unsettled), over and over.
 func generateStream(w io.Writer, size int64) error {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	b = frame.AppendFrame(b, frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: []byte("gen")})})
 	b = frame.AppendFrame(b, frame.Frame{Body: frame.AppendBegin(nil, frame.Begin{IncomingWindow: 1 << 20, OutgoingWindow: 1 << 20})})
 	b = frame.AppendFrame(b, frame.Frame{Body: frame.AppendAttach(nil, frame.Attach{Name: []byte("gen"), Role: frame.RoleSender,

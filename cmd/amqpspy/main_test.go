@@ -93,7 +93,7 @@ func fakeBroker(c net.Conn) error {
 	if err != nil || !f.IsHeader || f.Header != frame.HeaderSASL {
 		return fmt.Errorf("want a SASL header: %v %v", f.Header, err)
 	}
-	b := frame.AppendHeader(nil, frame.HeaderSASL)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderSASL)
 	b = frame.AppendFrame(b, frame.Frame{Type: frame.TypeSASL,
 		Body: frame.AppendSASLMechanisms(nil, frame.SASLMechanisms{Mechanisms: frame.Symbols(frame.AppendSymbols(nil, "ANONYMOUS"))})})
 	if err := send(b); err != nil {
@@ -111,7 +111,7 @@ func fakeBroker(c net.Conn) error {
 	if f, err = next(); err != nil || !f.IsHeader || f.Header != frame.HeaderAMQP {
 		return fmt.Errorf("want an AMQP header: %v %v", f.Header, err)
 	}
-	if err := send(frame.AppendHeader(nil, frame.HeaderAMQP)); err != nil {
+	if err := send(frame.AppendProtocolHeader(nil, frame.HeaderAMQP)); err != nil {
 		return err
 	}
 	if f, err = next(); err != nil {

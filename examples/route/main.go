@@ -151,30 +151,30 @@ func withCursor(msg []byte) (fields, error) {
 		switch d {
 		case amqpsax.DescriptorHeader:
 			if enterSection(&c) {
-				if c.Elem(0) && c.Kind() != amqpsax.KindNull {
+				if c.Seek(0) && c.Kind() != amqpsax.KindNull {
 					f.Durable = c.Bool() // a wrong type is an error in c.Err
 				}
-				if c.Elem(1) && c.Kind() != amqpsax.KindNull {
+				if c.Seek(1) && c.Kind() != amqpsax.KindNull {
 					f.Priority = uint8(c.Uint())
 				}
 				exitSection(&c)
 			}
 		case amqpsax.DescriptorProperties:
 			if enterSection(&c) {
-				if c.Elem(0) {
+				if c.Seek(0) {
 					f.MessageID = cursorID(&c)
 				}
-				if c.Elem(2) {
+				if c.Seek(2) {
 					f.To = cursorText(&c)
 				}
-				if c.Elem(3) {
+				if c.Seek(3) {
 					f.Subject = cursorText(&c)
 				}
 				exitSection(&c)
 			}
 		case amqpsax.DescriptorApplicationProperties:
 			if enterSection(&c) {
-				if c.Lookup("region") {
+				if c.SeekKey("region") {
 					f.Region = cursorText(&c)
 				}
 				exitSection(&c)
@@ -306,7 +306,7 @@ func forward(msg []byte) (forwarded, error) {
 	ch := message.Changes{
 		Header: &h,
 		MessageAnnotations: message.Edit{Set: []message.Entry{
-			{Key: message.Symbol(routedBy), Value: encode.AppendString(nil, "amqpsax")},
+			{Key: message.SymbolKey(routedBy), Value: encode.AppendString(nil, "amqpsax")},
 		}},
 	}
 	if f.out, err = message.Append(make([]byte, 0, len(msg)+64), s, &ch); err != nil {

@@ -258,6 +258,29 @@ var Invalid = []Bad{
 	b("array overruns list, input goes on", "c00501"+"e003"+"0150"+"0102", amqpsax.ErrOverrun, 3),
 	b("uint overruns list in list, input goes on", "c00601"+"c00301"+"7000"+"000000", amqpsax.ErrOverrun, 6),
 
+	// The wire rule (issue 19): a size or count field that no bytes can
+	// satisfy is malformed at once, though the input ends right after it;
+	// only a header that could still hold waits for more (a cut).
+	b("array8 size 1, input ends", "e001", amqpsax.ErrSizeMismatch, 0),
+	b("array32 size 4, input ends", "f000000004", amqpsax.ErrSizeMismatch, 0),
+	b("list32 size 3, input ends", "d000000003", amqpsax.ErrSizeMismatch, 0),
+	b("map32 size 3, input ends", "d100000003", amqpsax.ErrSizeMismatch, 0),
+	b("list8 count > size, input ends", "c00203", amqpsax.ErrCountTooLarge, 0),
+	b("list32 count > size, input ends", "d00000000800000005", amqpsax.ErrCountTooLarge, 0),
+	b("list32 count 2^32-1, size 2^32-1, input ends", "d0ffffffffffffffff", amqpsax.ErrCountTooLarge, 0),
+	b("map8 count > size, input ends", "c10204", amqpsax.ErrCountTooLarge, 0),
+	b("map8 odd count, input ends", "c10301", amqpsax.ErrOddMapCount, 0),
+	b("map32 odd count, input ends", "d10000000800000003", amqpsax.ErrOddMapCount, 0),
+	b("array32 2^31 nulls, input ends", "f000000005"+"80000000", amqpsax.ErrCountTooLarge, 0),
+	b("array8 size 1 in described, input ends", "005370"+"e001", amqpsax.ErrSizeMismatch, 3),
+	b("array8 size 1 in list, input goes on", "c00401"+"e001"+"40", amqpsax.ErrSizeMismatch, 3),
+	b("list8 size 2, count cut", "c002", io.ErrUnexpectedEOF, 0),
+	b("list32 count field cut", "d000000008000000", io.ErrUnexpectedEOF, 0),
+	b("list8 sound, contents cut", "c00302"+"40", io.ErrUnexpectedEOF, 0),
+	// A list whose own size does not fit is a cut, whatever it holds:
+	// no decoder looks inside a compound before it is all there.
+	b("impossible list in a cut list", "c00501"+"c00203", io.ErrUnexpectedEOF, 0),
+
 	// Found by an attack on the decoders (issue "Hostile input").
 	// list0 is a level of nesting for both decoders: the 1001st here.
 	b("1000 list32 around list0", Nest(1000, "45"), amqpsax.ErrTooDeep, 9000),

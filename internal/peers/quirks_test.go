@@ -325,8 +325,8 @@ func TestAnnotationKeys(t *testing.T) {
 						var k stream.Cursor
 						k.Reset(sec)
 						require.True(t, k.Next() && k.Enter() && k.Next() && k.Next() && k.Enter())
-						assert.True(t, k.LookupUlong(uint64(n)), "%s: LookupUlong(%d) on a long key", m.Name, n)
-						v, err := message.LookupKey(sec, message.Ulong(uint64(n)))
+						assert.True(t, k.SeekUlongKey(uint64(n)), "%s: LookupUlong(%d) on a long key", m.Name, n)
+						v, err := message.LookupKey(sec, message.UlongKey(uint64(n)))
 						require.NoError(t, err)
 						assert.NotEqual(t, amqpsax.KindInvalid, v.Kind(), "%s: LookupKey(%d)", m.Name, n)
 						counts[s.Client+" long key found by LookupUlong"]++
@@ -335,7 +335,7 @@ func TestAnnotationKeys(t *testing.T) {
 						var k stream.Cursor
 						k.Reset(sec)
 						require.True(t, k.Next() && k.Enter() && k.Next() && k.Next() && k.Enter())
-						assert.True(t, k.LookupUlong(n), "%s: LookupUlong(%d)", m.Name, n)
+						assert.True(t, k.SeekUlongKey(n), "%s: LookupUlong(%d)", m.Name, n)
 						counts[s.Client+" ulong key found by LookupUlong"]++
 					}
 				}

@@ -14,7 +14,9 @@ package resource
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -26,6 +28,7 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
@@ -54,13 +57,13 @@ func TestResources(t *testing.T) {
 
 // cost is the work one run did.
 type cost struct {
-	values, skipped, checked, compared int
-	bytes, objects                     uint64
+	values, skipped, checked, compared, sections int
+	bytes, objects                               uint64
 }
 
 func (c cost) String() string {
-	return fmt.Sprintf("values %d, skipped %d, checked %d B, compared %d B, allocated %d B in %d objects",
-		c.values, c.skipped, c.checked, c.compared, c.bytes, c.objects)
+	return fmt.Sprintf("values %d, skipped %d, checked %d B, compared %d B, sections %d, allocated %d B in %d objects",
+		c.values, c.skipped, c.checked, c.compared, c.sections, c.bytes, c.objects)
 }
 
 // measure runs f (after one warm-up run, so reusable decoders have grown
@@ -79,7 +82,7 @@ func measure(f func()) cost {
 		f()
 		w := wire.Work
 		runtime.ReadMemStats(&m1)
-		c.values, c.skipped, c.checked, c.compared = w.Values, w.Skipped, w.Checked, w.Compared
+		c.values, c.skipped, c.checked, c.compared, c.sections = w.Values, w.Skipped, w.Checked, w.Compared, w.Sections
 		c.bytes = min(c.bytes, m1.TotalAlloc-m0.TotalAlloc)
 		c.objects = min(c.objects, m1.Mallocs-m0.Mallocs)
 	}
@@ -147,6 +150,7 @@ func TestLinear(t *testing.T) {
 				grows("values skipped", uint64(cs.skipped), uint64(cl.skipped), slackWork)
 				grows("bytes validated", uint64(cs.checked), uint64(cl.checked), slackWork)
 				grows("bytes compared", uint64(cs.compared), uint64(cl.compared), slackWork)
+				grows("sections scanned", uint64(cs.sections), uint64(cl.sections), slackWork)
 				grows("bytes allocated", cs.bytes, cl.bytes, slackBytes)
 				grows("objects allocated", cs.objects, cl.objects, slackObjects)
 				if !a.allocates && cl.objects > slackObjects {
@@ -154,7 +158,7 @@ func TestLinear(t *testing.T) {
 				}
 				// Every measure is bounded by a constant times the
 				// input length, whatever its growth.
-				for _, m := range []int{cl.values, cl.skipped, cl.checked, cl.compared} {
+				for _, m := range []int{cl.values, cl.skipped, cl.checked, cl.compared, cl.sections} {
 					if m > 8*1024*len(large) {
 						t.Errorf("work %d for %d bytes", m, len(large))
 					}
@@ -310,7 +314,7 @@ func attacks() []attack {
 			// The descriptor of a described value has no size: Raw on it
 			// walks it, at every level. Bounded by MaxDepth: linear in the
 			// number of chains, each as deep as allowed.
-			one := descriptorChain(dispatch.DefaultMaxDepth - 1)
+			one := descriptorChain(amqpsax.DefaultMaxDepth - 1)
 			return list32(n, bytes.Repeat(one, n))
 		}, runs: decoders},
 		{name: "arrays of 255 nulls", n: 2048, build: func(n int) []byte {
@@ -357,7 +361,7 @@ func attacks() []attack {
 				c.Next()
 				c.Next()
 				c.Enter()
-				if !c.Lookup(strings.Repeat("k", 200)) {
+				if !c.SeekKey(strings.Repeat("k", 200)) {
 					return fmt.Errorf("key not found: %v", c.Err())
 				}
 				return c.Err()
@@ -378,7 +382,64 @@ func attacks() []attack {
 			}
 			return b
 		}, runs: append([]entry{messageScan}, decoders...)},
+		{name: "delivery of empty data sections, Sections after each transfer", n: 2048, build: func(n int) []byte {
+			return bytes.Repeat([]byte{0x00, 0x53, 0x75, 0xa0, 0x00}, n)
+		}, runs: []entry{assemblerSections(5), assemblerSections(3)}},
 	}
+}
+
+// asm is kept warm from run to run, as a router keeps its Assembler.
+var asm frame.Assembler
+
+// transfer returns a transfer of delivery 7 on handle 0, as ParseTransfer
+// reads it from its encoding.
+func transfer(more bool) frame.Transfer {
+	b := encode.AppendUlong(encode.AppendDescribed(nil), uint64(amqpsax.DescriptorTransfer))
+	start := len(b)
+	b = encode.BeginList(b)
+	b = encode.AppendUint(b, 0)                              // handle
+	b = encode.AppendUint(b, 7)                              // delivery-id
+	b = encode.AppendBinary(b, []byte{'t'})                  // delivery-tag
+	b = encode.AppendUint(b, 0)                              // message-format
+	b = encode.AppendBool(encode.AppendBool(b, false), more) // settled, more
+	b = encode.EndList(b, start, 6)
+	t, _, err := frame.ParseTransfer(b)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// assemblerSections joins the input as one delivery in transfers of part
+// bytes, calling Sections after each (a router deciding as a message
+// arrives), and checks that the last call sees every complete section.
+func assemblerSections(part int) entry {
+	more, last := transfer(true), transfer(false)
+	return entry{fmt.Sprintf("frame-Assembler.Sections/%d-byte-transfers", part), func(in []byte) error {
+		asm.Reset()
+		var s message.Sections
+		for off := 0; off < len(in); off += part {
+			end := min(off+part, len(in))
+			t := more
+			if end == len(in) {
+				t = last
+			}
+			if _, _, err := asm.Add(0, t, in[off:end]); err != nil {
+				return err
+			}
+			if end == len(in) {
+				break
+			}
+			var err error
+			if s, err = asm.Sections(0, 0); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return err
+			}
+		}
+		if want := (len(in) - part) / 5 * 5; len(s.Body) < want {
+			return fmt.Errorf("last Sections: %d bytes of body, want %d", len(s.Body), want)
+		}
+		return nil
+	}}
 }
 
 // BenchmarkValidatedDescriptor decodes the validation attack of the issue

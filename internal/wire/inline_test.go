@@ -15,9 +15,10 @@ import (
 // (The pattern of Go's cmd/compile/internal/test/inl_test.go.)
 var mustInline = map[string][]string{
 	"./internal/wire": {"Uint", "Int", "Bool", "Float", "Double", "Char", "Timestamp", "ValidUTF8", "ValidASCII", "Status.Err",
-		"Var8", "Var32", "Compound8", "Compound32", "Info.Op", "Info.Kind", "Info.Cat", "Info.W", "Info.Sh", "IntEnding", "UintEnding"},
+		"Var8", "Var32", "Compound8", "Compound32", "Info.Op", "Info.Kind", "Info.Cat", "Info.W", "Info.Sh", "IntEnding", "UintEnding",
+		"Level.Sized", "Level.Replayed", "Level.Ends", "Status.In"},
 	// The getters a walk calls per value: with them inlined, reading an
-	// int costs a load and a shift (../shared/perf/run.sh).
+	// int costs a load and a shift (bench/perf/run.sh counts it).
 	"./stream": {"(*Cursor).Reset", "(*Cursor).Err", "(*Cursor).Kind", "(*Cursor).IsNull", "(*Cursor).Code",
 		"(*Cursor).Offset", "(*Cursor).Count", "(*Cursor).Depth", "(*Cursor).Index",
 		"(*Cursor).Int", "(*Cursor).Uint", "(*Cursor).Bytes", "(*Cursor).Timestamp", "(*Cursor).Char",

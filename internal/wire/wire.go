@@ -23,6 +23,23 @@ import (
 	"github.com/amqpsax/amqpsax"
 )
 
+// This file is laid out from the table up:
+//
+//   - Cat, Op and Info: the code table's columns, and Table itself, built
+//     from the root package's kinds and checked against the spec's XML.
+//   - Status, its sentinel causes, Cut, and NewError/NewErrorAt, the one
+//     place decoding errors are made.
+//   - The length-field readers: Var8/Var32 and Compound8/Compound32 (the
+//     fast paths, which inline), Body (every code's length fields and
+//     the wire rule for compounds), ArrayCtor (an array's element
+//     constructor) and Skip (a whole value, iteratively).
+//   - Text and descriptor checks: CheckText, CheckDescriptor, ValidUTF8,
+//     ValidASCII, Descriptor.
+//   - FillElems, the one loop over fixed-width array elements.
+//
+// The level rules of the walkers are in level.go, the payload readers in
+// read.go, the work counters in work*.go.
+
 // Cat is the category of a format code (§1.6's "category" attribute, with
 // Described for the descriptor constructor and Invalid for undefined codes).
 type Cat uint8
@@ -318,6 +335,16 @@ func Compound32(b []byte) (rest, count int) {
 // in b and that count can fit in size. For an array it does not read the
 // element constructor: see ArrayCtor. c must not be CodeDescribed or
 // invalid; a negative hdr is the Status of the fault.
+//
+// Body is the one home of the wire rule for compounds, which both decoders
+// (and Skip) apply through it: a size or count field that can never be
+// satisfied is malformed at once (SizeMismatch, CountTooLarge,
+// OddMapCount), even when the input ends right after it — a size that
+// cannot hold its count field (nor, for an array, its element
+// constructor), a list or map count larger than the bytes after it (each
+// element takes at least one), an odd map count, an array count past the
+// zero-width bound. EOF is only for a header that could still be whole:
+// a size or count field that is cut, or contents that do not fit in b.
 func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 	e := Table[c]
 	switch e.Cat() {
@@ -339,28 +366,34 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 		}
 		return int(e.W()), n, 0
 	case Compound, Array:
-		var sz, cnt uint64
+		// The wire rule: a size or count field that no bytes can satisfy
+		// is malformed at once, whether or not the input ends inside the
+		// value — no byte that follows can mend it. Only a header that
+		// could still hold (and whose fields are all here) waits for its
+		// contents: EOF, while they do not fit in b.
 		w := int(e.W())
+		if len(b) < w {
+			return int(EOF), 0, 0 // the size field is cut
+		}
+		var sz uint64
 		if w == 1 {
-			if len(b) < 1 || int(b[0]) > len(b)-1 {
-				return int(EOF), 0, 0
-			}
 			sz = uint64(b[0])
-			if sz < 1 {
-				return int(SizeMismatch), 0, 0
-			}
+		} else {
+			sz = uint64(binary.BigEndian.Uint32(b))
+		}
+		// The size must hold the count field and, for an array, its
+		// element constructor (at least one byte; an array's elements
+		// may have no width at all).
+		if sz < uint64(w) || e.Cat() == Array && sz == uint64(w) {
+			return int(SizeMismatch), 0, 0
+		}
+		if len(b) < 2*w {
+			return int(EOF), 0, 0 // the count field is cut
+		}
+		var cnt uint64
+		if w == 1 {
 			cnt = uint64(b[1])
 		} else {
-			if len(b) < 4 {
-				return int(EOF), 0, 0
-			}
-			sz = uint64(binary.BigEndian.Uint32(b))
-			if sz > uint64(len(b)-4) {
-				return int(EOF), 0, 0
-			}
-			if sz < 4 {
-				return int(SizeMismatch), 0, 0
-			}
 			cnt = uint64(binary.BigEndian.Uint32(b[4:]))
 		}
 		rest := sz - uint64(w) // bytes after the count field
@@ -372,15 +405,13 @@ func Body(c amqpsax.Code, b []byte) (hdr, size, count int) {
 			if e.Kind() == amqpsax.KindMap && cnt&1 != 0 {
 				return int(OddMapCount), 0, 0
 			}
-		} else {
-			// The element constructor takes at least one byte; the
-			// element bodies are checked by ArrayCtor.
-			if rest < 1 {
-				return int(SizeMismatch), 0, 0
-			}
-			if cnt > ZeroWidthBase+ZeroWidthPerByte*sz || cnt > math.MaxInt32 {
-				return int(CountTooLarge), 0, 0
-			}
+		} else if cnt > ZeroWidthBase+ZeroWidthPerByte*sz || cnt > math.MaxInt32 {
+			// The element bodies are checked by ArrayCtor, once the
+			// array is all here.
+			return int(CountTooLarge), 0, 0
+		}
+		if sz > uint64(len(b)-w) {
+			return int(EOF), 0, 0 // sound, but its contents are cut
 		}
 		return 2 * w, int(rest), int(cnt)
 	}

@@ -91,6 +91,19 @@ func TestBody(t *testing.T) {
 		{"array8", amqpsax.CodeArray8, []byte{4, 2, 0x50, 1, 2}, 2, 3, 2},
 		{"array8 no ctor", amqpsax.CodeArray8, []byte{1, 0}, int(SizeMismatch), 0, 0},
 		{"array32 2^31 nulls", amqpsax.CodeArray32, []byte{0, 0, 0, 5, 0x80, 0, 0, 0, 0x40}, int(CountTooLarge), 0, 0},
+		// The wire rule: a header no bytes can satisfy is malformed at
+		// once, though the input ends right after it.
+		{"array8 size 1, cut", amqpsax.CodeArray8, []byte{1}, int(SizeMismatch), 0, 0},
+		{"array32 size 4, cut", amqpsax.CodeArray32, []byte{0, 0, 0, 4}, int(SizeMismatch), 0, 0},
+		{"list32 size 3, cut", amqpsax.CodeList32, []byte{0, 0, 0, 3}, int(SizeMismatch), 0, 0},
+		{"list8 count > size, cut", amqpsax.CodeList8, []byte{2, 3}, int(CountTooLarge), 0, 0},
+		{"map8 odd, cut", amqpsax.CodeMap8, []byte{3, 1}, int(OddMapCount), 0, 0},
+		{"array32 2^31 nulls, cut", amqpsax.CodeArray32, []byte{0, 0, 0, 5, 0x80, 0, 0, 0}, int(CountTooLarge), 0, 0},
+		{"list8 size cut", amqpsax.CodeList8, nil, int(EOF), 0, 0},
+		{"list8 count cut", amqpsax.CodeList8, []byte{2}, int(EOF), 0, 0},
+		{"list32 count cut", amqpsax.CodeList32, []byte{0, 0, 0, 8, 0, 0}, int(EOF), 0, 0},
+		{"list8 contents cut", amqpsax.CodeList8, []byte{3, 2, 0x40}, int(EOF), 0, 0},
+		{"array8 contents cut", amqpsax.CodeArray8, []byte{4, 2, 0x50}, int(EOF), 0, 0},
 		{"invalid", amqpsax.Code(0x3f), []byte{1, 2, 3}, int(BadCode), 0, 0},
 	}
 	for _, tt := range tests {
@@ -197,4 +210,28 @@ func TestReaders(t *testing.T) {
 	assert.False(t, ValidASCII([]byte("\x80")))
 	assert.True(t, ValidUTF8([]byte("héllo")))
 	assert.False(t, ValidUTF8([]byte{0xff}))
+}
+
+// TestLevel: the level rules both walkers share.
+func TestLevel(t *testing.T) {
+	all := []Level{LvTop, LvList, LvMap, LvDescribed, LvArray, LvDescArray, LvDescElem}
+	for _, k := range all {
+		// Sized: every level but the top, and a described value only
+		// when measured.
+		sized := k != LvTop && k != LvDescribed
+		assert.Equal(t, sized, k.Sized(false), "level %d", k)
+		assert.Equal(t, sized || k == LvDescribed, k.Sized(true), "level %d measured", k)
+		// Ends: the levels whose size their values must fill.
+		ends := k == LvList || k == LvMap || k == LvArray || k == LvDescArray
+		assert.Equal(t, ends, k.Ends(), "level %d", k)
+		// Replayed: only the descriptor of an element of a described array.
+		assert.Equal(t, k == LvDescElem, k.Replayed(1), "level %d", k)
+		assert.False(t, k.Replayed(0), "level %d", k)
+		// Own constructors: the first four kinds.
+		assert.Equal(t, k <= LvDescribed, k < LvArray, "level %d", k)
+	}
+	assert.Equal(t, EOF, EOF.In(false))
+	assert.Equal(t, Overrun, EOF.In(true))
+	assert.Equal(t, BadCode, BadCode.In(true))
+	assert.Equal(t, OK, OK.In(false))
 }

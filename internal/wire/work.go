@@ -11,6 +11,7 @@ type Counters struct {
 	Skipped  int // values stepped over by Skip
 	Checked  int // bytes checked as UTF-8 or ASCII
 	Compared int // descriptor bytes compared by encode.Writer
+	Sections int // message sections read by message.Scan
 }
 
 // Work is where a counting build counts. It is not safe for concurrent

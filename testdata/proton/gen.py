@@ -30,6 +30,13 @@ rewrites these files in its own directory:
                           (offset/size/doff/type/channel)
   conn-server-frames.jsonl  the same for conn-server.bin
   conn-client-trunc.bin   prefix of conn-client.bin cut inside a frame
+  conn-caps-client.bin    client->server byte stream of a second connection
+  conn-caps-server.bin    whose opens carry offered- and desired-capabilities
+                          given to the binding as Python lists: it writes each
+                          as a LIST of symbols (list32 of sym8), not as a
+                          symbol or an array of symbols as the spec says
+  conn-caps-client-frames.jsonl, conn-caps-server-frames.jsonl
+                          protocol headers and frames of those two streams
   proton-quirks.jsonl     inputs deliberately kept out of values.jsonl (Proton
                           rejects or misreads them), with Proton's result
 
@@ -1613,6 +1620,40 @@ def drive_plain_probe():
     return p
 
 
+def drive_capabilities():
+    """Opens whose capabilities are Python lists: Proton's binding writes a list of symbols."""
+    p = Pair()
+    p.c.offered_capabilities = ['amqpsax-offered', 'ANONYMOUS-RELAY']
+    p.c.desired_capabilities = ['amqpsax-desired']
+    p.s.offered_capabilities = ['ANONYMOUS-RELAY']
+    p.s.desired_capabilities = ['amqpsax-desired', 'amqpsax-other']
+    p.tick()
+    p.c.open()
+    p.pump()
+    p.s.open()
+    p.pump()
+    ssn = p.c.session()
+    ssn.open()
+    p.pump()
+    for s in iter_sessions(p.s):
+        s.open()
+    p.pump()
+    ssn.close()
+    p.pump()
+    for s in iter_sessions(p.s, remote_closed=True):
+        s.close()
+    p.pump()
+    p.c.close()
+    p.pump()
+    p.s.close()
+    p.pump()
+    for d, buf in (('client', p.c_out), ('server', p.s_out)):
+        for it in split_stream(bytes(buf)):
+            if it.get('performative') == 'open' and b'\xd0' not in it['_perf']:
+                raise ValueError('%s open: capabilities not written as a list32: %s' % (d, it['_perf'].hex()))
+    return p
+
+
 def gen_engine():
     main = drive_main()
     probe = drive_plain_probe()
@@ -1707,6 +1748,12 @@ def main():
     write_jsonl(os.path.join(OUT, 'conn-client-frames.jsonl'), frames)
     write_jsonl(os.path.join(OUT, 'conn-server-frames.jsonl'), server_frames)
     write_jsonl(os.path.join(OUT, 'proton-quirks.jsonl'), gen_quirks())
+    caps = drive_capabilities()
+    for d, buf in (('client', caps.c_out), ('server', caps.s_out)):
+        with open(os.path.join(OUT, 'conn-caps-%s.bin' % d), 'wb') as f:
+            f.write(bytes(buf))
+        write_jsonl(os.path.join(OUT, 'conn-caps-%s-frames.jsonl' % d),
+                    [{k: v for k, v in it.items() if not k.startswith('_')} for it in split_stream(bytes(buf))])
     # truncated stream: cut in the middle of the first attach frame
     cut = None
     for fr in frames:
@@ -1738,6 +1785,7 @@ def main():
     print('performatives: %d %s' % (len(perfs), sorted({p['name'] for p in perfs})))
     print('conn-client.bin %d bytes, conn-server.bin %d bytes, frames %d, trunc %d bytes'
           % (len(main_pair.c_out), len(main_pair.s_out), len(frames), cut))
+    print('conn-caps-client.bin %d bytes, conn-caps-server.bin %d bytes' % (len(caps.c_out), len(caps.s_out)))
 
 
 if __name__ == '__main__':

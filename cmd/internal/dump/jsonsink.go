@@ -177,12 +177,12 @@ func (j *jsonSink) mapClose(w *walker, n *node) bool {
 func (j *jsonSink) arrayOpen(w *walker, n *node) bool {
 	c, o := &w.c, j.out
 	n.count = c.Count()
-	described := c.ArrayElem() == amqpsax.KindDescribed
+	described := c.ElemKind() == amqpsax.KindDescribed
 	n.ofDescr = described
 	if j.typed {
 		j.typeOpen(amqpsax.KindArray)
 		j.put(`,"of":`)
-		o.buf = appendJSONString(o.buf, []byte(c.ArrayElem().String()))
+		o.buf = appendJSONString(o.buf, []byte(c.ElemKind().String()))
 		if !described {
 			j.put(`,"value":[`)
 			return true

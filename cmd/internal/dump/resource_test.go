@@ -95,7 +95,7 @@ func oneDelivery(n int) []byte {
 		msg = encode.AppendUlong(msg, uint64(1000+i))
 	}
 	msg = encode.EndList32(msg, start, 8*n)
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	chunk := (len(msg) + n - 1) / n
 	for i := 0; i < n; i++ {
 		part := msg[min(i*chunk, len(msg)):min((i+1)*chunk, len(msg))]
@@ -203,7 +203,7 @@ func TestRunsInFrames(t *testing.T) {
 		msg = encode.BeginList(msg)
 		msg = append(msg, zeroWidthArrays(k)...)
 		msg = encode.EndList32(msg, start, k)
-		b := frame.AppendHeader(nil, frame.HeaderAMQP)
+		b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 		tr := frame.Transfer{DeliveryID: frame.Some[uint32](0), DeliveryTag: []byte{1}}
 		b = frame.BeginFrame(b, frame.TypeAMQP, 0)
 		b = frame.AppendTransfer(b, tr)

@@ -210,9 +210,9 @@ func expectedFields(t *testing.T, c *stream.Cursor, d amqpsax.Descriptor) map[st
 }
 
 func expectedArray(t *testing.T, c *stream.Cursor) any {
-	obj := map[string]any{"type": "array", "of": c.ArrayElem().String()}
+	obj := map[string]any{"type": "array", "of": c.ElemKind().String()}
 	elems := []any{}
-	if c.ArrayElem() != amqpsax.KindDescribed {
+	if c.ElemKind() != amqpsax.KindDescribed {
 		require.True(t, c.Enter())
 		for c.Next() {
 			elems = append(elems, expected(t, c, true))

@@ -49,7 +49,7 @@ func printChunks(data []byte, opts Options, cut func() int) printed {
 // badStream is a connection stream with faults a Stream goes on after,
 // then one it cannot: a frame of size 4.
 func badStream() []byte {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	b = frame.AppendFrame(b, frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: []byte("a")})})
 	b = append(b, 0, 0, 0, 12, 1, 0, 0, 0, 0x00, 0x53, 0x17, 0x45) // data offset 1
 	b = append(b, 0, 0, 0, 12, 4, 0, 0, 0, 0x00, 0x53, 0x17, 0x45) // data offset past the end
@@ -99,7 +99,7 @@ func TestBadStream(t *testing.T) {
 
 // TestTLS: after a TLS protocol header the stream is not decoded.
 func TestTLS(t *testing.T) {
-	data := append(frame.AppendHeader(nil, frame.HeaderTLS), "\x16\x03\x01 a TLS client hello"...)
+	data := append(frame.AppendProtocolHeader(nil, frame.HeaderTLS), "\x16\x03\x01 a TLS client hello"...)
 	p := printChunks(data, Options{}, nil)
 	assert.Equal(t, "    0  protocol header at 0: AMQP 2 1.0.0 (TLS)\n", p.out)
 	require.Len(t, p.faults, 1)
@@ -112,7 +112,7 @@ func TestLost(t *testing.T) {
 	var b bytes.Buffer
 	var faults []error
 	s := NewStream(NewOut(&b), Options{OnFault: func(err error) { faults = append(faults, err) }})
-	s.Write(frame.AppendHeader(nil, frame.HeaderAMQP))
+	s.Write(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
 	s.Lost(100)
 	s.Write(frame.AppendFrame(nil, frame.Frame{Body: frame.AppendEnd(nil, frame.End{})}))
 	s.Close()
@@ -176,7 +176,7 @@ func TestJSONLines(t *testing.T) {
 // size without being held, and the frames after it are printed, however
 // the bytes arrive.
 func TestTooLarge(t *testing.T) {
-	b := frame.AppendHeader(nil, frame.HeaderAMQP)
+	b := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
 	big := frame.Frame{Body: frame.AppendOpen(nil, frame.Open{ContainerID: bytes.Repeat([]byte("x"), 500)})}
 	b = frame.AppendFrame(b, big)
 	b = frame.AppendFrame(b, frame.Frame{Channel: 2, Body: frame.AppendEnd(nil, frame.End{})})

@@ -112,7 +112,7 @@ func (t *textSink) arrayOpen(w *walker, n *node) bool {
 	}
 	t.begin(w, n)
 	o.buf = appendArrayHead(o.buf, n.code, 0, n.elem)
-	if c.ArrayElem() == amqpsax.KindDescribed {
+	if c.ElemKind() == amqpsax.KindDescribed {
 		o.buf = append(o.buf, "described"...)
 		d, sym, ok := c.Descriptor()
 		dcode := amqpsax.Code(c.ArrayDescriptor()[0])

@@ -421,7 +421,7 @@ func (w *walker) dict(n *node) bool {
 // then its value, named by the first element's descriptor.
 func (w *walker) array(n *node) bool {
 	c := &w.c
-	described := c.ArrayElem() == amqpsax.KindDescribed
+	described := c.ElemKind() == amqpsax.KindDescribed
 	if !w.s.arrayOpen(w, n) || !c.Enter() {
 		return false
 	}

@@ -1,0 +1,722 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// phase is what a connection expects to read next.
+type phase uint8
+
+const (
+	phHeader     phase = iota // the peer's first protocol header
+	phSASL                    // SASL frames
+	phHeaderAMQP              // the AMQP header after a SASL outcome
+	phOpen                    // the peer's open
+	phOpened                  // sessions, links, transfers
+	phDone                    // nothing more is read: closed or failed
+)
+
+// errNeedMore is what the feed source returns when the bytes fed so far
+// are used up.
+var errNeedMore = errors.New("engine: need more input")
+
+// feedSource hands the bytes given to Feed to the frame.Reader.
+type feedSource struct{ p []byte }
+
+func (s *feedSource) Read(b []byte) (int, error) {
+	if len(s.p) == 0 {
+		return 0, errNeedMore
+	}
+	n := copy(b, s.p)
+	s.p = s.p[n:]
+	if len(s.p) == 0 {
+		return n, errNeedMore
+	}
+	return n, nil
+}
+
+// Conn is one end of an AMQP connection (part 2 §2.4), server or client,
+// with no I/O of its own: Feed it the bytes read from the peer, write out
+// what Output returns and report it with Written, call Tick by the
+// deadline it returns, and CloseRead when the peer's stream ends. Events
+// reach the Handler given to NewServer or NewClient.
+//
+// A Conn, its sessions and links are not safe for use by several
+// goroutines at once: call their methods on the goroutine that feeds it
+// (the Driver's Do runs a function there).
+type Conn struct {
+	// Context is the application's, for its own state.
+	Context any
+
+	cfg    Config
+	h      Handler
+	client bool
+
+	rd  frame.Reader
+	src feedSource
+	now time.Time
+
+	lastRecv, lastSent time.Time
+	started            time.Time // the first time given
+	clock              bool      // now has been set
+
+	in       phase
+	out      []byte
+	outHead  int
+	full     bool // Send reported ErrOutputFull: OnWritable is due
+	finished bool // OnConnectionClose has fired
+
+	// SASL
+	sasl     bool // SASL in use
+	identity string
+
+	openSent, closeSent, closeRecv bool
+	closeAt                        time.Time // when this end's close was written
+	err                            *Error    // why the connection failed or closed
+
+	peerContainer  string
+	peerHostname   string
+	peerMaxFrame   uint32
+	peerChannelMax uint16
+	peerIdle       time.Duration
+
+	byRemote []*Session // by the peer's channel
+	byLocal  []*Session // by this end's channel
+	nLocal   int        // sessions in byLocal
+
+	asm  frame.Assembler
+	due  []*Session // sessions whose incoming window is to be topped up
+	drv  *Driver
+	disp pendingDisp
+}
+
+// NewServer returns the server end of a connection: it waits for the
+// client's protocol header.
+func NewServer(cfg Config, h Handler) *Conn { return newConn(cfg, h, false) }
+
+// NewClient returns the client end of a connection. Its protocol header
+// (SASL's, unless Config.NoSASL, else AMQP's followed by its open) is in
+// Output at once.
+func NewClient(cfg Config, h Handler) *Conn {
+	c := newConn(cfg, h, true)
+	if cfg.NoSASL {
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
+		c.writeOpen()
+	} else {
+		c.sasl = true
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
+	}
+	return c
+}
+
+func newConn(cfg Config, h Handler, client bool) *Conn {
+	cfg.defaults()
+	if h == nil {
+		h = NopHandler{}
+	}
+	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: math.MaxUint16}
+	c.rd.Reset(&c.src)
+	c.rd.MaxFrameSize = cfg.MaxFrameSize
+	c.asm.MaxMessageSize = int(min(cfg.MaxMessageSize, math.MaxInt32))
+	return c
+}
+
+// Config returns the connection's configuration, defaults filled in.
+func (c *Conn) Config() Config { return c.cfg }
+
+// IsClient reports the client end.
+func (c *Conn) IsClient() bool { return c.client }
+
+// RemoteContainerID returns the container-id of the peer's open.
+func (c *Conn) RemoteContainerID() string { return c.peerContainer }
+
+// RemoteHostname returns the hostname of the peer's open.
+func (c *Conn) RemoteHostname() string { return c.peerHostname }
+
+// Identity returns the identity SASL authenticated (a server's view), or
+// "".
+func (c *Conn) Identity() string { return c.identity }
+
+// RemoteMaxFrameSize returns the peer's max-frame-size: outgoing
+// transfers are split to fit it.
+func (c *Conn) RemoteMaxFrameSize() uint32 { return c.peerMaxFrame }
+
+// RemoteIdleTimeout returns the peer's idle time-out; the engine sends a
+// heartbeat when it has written nothing for half of it.
+func (c *Conn) RemoteIdleTimeout() time.Duration { return c.peerIdle }
+
+// Err returns why the connection failed or closed (the peer's error,
+// Remote set, or the engine's), or nil.
+func (c *Conn) Err() *Error { return c.err }
+
+func (c *Conn) setNow(now time.Time) {
+	c.now = now
+	if !c.clock {
+		c.clock = true
+		c.lastRecv, c.lastSent, c.started = now, now, now
+	}
+}
+
+// Feed hands the engine bytes read from the peer, with the time they were
+// read. It processes every complete frame among them (and those left
+// from earlier calls), raising events, and keeps an incomplete frame's
+// bytes for the next call. The bytes of p are not kept: p may be reused
+// once Feed returns. It returns the connection's error once it has
+// failed or closed with one (a fault of the peer: the close carrying it
+// is in Output), else nil.
+func (c *Conn) Feed(p []byte, now time.Time) error {
+	c.setNow(now)
+	c.lastRecv = now
+	if c.in == phDone {
+		return c.fedErr()
+	}
+	c.src.p = p
+	for c.in != phDone {
+		f, err := c.rd.Next()
+		if err != nil {
+			if err != errNeedMore {
+				c.readFault(err)
+			}
+			break
+		}
+		c.frame(f)
+	}
+	c.src.p = nil
+	for i, s := range c.due {
+		s.flowDue = false
+		if !s.endSent && !s.ended && !c.closeSent && c.in != phDone && s.incomingWindow <= s.window/2 {
+			s.writeFlow(nil, false)
+		}
+		c.due[i] = nil
+	}
+	c.due = c.due[:0]
+	return c.fedErr()
+}
+
+func (c *Conn) fedErr() error {
+	if c.err != nil && !c.err.Remote {
+		return c.err
+	}
+	return nil
+}
+
+// readFault handles a stream the frame.Reader cannot split.
+func (c *Conn) readFault(err error) {
+	var re *frame.ReadError
+	if c.in == phHeader || c.in == phHeaderAMQP {
+		c.refuseHeader("protocol header expected")
+		return
+	}
+	desc := err.Error()
+	if errors.As(err, &re) && errors.Is(err, frame.ErrFrameTooLarge) {
+		desc = "frame of " + strconv.FormatUint(uint64(re.Size), 10) + " bytes above max-frame-size " +
+			strconv.FormatUint(uint64(c.cfg.MaxFrameSize), 10)
+	}
+	if c.in == phSASL {
+		c.saslFail(NewError(frame.CondFramingError, desc))
+		return
+	}
+	c.fail(frame.CondFramingError, desc)
+}
+
+// frame handles one frame or protocol header.
+func (c *Conn) frame(f frame.Frame) {
+	if f.IsHeader {
+		c.header(f.Header)
+		return
+	}
+	switch c.in {
+	case phHeader, phHeaderAMQP:
+		c.refuseHeader("protocol header expected")
+	case phSASL:
+		if f.Type != frame.TypeSASL {
+			c.saslFail(NewError(frame.CondFramingError, "AMQP frame during SASL"))
+			return
+		}
+		c.saslFrame(f.Body)
+	default:
+		if f.Type != frame.TypeAMQP {
+			c.fail(frame.CondFramingError, "frame of type "+strconv.Itoa(int(f.Type))+" on an AMQP connection")
+			return
+		}
+		c.amqpFrame(f.Channel, f.Body)
+	}
+}
+
+// header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3).
+func (c *Conn) header(h frame.ProtocolHeader) {
+	switch {
+	case c.in != phHeader && c.in != phHeaderAMQP:
+		c.fail(frame.CondFramingError, "protocol header in the middle of the stream")
+	case h.ID == frame.ProtocolTLS:
+		c.refuse(ErrTLSHeader.Error())
+	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
+		c.refuseHeader("unsupported protocol version " + h.String())
+	case c.client:
+		want := frame.HeaderAMQP
+		if c.in == phHeader && c.sasl {
+			want = frame.HeaderSASL
+		}
+		if h != want {
+			c.finish(NewError(frame.CondNotAllowed, "server answered "+h.String()+" to "+want.String()))
+			return
+		}
+		if h.ID == frame.ProtocolSASL {
+			c.in = phSASL
+		} else {
+			c.in = phOpen
+		}
+	case c.in == phHeaderAMQP:
+		if h.ID != frame.ProtocolAMQP {
+			c.refuseHeader("AMQP header expected after SASL, got " + h.String())
+			return
+		}
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
+		c.in = phOpen
+	case h.ID == frame.ProtocolSASL:
+		c.sasl = true
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
+		c.saslMechanisms()
+		c.in = phSASL
+	case h.ID == frame.ProtocolAMQP && c.cfg.Auth != nil:
+		c.refuseHeader("SASL required")
+	case h.ID == frame.ProtocolAMQP:
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
+		c.in = phOpen
+	default:
+		c.refuseHeader("unsupported protocol " + h.String())
+	}
+}
+
+// refuseHeader answers a header the server will not speak with the one
+// it would (part 2 §2.2) and ends the connection.
+func (c *Conn) refuseHeader(desc string) {
+	if c.client {
+		c.finish(NewError(frame.CondFramingError, desc))
+		return
+	}
+	c.refuse(desc)
+}
+
+func (c *Conn) refuse(desc string) {
+	h := frame.HeaderAMQP
+	if c.cfg.Auth != nil && c.in == phHeader {
+		h = frame.HeaderSASL
+	}
+	c.out = frame.AppendProtocolHeader(c.out, h)
+	cond := frame.CondFramingError
+	if desc == ErrTLSHeader.Error() || desc == "SASL required" {
+		cond = frame.CondNotAllowed
+	}
+	c.finish(NewError(cond, desc))
+}
+
+// descriptor returns the performative descriptor of a non-empty body:
+// 0x00 0x53 code is the fast path (every peer writes smallulong).
+func descriptor(body []byte) (amqpsax.Descriptor, error) {
+	if len(body) >= 3 && body[0] == 0x00 && body[1] == 0x53 {
+		return amqpsax.Descriptor(body[2]), nil
+	}
+	return frame.Performative(body)
+}
+
+// amqpFrame handles an AMQP frame (part 2 §2.7): the performative's
+// function per type.
+func (c *Conn) amqpFrame(ch uint16, body []byte) {
+	if len(body) == 0 {
+		return // heartbeat (§2.4.5): lastRecv is set by Feed
+	}
+	d, err := descriptor(body)
+	if err != nil {
+		c.fail(frame.CondDecodeError, err.Error())
+		return
+	}
+	if c.in == phOpen {
+		if d != amqpsax.DescriptorOpen {
+			c.fail(frame.CondIllegalState, "first frame is not open")
+			return
+		}
+		c.onOpen(body)
+		return
+	}
+	switch d {
+	case amqpsax.DescriptorTransfer, amqpsax.DescriptorFlow, amqpsax.DescriptorDisposition,
+		amqpsax.DescriptorAttach, amqpsax.DescriptorDetach, amqpsax.DescriptorEnd:
+		var s *Session
+		if int(ch) < len(c.byRemote) {
+			s = c.byRemote[ch]
+		}
+		if s == nil {
+			c.fail(frame.CondNotAllowed, "frame on channel "+strconv.Itoa(int(ch))+", where no session has begun")
+			return
+		}
+		s.frame(d, body)
+	case amqpsax.DescriptorBegin:
+		c.onBegin(ch, body)
+	case amqpsax.DescriptorClose:
+		c.onClose(body)
+	case amqpsax.DescriptorOpen:
+		c.fail(frame.CondIllegalState, "second open")
+	default:
+		c.fail(frame.CondDecodeError, "frame body is no performative (descriptor "+strconv.FormatUint(uint64(d), 16)+")")
+	}
+}
+
+// onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
+// channel-max and idle-time-out negotiated.
+func (c *Conn) onOpen(body []byte) {
+	o, err := frame.ParseOpen(body)
+	if err != nil {
+		c.fail(frame.CondDecodeError, err.Error())
+		return
+	}
+	maxFrame := o.MaxFrameSize.Or(math.MaxUint32)
+	if maxFrame < 512 {
+		c.fail(frame.CondInvalidField, "max-frame-size below 512")
+		return
+	}
+	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
+	c.peerChannelMax = o.ChannelMax.Or(math.MaxUint16)
+	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
+	c.peerContainer = string(o.ContainerID)
+	c.peerHostname = string(o.Hostname)
+	if !c.openSent {
+		c.writeOpen()
+	}
+	c.in = phOpened
+	c.h.OnConnectionOpen(c)
+}
+
+func (c *Conn) writeOpen() {
+	o := frame.Open{ContainerID: []byte(c.cfg.ContainerID), MaxFrameSize: frame.Some(c.cfg.MaxFrameSize),
+		ChannelMax: frame.Some(c.cfg.ChannelMax)}
+	if c.cfg.IdleTimeout > 0 {
+		o.IdleTimeOut = frame.Some(uint32(c.cfg.IdleTimeout / time.Millisecond))
+	}
+	if c.client && c.cfg.Hostname != "" {
+		o.Hostname = []byte(c.cfg.Hostname)
+	}
+	start := c.begin(0)
+	c.out = frame.AppendOpen(c.out, o)
+	c.end(start)
+	c.openSent = true
+}
+
+// onClose handles the peer's close (part 2 §2.7.9, §2.4.3).
+func (c *Conn) onClose(body []byte) {
+	cl, err := frame.ParseClose(body)
+	if err != nil {
+		c.fail(frame.CondDecodeError, err.Error())
+		return
+	}
+	c.closeRecv = true
+	rerr := remoteError(cl.Has(frame.CloseError), cl.Error)
+	if !c.closeSent {
+		c.writeClose(nil)
+	}
+	if c.err == nil {
+		c.err = rerr
+	}
+	c.finish(c.err)
+}
+
+// Close closes the connection with the error e (nil for none): it sends
+// close; OnConnectionClose follows the peer's.
+func (c *Conn) Close(e *Error) error {
+	if c.closeSent || c.in == phDone {
+		return ErrState
+	}
+	if c.in != phOpened && c.in != phOpen {
+		c.finish(e)
+		return nil
+	}
+	if c.err == nil {
+		c.err = e
+	}
+	if !c.openSent {
+		c.writeOpen()
+	}
+	c.writeClose(e)
+	return nil
+}
+
+func (c *Conn) writeClose(e *Error) {
+	cl := frame.Close{Error: e.amqp()}
+	start := c.begin(0)
+	c.out = frame.AppendClose(c.out, cl)
+	c.end(start)
+	c.closeSent = true
+	c.closeAt = c.now
+}
+
+// fail closes the connection for a fault of the peer (or an idle
+// time-out) with the condition cond: close carries it, and the connection
+// is done once that is written; the peer's answer is not awaited.
+func (c *Conn) fail(cond frame.Condition, desc string) {
+	if c.in == phDone {
+		return
+	}
+	e := NewError(cond, desc)
+	if !c.closeSent {
+		if !c.openSent {
+			c.writeOpen() // a close must follow an open (§2.4.5)
+		}
+		c.writeClose(e)
+	}
+	c.err = e
+	c.finish(e)
+}
+
+// finish ends the connection: every session and link still up ends with
+// it (their events first), then OnConnectionClose.
+func (c *Conn) finish(e *Error) {
+	if c.finished {
+		return
+	}
+	if c.err == nil {
+		c.err = e
+	}
+	c.in = phDone
+	c.finished = true
+	c.flushDisp()
+	for _, s := range c.byLocal {
+		if s != nil {
+			s.gone(nil)
+		}
+	}
+	c.asm.Reset()
+	c.h.OnConnectionClose(c, c.err)
+}
+
+// CloseRead tells the engine that the peer's stream has ended (EOF) or
+// failed. A connection not closed by then is lost: OnConnectionClose
+// reports amqp:connection:framing-error "connection lost" (or the error
+// of a close already sent).
+func (c *Conn) CloseRead() {
+	if c.finished {
+		return
+	}
+	e := c.err
+	if e == nil || !c.closeSent {
+		e = NewError(frame.CondFramingError, "connection lost")
+		c.err = e
+	}
+	c.finish(e)
+}
+
+// Done reports that the connection is over and its output written out:
+// the driver closes the transport.
+func (c *Conn) Done() bool { return c.finished && c.outHead == len(c.out) && !c.disp.on }
+
+// Closed reports that the connection is over (OnConnectionClose has
+// fired), output perhaps still to be written.
+func (c *Conn) Closed() bool { return c.finished }
+
+// Output returns the bytes to write to the peer, in order: a view into the
+// engine's buffer, valid until the next call of any other method. Report
+// what was written with Written.
+func (c *Conn) Output() []byte {
+	c.flushDisp()
+	return c.out[c.outHead:]
+}
+
+// Written reports that the first n bytes of Output have been written.
+// When the output drains after Send reported ErrOutputFull, OnWritable
+// follows.
+func (c *Conn) Written(n int) {
+	c.outHead += max(0, min(n, len(c.out)-c.outHead))
+	if c.outHead == len(c.out) {
+		c.out, c.outHead = c.out[:0], 0
+	} else if c.outHead > len(c.out)/2 && c.outHead > 4096 {
+		c.out = c.out[:copy(c.out, c.out[c.outHead:])]
+		c.outHead = 0
+	}
+	if c.full && c.pending() <= c.cfg.MaxOutput/2 {
+		c.full = false
+		if !c.finished {
+			c.h.OnWritable(c)
+		}
+	}
+}
+
+// pending returns the output bytes not yet written.
+func (c *Conn) pending() int { return len(c.out) - c.outHead }
+
+// WantRead reports whether the driver should read more from the peer: not
+// while the output is over Config.MaxOutput (a peer that does not read
+// cannot make the engine buffer without bound), nor once the connection
+// is done.
+func (c *Conn) WantRead() bool { return !c.finished && c.pending() <= c.cfg.MaxOutput }
+
+// CloseWait is how long a connection waits for the peer's close after
+// sending its own; then it is over (Done) without it.
+const CloseWait = 10 * time.Second
+
+// Tick runs the timers at time now: a heartbeat when the peer's idle
+// time-out is half over with nothing written (part 2 §2.4.5), the close
+// (amqp:resource-limit-exceeded) of a peer silent past this end's idle
+// time-out, and the end of a close the peer does not answer (CloseWait).
+// It returns when to call it next (zero: no timer).
+func (c *Conn) Tick(now time.Time) time.Time {
+	c.setNow(now)
+	if c.finished {
+		return time.Time{}
+	}
+	if c.in < phOpened {
+		if now.Sub(c.started) >= c.cfg.HandshakeTimeout {
+			c.handshakeTimeout()
+			return time.Time{}
+		}
+		if c.in < phOpen {
+			return c.started.Add(c.cfg.HandshakeTimeout)
+		}
+	}
+	if c.closeSent {
+		// The peer has CloseWait to answer this end's close.
+		if now.Sub(c.closeAt) >= CloseWait {
+			c.finish(c.err)
+			return time.Time{}
+		}
+		return c.closeAt.Add(CloseWait)
+	}
+	if c.cfg.IdleTimeout > 0 && c.in == phOpened && now.Sub(c.lastRecv) >= c.cfg.IdleTimeout {
+		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())
+		return time.Time{}
+	}
+	if c.peerIdle > 0 && c.openSent && now.Sub(c.lastSent) >= c.peerIdle/2 {
+		start := c.begin(0)
+		c.end(start)
+	}
+	var next time.Time
+	if c.in < phOpened {
+		next = c.started.Add(c.cfg.HandshakeTimeout)
+	}
+	if c.peerIdle > 0 && c.openSent {
+		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if c.cfg.IdleTimeout > 0 && c.in == phOpened {
+		if t := c.lastRecv.Add(c.cfg.IdleTimeout); next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	return next
+}
+
+// handshakeTimeout ends a connection whose peer has not opened in time:
+// with a close when the AMQP layer is reached, else by ending the stream.
+func (c *Conn) handshakeTimeout() {
+	desc := "no open within " + c.cfg.HandshakeTimeout.String()
+	if c.in == phOpen {
+		c.fail(frame.CondResourceLimitExceeded, desc)
+		return
+	}
+	c.finish(NewError(frame.CondResourceLimitExceeded, desc))
+}
+
+// begin starts an AMQP frame on channel ch in the output (after the
+// disposition waiting to be merged, if any) and returns where it starts.
+func (c *Conn) begin(ch uint16) int {
+	if c.disp.on {
+		c.flushDisp()
+	}
+	start := len(c.out)
+	c.out = frame.BeginFrame(c.out, frame.TypeAMQP, ch)
+	return start
+}
+
+func (c *Conn) end(start int) {
+	c.out = frame.EndFrame(c.out, start)
+	c.lastSent = c.now
+}
+
+// Begin begins a session (part 2 §2.7.2); OnSessionBegin follows the
+// peer's answer. The connection must be open (OnConnectionOpen).
+func (c *Conn) Begin() (*Session, error) {
+	if c.in != phOpened || c.closeSent {
+		return nil, ErrState
+	}
+	ch, ok := c.freeChannel()
+	if !ok {
+		return nil, ErrLimit
+	}
+	s := c.newSession(ch)
+	s.writeBegin()
+	return s, nil
+}
+
+// freeChannel returns the lowest channel this end does not use, within
+// both ends' channel-max.
+func (c *Conn) freeChannel() (uint16, bool) {
+	limit := int(min(c.peerChannelMax, c.cfg.ChannelMax))
+	for i, s := range c.byLocal {
+		if c.nLocal == len(c.byLocal) || i > limit {
+			break // no hole: append
+		}
+		if s == nil {
+			return uint16(i), true
+		}
+	}
+	if len(c.byLocal) <= limit {
+		c.byLocal = append(c.byLocal, nil)
+		return uint16(len(c.byLocal) - 1), true
+	}
+	return 0, false
+}
+
+// onBegin handles a begin (part 2 §2.7.2, §2.5.1): an answer to this
+// end's, or a session the peer starts, which the engine answers.
+func (c *Conn) onBegin(ch uint16, body []byte) {
+	b, err := frame.ParseBegin(body)
+	if err != nil {
+		c.fail(frame.CondDecodeError, err.Error())
+		return
+	}
+	if ch > c.cfg.ChannelMax {
+		c.fail(frame.CondFramingError, "begin on channel "+strconv.Itoa(int(ch))+" above channel-max "+strconv.Itoa(int(c.cfg.ChannelMax)))
+		return
+	}
+	if int(ch) < len(c.byRemote) && c.byRemote[ch] != nil {
+		c.fail(frame.CondNotAllowed, "begin on channel "+strconv.Itoa(int(ch))+", where a session is already begun")
+		return
+	}
+	var s *Session
+	if rc16, ok := b.RemoteChannel.Get(); ok {
+		rc := int(rc16)
+		if rc < len(c.byLocal) {
+			s = c.byLocal[rc]
+		}
+		if s == nil || s.beginRecv {
+			c.fail(frame.CondNotAllowed, "begin answers channel "+strconv.Itoa(rc)+", where no begin waits for an answer")
+			return
+		}
+	} else {
+		lc, ok := c.freeChannel()
+		if !ok {
+			c.fail(frame.CondResourceLimitExceeded, "no channel left to answer a begin")
+			return
+		}
+		s = c.newSession(lc)
+	}
+	for int(ch) >= len(c.byRemote) {
+		c.byRemote = append(c.byRemote, nil)
+	}
+	c.byRemote[ch] = s
+	s.remote = ch
+	s.beginRecv = true
+	s.nextIncomingID = b.NextOutgoingID
+	s.remoteIncomingWindow = b.IncomingWindow
+	s.remoteOutgoingWindow = b.OutgoingWindow
+	s.peerHandleMax = b.HandleMax.Or(math.MaxUint32)
+	if !s.beginSent {
+		s.writeBegin()
+	}
+	c.h.OnSessionBegin(s)
+}

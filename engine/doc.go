@@ -1,0 +1,115 @@
+// Package engine speaks AMQP 1.0: the conversation above the frames
+// (OASIS AMQP 1.0 part 2 §2.4–§2.8, part 5 §5.3) as a state machine with
+// no I/O of its own, in the manner of Qpid Proton's connection driver and
+// Python's h11. The caller feeds a Conn the bytes it read and the time,
+// and writes out the bytes it returns, so one engine serves net.Conn, TLS,
+// an event loop or a test's byte slices; tests need no sleeps. Events
+// reach a [Handler], as values reach a [dispatch.Handler]: embed [NopHandler] to
+// implement only the ones you need.
+//
+// # Contract
+//
+// A [Conn] is a server ([NewServer]) or a client ([NewClient]) end. The legal
+// calls, in a loop until Done:
+//
+//	c.Feed(bytesRead, now)     // frames in: events fire
+//	out := c.Output()          // bytes to write
+//	c.Written(n)               // n of them written
+//	next := c.Tick(now)        // heartbeats and idle time-out; call again by next
+//	c.CloseRead()              // the peer's stream ended
+//
+// plus the actions of the application, in events or between the calls:
+// [Conn.Begin] and [Conn.Close]; [Session.AttachSender],
+// [Session.AttachReceiver] and [Session.End]; [Link.Flow],
+// [Link.KeepCredit], [Link.DrainCredit], [Link.Send], [Link.Dispose]
+// ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
+// [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
+// [Server] run one per accepted connection; [Dial] runs a client.
+//
+// The engine answers on its own what the protocol asks of it: protocol
+// headers, SASL (ANONYMOUS, PLAIN, EXTERNAL, decided by the
+// [Authenticator]), the open (max-frame-size, channel-max, idle-time-out),
+// a peer's begin and attach (mirroring its source and target and settle
+// modes), a peer's end, detach and close, flows with echo, drains,
+// session windows (§2.5.6), heartbeats at half the peer's idle time-out.
+// Configured, it also grants credit ([Config].Credit), accepts deliveries
+// ([Config].AutoAccept) and settles outgoing deliveries on the peer's
+// terminal outcome (unless [Config].ManualSettle). So a server that takes
+// messages is:
+//
+//	engine.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
+//
+// # Order of events
+//
+// Each event follows the transition it reports; the transition is
+// complete (the engine's answer is in Output) when the handler runs. For
+// one connection:
+//
+//   - OnConnectionOpen, once, after both opens (the server answers the
+//     client's open first). Nothing of sessions comes before it.
+//   - OnSessionBegin for a session, after the peer's begin (an answer to
+//     Begin, or a new session the engine has answered).
+//   - OnLinkAttach for a link of a begun session, after the peer's
+//     attach (an answer to AttachSender/AttachReceiver, or a new link
+//     the engine has answered). A receiver's automatic credit is granted
+//     after it returns.
+//   - Then, for an attached link, in the order of the frames: OnFlow
+//     (peer's flow), OnDelivery (each delivery once its last transfer
+//     has arrived, in order of arrival on the connection), OnDisposition
+//     (per delivery in a disposition's range, in id order).
+//   - OnWritable, after Written drains output that made Send report
+//     ErrOutputFull.
+//   - OnLinkDetach, once per link, after the detach exchange (or when its
+//     session or connection ends under it: then before OnSessionEnd).
+//   - OnSessionEnd, once per session, after its links' OnLinkDetach.
+//   - OnConnectionClose, once, last: after the close exchange, a failure
+//     (a fault of the peer, the idle time-out) or CloseRead; the
+//     OnLinkDetach and OnSessionEnd of what was still up come first.
+//
+// # Lifetimes
+//
+// A Delivery's Payload and Tag, a Disposition's State and Tag are views,
+// valid only during the event: into the frame for a delivery in one
+// transfer (no copy), else into a reassembly buffer the engine reuses
+// ([frame.Assembler]). Output's bytes are valid until the next call of
+// another method. Link.Attach, Source and Target are kept by the link.
+//
+// # Faults
+//
+// A protocol violation by the peer ends the link, session or connection
+// with the spec's condition and a description, never a panic: a frame
+// larger than max-frame-size (amqp:connection:framing-error), a malformed
+// performative (amqp:decode-error), a frame on a channel with no session
+// (amqp:not-allowed), a channel above channel-max or handle above
+// handle-max (amqp:connection:framing-error, as §2.7.1 and §2.7.2 ask),
+// a handle not attached (amqp:session:unattached-handle, the session), a
+// handle in use (amqp:session:handle-in-use), a transfer beyond the
+// session's incoming window (amqp:session:window-violation), a transfer
+// without link credit (amqp:link:transfer-limit-exceeded, the link), a
+// message above the link's max-message-size
+// (amqp:link:message-size-exceeded), a bad SASL exchange (outcome
+// sys-perm, and the connection ends), a silent peer past the idle
+// time-out (amqp:resource-limit-exceeded), a peer that has not opened
+// within Config.HandshakeTimeout (the same). A close the peer does not
+// answer within CloseWait ends the connection anyway. Frames on a link or session
+// this end is ending are ignored until the peer answers (they still count
+// against the session window).
+//
+// # Limits
+//
+// Memory is bounded by the configuration, not by the peer: channel-max
+// sessions, handle-max links per session, one frame of max-frame-size
+// being read, MaxMessageSize per message being joined, and output: Send
+// reports [ErrOutputFull] past [Config].MaxOutput and [Conn.WantRead] turns false,
+// so a driver stops reading from a peer that does not read (back-pressure
+// reaches the application). Nothing is allocated per message once warm,
+// on either path.
+//
+// # Spec references
+//
+// OASIS AMQP 1.0: part 2 §2.2 (headers), §2.4 (connections, idle time-out
+// §2.4.5), §2.5 (sessions, windows §2.5.6), §2.6 (links, flow control
+// §2.6.7, transfers §2.6.12, settlement §2.6.13), §2.7 (performatives),
+// §2.8.15 (error conditions); part 3 §3.4 (outcomes); part 5 §5.2–§5.3
+// (TLS, SASL).
+package engine

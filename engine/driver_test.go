@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type countSink struct {
+	NopHandler
+	n atomic.Int64
+}
+
+func (s *countSink) OnDelivery(l *Link, d Delivery) { s.n.Add(1) }
+
+// sendN is a client handler that sends n messages on one link, then
+// closes the connection.
+type sendN struct {
+	NopHandler
+	n, sent, settled int
+	settle           bool
+	payload          []byte
+	closed           chan *Error
+}
+
+func (h *sendN) OnConnectionOpen(c *Conn) {
+	s, _ := c.Begin()
+	s.AttachSender(LinkOptions{Address: "q", Presettled: h.settle, Unsettled: !h.settle})
+}
+
+func (h *sendN) OnFlow(l *Link)     { h.pump(l) }
+func (h *sendN) OnWritable(c *Conn) {}
+
+func (h *sendN) pump(l *Link) {
+	for h.sent < h.n {
+		if _, err := l.Send(nil, h.payload, h.settle); err != nil {
+			return
+		}
+		h.sent++
+	}
+	if h.settle {
+		l.Conn().Close(nil)
+	}
+}
+
+func (h *sendN) OnDisposition(l *Link, d Disposition) {
+	h.settled++
+	if h.settled == h.n {
+		l.Conn().Close(nil)
+	}
+}
+
+func (h *sendN) OnConnectionClose(c *Conn, e *Error) { h.closed <- e }
+
+func TestDriverLoopback(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &countSink{}
+	srv := &Server{Config: Config{Credit: 50, AutoAccept: true}, Handler: sink}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for _, settle := range []bool{true, false} {
+		before := sink.n.Load()
+		h := &sendN{n: 1000, settle: settle, payload: make([]byte, 100), closed: make(chan *Error, 1)}
+		d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-h.closed:
+			if e != nil {
+				t.Fatal(e)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("timeout")
+		}
+		if err := d.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := sink.n.Load() - before; got != 1000 {
+			t.Fatalf("settle=%v: sink got %d", settle, got)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// blaster sends presettled (or unsettled) messages as fast as credit and
+// the output buffer allow, until n are sent (and, unsettled, settled).
+type blaster struct {
+	NopHandler
+	n, sent, settled int
+	presettled       bool
+	payload          []byte
+	link             *Link
+	done             chan struct{}
+}
+
+func (h *blaster) OnConnectionOpen(c *Conn) {
+	s, _ := c.Begin()
+	h.link, _ = s.AttachSender(LinkOptions{Address: "q", Presettled: h.presettled, Unsettled: !h.presettled})
+}
+func (h *blaster) OnFlow(l *Link)     { h.pump() }
+func (h *blaster) OnWritable(c *Conn) { h.pump() }
+func (h *blaster) pump() {
+	for h.sent < h.n {
+		if _, err := h.link.Send(nil, h.payload, h.presettled); err != nil {
+			return
+		}
+		h.sent++
+	}
+	if h.presettled && h.sent == h.n {
+		h.finish()
+	}
+}
+func (h *blaster) OnDisposition(l *Link, d Disposition) {
+	if h.settled++; h.settled == h.n {
+		h.finish()
+	}
+}
+func (h *blaster) finish() {
+	if h.done != nil {
+		close(h.done)
+		h.done = nil
+	}
+}
+
+// BenchmarkLoopback sends 100-byte messages engine to engine over one
+// loopback TCP connection: one op is one message.
+func BenchmarkLoopback(b *testing.B) {
+	for _, presettled := range []bool{true, false} {
+		name := "unsettled"
+		if presettled {
+			name = "presettled"
+		}
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink := &countSink{}
+			srv := &Server{Config: Config{Credit: 5000, Window: 20000, AutoAccept: true}, Handler: sink}
+			go srv.Serve(ln)
+			defer srv.Close()
+			h := &blaster{n: b.N, presettled: presettled, payload: make([]byte, 100), done: make(chan struct{})}
+			done := h.done
+			b.SetBytes(100)
+			b.ReportAllocs()
+			b.ResetTimer()
+			d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-done
+			for sink.n.Load() < int64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+			d.Close()
+			d.Wait()
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// Error is an AMQP error condition (part 2 §2.8.14): what a close, end or
+// detach carries, in either direction. Events report the peer's errors
+// with Remote set, and the engine's own (a protocol violation by the peer,
+// an idle time-out, a lost connection) with Remote false.
+type Error struct {
+	// Condition is the condition's symbol, such as "amqp:not-found"
+	// (frame.CondNotFound.Symbol()).
+	Condition string
+	// Description is free text for a person.
+	Description string
+	// Remote reports an error the peer sent.
+	Remote bool
+}
+
+// NewError returns an Error with the condition cond (one of the spec's)
+// and the description desc.
+func NewError(cond frame.Condition, desc string) *Error {
+	return &Error{Condition: cond.Symbol(), Description: desc}
+}
+
+// Error formats the error as "engine: condition: description", with
+// "(remote)" after the condition for an error the peer sent.
+func (e *Error) Error() string {
+	s := "engine: " + e.Condition
+	if e.Remote {
+		s += " (remote)"
+	}
+	if e.Description != "" {
+		s += ": " + e.Description
+	}
+	return s
+}
+
+// Cond returns the condition as one of the spec's, or frame.CondOther.
+func (e *Error) Cond() frame.Condition { return frame.LookupCondition([]byte(e.Condition)) }
+
+// remoteError copies an error the peer sent; nil when it sent none.
+func remoteError(has bool, e frame.AMQPError) *Error {
+	if !has && e.Condition == nil {
+		return nil
+	}
+	return &Error{Condition: string(e.Condition), Description: string(e.Description), Remote: true}
+}
+
+// appendable turns e into the frame's error composite (nil: none).
+func (e *Error) amqp() frame.AMQPError {
+	if e == nil {
+		return frame.AMQPError{}
+	}
+	c := e.Condition
+	if c == "" {
+		c = frame.CondInternalError.Symbol()
+	}
+	var d []byte
+	if e.Description != "" {
+		d = []byte(e.Description)
+	}
+	return frame.AMQPError{Condition: []byte(c), Description: d}
+}
+
+// Errors returned by the methods that act on a connection, session or
+// link. None of them changes the engine's state.
+var (
+	// ErrNoCredit: Send on a link whose peer has granted no credit.
+	ErrNoCredit = errors.New("engine: no link credit")
+	// ErrNoWindow: Send while the peer's session incoming window is 0.
+	ErrNoWindow = errors.New("engine: session window closed")
+	// ErrOutputFull: Send while the output buffer holds more than
+	// Config.MaxOutput bytes (the peer, or the driver, is not reading).
+	// OnWritable follows when it has been written out.
+	ErrOutputFull = errors.New("engine: output buffer full")
+	// ErrBusy: Send while the link's previous delivery is still waiting
+	// for the peer's session window to take its last frames.
+	ErrBusy = errors.New("engine: previous delivery not sent yet")
+	// ErrState: the object is not in a state that allows the call (a
+	// link not attached or detached, a session ended, a connection not
+	// open or closed, a receiver asked to send).
+	ErrState = errors.New("engine: not allowed in this state")
+	// ErrSettleMode: settled contradicts the link's sender settle mode.
+	ErrSettleMode = errors.New("engine: settlement contradicts the link's settle mode")
+	// ErrLimit: no free channel (channel-max) or handle (handle-max).
+	ErrLimit = errors.New("engine: channel or handle limit reached")
+	// ErrTLSHeader: the peer sent the TLS protocol header (part 5 §5.2).
+	// The engine answers with the AMQP header and closes; a driver that
+	// wants TLS wraps the connection in crypto/tls before the engine sees
+	// it (port 5671, amqps).
+	ErrTLSHeader = errors.New("engine: peer asked for TLS by protocol header")
+)

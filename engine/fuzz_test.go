@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// busy is a handler that acts on everything, to reach more of the engine
+// from the bytes a fuzzer makes up.
+type busy struct{ NopHandler }
+
+func (busy) OnLinkAttach(l *Link) {
+	if !l.IsSender() {
+		l.Flow(3)
+	}
+}
+
+func (busy) OnFlow(l *Link) {
+	for i := 0; l.IsSender() && l.Credit() > 0 && i < 3; i++ {
+		if _, err := l.Send(nil, make([]byte, 700), i%2 == 0 && l.SndSettleMode() != frame.SndUnsettled); err != nil {
+			break
+		}
+	}
+}
+
+func (busy) OnDelivery(l *Link, d Delivery) {
+	switch d.ID % 4 {
+	case 0:
+		d.Accept()
+	case 1:
+		d.Release()
+	case 2:
+		d.Reject(NewError(frame.CondDecodeError, "x"))
+	}
+}
+
+func (busy) OnDisposition(l *Link, d Disposition) {
+	if d.ID%3 == 0 {
+		l.Settle(d.ID)
+	}
+}
+
+// recordedClient returns what an engine client sends through a whole
+// conversation: SASL, open, begin, attach, transfers, dispositions,
+// detach, end, close.
+func recordedClient(t testing.TB) []byte {
+	srv := &recorder{}
+	srv.onDel = func(l *Link, d Delivery) { d.Accept() }
+	cli := &recorder{}
+	var rec []byte
+	cli.onOpen = func(c *Conn) {
+		s, _ := c.Begin()
+		s.AttachSender(LinkOptions{Name: "s", Address: "q", Unsettled: true})
+		s.AttachReceiver(LinkOptions{Name: "r", Address: "q", Credit: 5})
+	}
+	cli.onFlow = func(l *Link) {
+		for l.IsSender() && l.Credit() > 0 && l.DeliveryCount() < 4 {
+			l.Send(nil, make([]byte, 1500), false)
+		}
+	}
+	p := newPipe(t, Config{MaxFrameSize: 1024}, Config{Credit: 10, MaxFrameSize: 1024}, cli, srv)
+	for i := 0; i < 100; i++ {
+		co := p.c.Output()
+		so := p.s.Output()
+		if len(co) == 0 && len(so) == 0 {
+			break
+		}
+		rec = append(rec, co...)
+		b := append([]byte(nil), co...)
+		p.c.Written(len(co))
+		p.s.Feed(b, p.now)
+		b = append([]byte(nil), so...)
+		p.s.Written(len(so))
+		p.c.Feed(b, p.now)
+	}
+	p.c.Close(nil)
+	rec = append(rec, p.c.Output()...)
+	return rec
+}
+
+// FuzzServer feeds arbitrary bytes to a server engine, from the start
+// and after a valid handshake, in reads of arbitrary sizes: nothing
+// panics, output stays within a constant times the input, and nothing is
+// written once the connection is done.
+func FuzzServer(f *testing.F) {
+	f.Add([]byte(nil), false, uint16(7))
+	f.Add(recordedClient(f), false, uint16(100))
+	f.Add(recordedClient(f), false, uint16(1))
+	f.Add(handshake(), false, uint16(3))
+	f.Add(perf(perf(nil, 0, transferBody(0, 0, []byte("x"))), 0, attachSender(1, "b")), true, uint16(9))
+	f.Add(echoFlows(3), true, uint16(40))
+	f.Add(noCredit(3), true, uint16(40))
+	f.Add(append(frame.AppendProtocolHeader(nil, frame.HeaderSASL), saslFrame(nil, func(b []byte) []byte {
+		return frame.AppendSASLInit(b, frame.SASLInit{Mechanism: []byte("PLAIN"), InitialResponse: []byte("\x00u\x00p")})
+	})...), false, uint16(5))
+	f.Fuzz(func(t *testing.T, data []byte, afterHandshake bool, read uint16) {
+		c := NewServer(Config{Credit: 5, AutoAccept: true, MaxFrameSize: 2048, ChannelMax: 3, HandleMax: 3, Window: 8,
+			Auth: nil}, busy{})
+		r := newRaw(t, c)
+		in := 0
+		if afterHandshake {
+			hs := handshake()
+			in += len(hs)
+			r.feed(hs)
+		}
+		step := int(read%512) + 1
+		for len(data) > 0 {
+			n := min(step, len(data))
+			wasDone := c.Done()
+			before := len(r.in)
+			r.feed(data[:n])
+			in += n
+			if wasDone && len(r.in) != before {
+				t.Fatal("wrote after done")
+			}
+			data = data[n:]
+			if len(r.in) > 16*in+64<<10 {
+				t.Fatalf("%d bytes written for %d read", len(r.in), in)
+			}
+			r.now = r.now.Add(1e9)
+			c.Tick(r.now)
+		}
+		c.CloseRead()
+		if !c.Closed() {
+			t.Fatal("not closed after CloseRead")
+		}
+	})
+}

@@ -1,0 +1,639 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// ErrMessageSize: Send of a message above the receiver's
+// max-message-size.
+var ErrMessageSize = errors.New("engine: message above the link's max-message-size")
+
+// ErrTag: Send with a delivery-tag longer than the 32 bytes the spec
+// allows (part 2 §2.8.7).
+var ErrTag = errors.New("engine: delivery-tag longer than 32 bytes")
+
+// LinkOptions sets up a link this end attaches.
+type LinkOptions struct {
+	// Name is the link's name; "" gives a name made of the container-id,
+	// channel and handle.
+	Name string
+	// Address is the node's address: the target's for a sender, the
+	// source's for a receiver. Source and Target, when set, are sent as
+	// they are instead.
+	Address string
+	Source  *frame.Source
+	Target  *frame.Target
+	// Presettled makes a sender send every delivery settled (snd-settle-
+	// mode settled); Unsettled, every delivery unsettled; neither, mixed.
+	Presettled, Unsettled bool
+	// RcvSecond asks for receiver settle mode second.
+	RcvSecond bool
+	// Credit, on a receiver, is the credit the engine keeps granted
+	// (topped up when half used); 0 means Config.Credit.
+	Credit uint32
+	// AutoAccept, on a receiver, accepts each delivery the handler did not
+	// dispose of (as Config.AutoAccept does for every link).
+	AutoAccept bool
+}
+
+// Link is one end of a link (part 2 §2.6): a sender or a receiver, with
+// its credit (§2.6.7) and deliveries.
+type Link struct {
+	// Context is the application's, for its own state.
+	Context any
+
+	s      *Session
+	local  uint32 // this end's handle
+	remote uint32 // the peer's, once its attach arrived
+	name   []byte
+	sender bool
+
+	attachSent, attachRecv, detachSent, detachRecv bool
+	closed                                         bool // the peer's detach had closed set
+	ended                                          bool
+	err                                            *Error
+
+	attach    frame.Attach // the peer's, parsed from attachBuf
+	attachBuf []byte
+	src       frame.Source // the peer's attach's, or zero
+	tgt       frame.Target
+
+	sndMode frame.SenderSettleMode
+	rcvMode frame.ReceiverSettleMode
+
+	// §2.6.7
+	deliveryCount uint32
+	credit        uint32
+	available     uint32
+	drain         bool
+
+	autoCredit uint32
+	autoAccept bool
+	disposed   bool // the delivery of the current OnDelivery was disposed of
+	cur        uint32
+	more       bool // an incoming delivery continues in the next transfer
+
+	peerMaxMessage uint64
+
+	pend pending // an outgoing delivery's frames waiting for the session window
+}
+
+// pending is the rest of an outgoing delivery the peer's session window
+// could not take yet, copied out of the caller's payload.
+type pending struct {
+	on    bool
+	abort bool // Abort was called: an aborted transfer ends it
+	id    uint32
+	buf   []byte
+	off   int
+}
+
+func (s *Session) newLink(h uint32, sender bool, name []byte) *Link {
+	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
+	s.byLocal[h] = l
+	s.nLocal++
+	return l
+}
+
+// Session returns the link's session.
+func (l *Link) Session() *Session { return l.s }
+
+// Conn returns the link's connection.
+func (l *Link) Conn() *Conn { return l.s.c }
+
+// Name returns the link's name (a view: copy it to keep it).
+func (l *Link) Name() []byte { return l.name }
+
+// IsSender reports a sending link end (role sender).
+func (l *Link) IsSender() bool { return l.sender }
+
+// Handle returns this end's handle.
+func (l *Link) Handle() uint32 { return l.local }
+
+// Attach returns the peer's attach as parsed (its Source, Target,
+// properties and capabilities are views the link keeps).
+func (l *Link) Attach() *frame.Attach { return &l.attach }
+
+// Source returns the source of the peer's attach.
+func (l *Link) Source() *frame.Source { return &l.src }
+
+// Target returns the target of the peer's attach.
+func (l *Link) Target() *frame.Target { return &l.tgt }
+
+// Address returns the address of the node the peer names: the source's
+// address for a link this end sends on (the peer consumes from it), the
+// target's for one it receives on (the peer sends to it).
+func (l *Link) Address() []byte {
+	if l.sender {
+		return l.src.Address
+	}
+	return l.tgt.Address
+}
+
+// SndSettleMode and RcvSettleMode return the link's settle modes.
+func (l *Link) SndSettleMode() frame.SenderSettleMode { return l.sndMode }
+
+// RcvSettleMode returns the link's receiver settle mode.
+func (l *Link) RcvSettleMode() frame.ReceiverSettleMode { return l.rcvMode }
+
+// Credit returns the link-credit: on a sender, the deliveries it may send;
+// on a receiver, those it has granted and not yet received.
+func (l *Link) Credit() uint32 { return l.credit }
+
+// DeliveryCount returns the link's delivery-count (part 2 §2.6.7).
+func (l *Link) DeliveryCount() uint32 { return l.deliveryCount }
+
+// Available returns, on a receiver, the deliveries the sender says it has.
+func (l *Link) Available() uint32 { return l.available }
+
+// Drain reports, on a sender, that the receiver asked it to use up its
+// credit or give it back (part 2 §2.6.7).
+func (l *Link) Drain() bool { return l.drain }
+
+// Err returns the error the link detached with, or nil.
+func (l *Link) Err() *Error { return l.err }
+
+// Closed reports that the peer's detach closed the link (rather than
+// only detaching it).
+func (l *Link) Closed() bool { return l.closed }
+
+func (l *Link) attached() bool { return l.attachSent && l.attachRecv && !l.detachSent && !l.ended }
+
+// AttachSender attaches a sending link (part 2 §2.7.3); OnLinkAttach
+// follows the peer's answer, OnFlow its credit.
+func (s *Session) AttachSender(o LinkOptions) (*Link, error) { return s.attachLink(true, o) }
+
+// AttachReceiver attaches a receiving link; OnLinkAttach follows the
+// peer's answer. Grant credit with Flow (or LinkOptions.Credit).
+func (s *Session) AttachReceiver(o LinkOptions) (*Link, error) { return s.attachLink(false, o) }
+
+func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
+	if !s.beginSent || s.endSent || s.ended || s.c.closeSent {
+		return nil, ErrState
+	}
+	h, ok := s.freeHandle()
+	if !ok {
+		return nil, ErrLimit
+	}
+	name := o.Name
+	if name == "" {
+		name = s.c.cfg.ContainerID + "-" + strconv.Itoa(int(s.local)) + "-" + strconv.FormatUint(uint64(h), 10)
+	}
+	l := s.newLink(h, sender, []byte(name))
+	switch {
+	case o.Presettled:
+		l.sndMode = frame.SndSettled
+	case o.Unsettled:
+		l.sndMode = frame.SndUnsettled
+	}
+	if o.RcvSecond {
+		l.rcvMode = frame.RcvSecond
+	}
+	l.autoCredit, l.autoAccept = o.Credit, o.AutoAccept || s.c.cfg.AutoAccept
+	if l.autoCredit == 0 {
+		l.autoCredit = s.c.cfg.Credit
+	}
+	var src frame.Source
+	var tgt frame.Target
+	if o.Source != nil {
+		src = *o.Source
+	} else if !sender && o.Address != "" {
+		src.Address = []byte(o.Address)
+	}
+	if o.Target != nil {
+		tgt = *o.Target
+	} else if sender && o.Address != "" {
+		tgt.Address = []byte(o.Address)
+	}
+	l.writeAttach(frame.Some(src), frame.Some(tgt))
+	s.waiting = append(s.waiting, l)
+	return l, nil
+}
+
+func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
+	c := l.s.c
+	role := frame.RoleSender
+	if !l.sender {
+		role = frame.RoleReceiver
+	}
+	a := frame.Attach{Name: l.name, Handle: l.local, Role: role, SndSettleMode: frame.Some(l.sndMode),
+		RcvSettleMode: l.rcvMode, Source: src, Target: tgt}
+	if l.sender {
+		a.InitialDeliveryCount = frame.Some(l.deliveryCount)
+	} else {
+		a.MaxMessageSize = frame.Some(c.cfg.MaxMessageSize)
+	}
+	start := c.begin(l.s.local)
+	c.out = frame.AppendAttach(c.out, a)
+	c.end(start)
+	l.attachSent = true
+}
+
+// Detach detaches the link with the error e (nil for none), closing it
+// (detach with closed set, part 2 §2.6.6); OnLinkDetach follows the
+// peer's answer.
+func (l *Link) Detach(e *Error) error { return l.detach(true, e) }
+
+// DetachOnly detaches the link without closing it (the terminus lives on
+// for a later attach, part 2 §2.6.5).
+func (l *Link) DetachOnly(e *Error) error { return l.detach(false, e) }
+
+func (l *Link) detach(closed bool, e *Error) error {
+	if l.detachSent || l.ended || l.s.endSent || l.s.c.closeSent {
+		return ErrState
+	}
+	l.err = e
+	l.writeDetach(closed, e)
+	return nil
+}
+
+func (l *Link) writeDetach(closed bool, e *Error) {
+	c := l.s.c
+	start := c.begin(l.s.local)
+	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: closed, Error: e.amqp()})
+	c.end(start)
+	l.detachSent = true
+	l.pend.on = false
+}
+
+// fail detaches the link for a fault of the peer.
+func (l *Link) fail(cond frame.Condition, desc string) {
+	if l.detachSent {
+		return
+	}
+	l.err = NewError(cond, desc)
+	l.writeDetach(true, l.err)
+}
+
+// gone unmaps a detached link and reports OnLinkDetach.
+func (l *Link) gone(e *Error) {
+	if l.ended {
+		return
+	}
+	l.ended = true
+	if l.err == nil {
+		l.err = e
+	}
+	s := l.s
+	if l.attachRecv && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
+		s.byRemote[l.remote] = nil
+		s.c.asm.Forget(s.remote, l.remote)
+	}
+	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
+		s.byLocal[l.local] = nil
+		s.nLocal--
+	}
+	for i, w := range s.waiting {
+		if w == l {
+			s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+			break
+		}
+	}
+	s.outgoing.forget(l)
+	s.incoming.forget(l)
+	l.pend.on = false
+	s.h().OnLinkDetach(l, l.err)
+}
+
+// onFlow handles the link part of a flow (part 2 §2.6.7).
+func (l *Link) onFlow(f *frame.Flow) {
+	if l.detachSent {
+		return
+	}
+	c := l.s.c
+	if l.sender {
+		// link-credit(snd) = delivery-count(rcv) + link-credit(rcv) - delivery-count(snd);
+		// a receiver that has not seen the attach yet counts from the
+		// initial delivery-count, which is this end's.
+		dc := f.DeliveryCount.Or(l.deliveryCount)
+		l.credit = dc + f.LinkCredit.Or(0) - l.deliveryCount
+		if int32(l.credit) < 0 {
+			l.credit = 0
+		}
+		l.drain = f.Drain
+		c.h.OnFlow(l)
+		if l.ended || l.detachSent {
+			return
+		}
+		if l.drain && l.credit > 0 && !l.pend.on {
+			// Drain: use up the credit by advancing delivery-count.
+			l.deliveryCount += l.credit
+			l.credit = 0
+			l.s.writeFlow(l, false)
+		} else if f.Echo {
+			l.s.writeFlow(l, false)
+		}
+		return
+	}
+	l.available = f.Available.Or(0)
+	if dc, ok := f.DeliveryCount.Get(); ok {
+		// The sender's delivery-count is the truth: credit is what is
+		// left of delivery-count + link-credit granted.
+		limit := l.deliveryCount + l.credit
+		l.deliveryCount = dc
+		l.credit = limit - l.deliveryCount
+		if int32(l.credit) < 0 {
+			l.credit = 0
+		}
+	}
+	c.h.OnFlow(l)
+	if f.Echo && !l.ended && !l.detachSent {
+		l.s.writeFlow(l, false)
+	}
+}
+
+// Flow grants the peer credit for credit deliveries on a receiver (sets
+// link-credit, part 2 §2.6.7) and sends it.
+func (l *Link) Flow(credit uint32) error {
+	if l.sender || !l.attachSent || l.detachSent || l.ended {
+		return ErrState
+	}
+	l.credit = credit
+	l.drain = false
+	l.s.writeFlow(l, false)
+	return nil
+}
+
+// KeepCredit grants credit for n deliveries on a receiver and keeps it
+// granted: the engine tops it up to n whenever half is used (what
+// Config.Credit and LinkOptions.Credit do from the attach on). 0 stops
+// the top-ups, leaving the credit granted.
+func (l *Link) KeepCredit(n uint32) error {
+	if l.sender || !l.attachSent || l.detachSent || l.ended {
+		return ErrState
+	}
+	l.autoCredit = n
+	if n > 0 && l.credit <= n/2 {
+		return l.Flow(n)
+	}
+	return nil
+}
+
+// DrainCredit asks the sender to use up the credit granted or give it
+// back (flow with drain set); OnFlow reports the sender's answer, with
+// Credit 0.
+func (l *Link) DrainCredit() error {
+	if l.sender || !l.attachSent || l.detachSent || l.ended {
+		return ErrState
+	}
+	l.drain = true
+	l.s.writeFlow(l, false)
+	return nil
+}
+
+// SetAvailable tells the receiver, on a sender, how many deliveries are
+// waiting (flow's available); it is sent with the next flow, or now when
+// send is set.
+func (l *Link) SetAvailable(n uint32, send bool) error {
+	if !l.sender || l.ended || l.detachSent {
+		return ErrState
+	}
+	l.available = n
+	if send {
+		l.s.writeFlow(l, false)
+	}
+	return nil
+}
+
+// onTransfer handles a transfer on a receiving link: credit (part 2
+// §2.6.7), reassembly (§2.6.12), then OnDelivery.
+func (l *Link) onTransfer(t *frame.Transfer, payload []byte) {
+	if l.detachSent || l.ended {
+		return
+	}
+	s := l.s
+	c := s.c
+	if l.sender {
+		l.fail(frame.CondNotAllowed, "transfer on a link where the peer is the receiver")
+		return
+	}
+	if !l.more {
+		if l.credit == 0 {
+			l.fail(frame.CondTransferLimitExceeded, "transfer without link credit")
+			return
+		}
+		l.credit--
+		l.deliveryCount++
+	}
+	first := !l.more
+	l.more = t.More && !t.Aborted
+	var d frame.Delivery
+	if id, ok := t.DeliveryID.Get(); first && ok && !t.More && !t.Aborted && len(payload) <= c.asm.MaxMessageSize {
+		// A delivery in one transfer, the common case: a view of the
+		// frame, as the Assembler would give, without going through it.
+		d = frame.Delivery{Channel: s.remote, Handle: t.Handle, DeliveryID: id, DeliveryTag: t.DeliveryTag,
+			MessageFormat: t.MessageFormat.Or(0), Settled: t.Settled, Frames: 1, Payload: payload}
+	} else {
+		var done bool
+		var err error
+		d, done, err = c.asm.Add(s.remote, *t, payload)
+		if err != nil {
+			l.assemblyFault(err)
+			return
+		}
+		if !done && !d.Aborted {
+			return
+		}
+	}
+	if !d.Aborted && !d.Settled {
+		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
+			s.incoming.push(d.DeliveryID, l)
+		}
+	}
+	l.cur, l.disposed = d.DeliveryID, false
+	c.h.OnDelivery(l, Delivery{Link: l, ID: d.DeliveryID, Tag: d.DeliveryTag, Format: d.MessageFormat,
+		Payload: d.Payload, Settled: d.Settled, Aborted: d.Aborted, Frames: d.Frames})
+	if l.ended || l.detachSent {
+		return
+	}
+	if !d.Aborted && !d.Settled && !l.disposed && l.autoAccept {
+		l.Dispose(d.DeliveryID, Accepted, true)
+	}
+	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 && !s.endSent && !c.closeSent {
+		l.Flow(l.autoCredit)
+	}
+}
+
+func (l *Link) assemblyFault(err error) {
+	switch {
+	case errors.Is(err, frame.ErrMessageTooLarge):
+		l.fail(frame.CondMessageSizeExceeded, err.Error())
+	case errors.Is(err, frame.ErrTooManyPending):
+		l.s.c.fail(frame.CondResourceLimitExceeded, err.Error())
+	default:
+		l.fail(frame.CondInvalidField, err.Error())
+	}
+}
+
+// Dispose sends the disposition of delivery id (part 2 §2.7.6): its
+// state (an outcome such as Accepted, or none) and, when settle is set,
+// its settlement. On a receiver in settle mode second, settlement waits
+// for the sender's: the state goes out unsettled, and OnDisposition
+// reports the sender settling. Dispositions of consecutive deliveries
+// with the same simple state go out as one range.
+func (l *Link) Dispose(id uint32, state frame.DeliveryState, settle bool) error {
+	if l.ended || l.detachSent || l.s.endSent || l.s.c.closeSent {
+		return ErrState
+	}
+	s := l.s
+	if id == l.cur {
+		l.disposed = true
+	}
+	role := frame.RoleReceiver
+	r := &s.incoming
+	if l.sender {
+		role, r = frame.RoleSender, &s.outgoing
+	}
+	if i := r.find(id); i >= 0 && r.at(i).link == l {
+		if settle && !(l.rcvMode == frame.RcvSecond && !l.sender) {
+			r.at(i).free = true
+			r.trim()
+		}
+	}
+	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
+		settle = false
+	}
+	s.c.addDisp(s.local, role, id, settle, state)
+	return nil
+}
+
+// Settle settles delivery id with no new state.
+func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryState{}, true) }
+
+// Send sends a message on a sending link (part 2 §2.6.12): payload is its
+// encoded sections, tag the delivery-tag (nil: the delivery-id's 4
+// bytes), settled whether it goes presettled. It returns the
+// delivery-id. The payload is copied once, into the output, split into
+// transfers that fit the peer's max-frame-size; frames beyond the peer's
+// session window wait in the link (a second copy of those bytes) and go
+// out when it reopens, and until then Send reports ErrBusy.
+//
+// Send fails, changing nothing, with ErrNoCredit, ErrNoWindow,
+// ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
+// ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
+func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
+	s := l.s
+	c := s.c
+	switch {
+	case !l.sender || !l.attached() || s.endSent || s.ended || c.closeSent || c.finished:
+		return 0, ErrState
+	case l.pend.on:
+		return 0, ErrBusy
+	case l.credit == 0:
+		return 0, ErrNoCredit
+	case s.remoteIncomingWindow == 0:
+		return 0, ErrNoWindow
+	case c.pending() > c.cfg.MaxOutput:
+		c.full = true
+		return 0, ErrOutputFull
+	case settled && l.sndMode == frame.SndUnsettled, !settled && l.sndMode == frame.SndSettled:
+		return 0, ErrSettleMode
+	case l.peerMaxMessage > 0 && uint64(len(payload)) > l.peerMaxMessage:
+		return 0, ErrMessageSize
+	case len(tag) > 32:
+		return 0, ErrTag
+	}
+	id := s.nextDeliveryID
+	s.nextDeliveryID++
+	l.deliveryCount++
+	l.credit--
+	var idTag [4]byte
+	if tag == nil {
+		binary.BigEndian.PutUint32(idTag[:], id)
+		tag = idTag[:]
+	}
+	if !settled {
+		e := s.outgoing.push(id, l)
+		e.tag = append(e.tag, tag...)
+	} else if s.outgoing.n > 0 {
+		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
+	}
+	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
+		MessageFormat: frame.Some[uint32](0), Settled: settled}
+	n := l.writeTransfer(&t, payload)
+	if n < len(payload) {
+		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
+	}
+	return id, nil
+}
+
+// writeTransfer writes transfers of t carrying payload, each within the
+// peer's max-frame-size, while the peer's session window lasts; it
+// returns how much of payload went out.
+func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
+	s := l.s
+	c := s.c
+	maxFrame := int(c.peerMaxFrame)
+	sent := 0
+	if s.outgoingWindow < 1<<30 {
+		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
+	}
+	for {
+		start := c.begin(s.local)
+		t.More = false
+		c.out = frame.AppendTransfer(c.out, *t)
+		room := maxFrame - (len(c.out) - start)
+		if len(payload)-sent > room {
+			c.out = c.out[:start+8]
+			t.More = true
+			c.out = frame.AppendTransfer(c.out, *t)
+			room = maxFrame - (len(c.out) - start)
+		}
+		k := min(room, len(payload)-sent)
+		c.out = append(c.out, payload[sent:sent+k]...)
+		c.end(start)
+		sent += k
+		s.nextOutgoingID++
+		s.outgoingWindow--
+		s.remoteIncomingWindow--
+		if !t.More {
+			return sent
+		}
+		// continuation frames carry the handle and more only
+		*t = frame.Transfer{Handle: t.Handle}
+		if s.remoteIncomingWindow == 0 {
+			return sent
+		}
+	}
+}
+
+// resume sends what the session window held back of the link's delivery.
+func (l *Link) resume() {
+	p := &l.pend
+	if p.abort {
+		// The aborted transfer, like any, takes a place in the window.
+		c := l.s.c
+		start := c.begin(l.s.local)
+		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
+		c.end(start)
+		l.s.nextOutgoingID++
+		l.s.outgoingWindow--
+		l.s.remoteIncomingWindow--
+		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
+		return
+	}
+	t := frame.Transfer{Handle: l.local}
+	n := l.writeTransfer(&t, p.buf[p.off:])
+	p.off += n
+	if p.off == len(p.buf) {
+		p.on, p.off, p.buf = false, 0, p.buf[:0]
+	}
+}
+
+// Abort aborts the link's delivery still waiting for the session window
+// (part 2 §2.6.12): a transfer with aborted set ends it, at once or when
+// the window reopens (Send reports ErrBusy until then).
+func (l *Link) Abort() error {
+	if !l.pend.on || l.detachSent || l.ended {
+		return ErrState
+	}
+	l.pend.abort = true
+	if l.s.remoteIncomingWindow > 0 {
+		l.resume()
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+)
+
+// cert makes a certificate for cn signed by parent (self-signed when
+// parent is nil).
+func cert(t *testing.T, cn string, parent *tls.Certificate, ca bool) tls.Certificate {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: ca, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	signer, signKey := tmpl, any(key)
+	if parent != nil {
+		signer, signKey = parent.Leaf, parent.PrivateKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+type idHandler struct {
+	NopHandler
+	ids chan string
+}
+
+func (h *idHandler) OnConnectionOpen(c *Conn) { h.ids <- c.Identity() }
+
+// TLS by wrapping the connection, and SASL EXTERNAL naming the client by
+// its certificate.
+func TestTLSExternal(t *testing.T) {
+	ca := cert(t, "ca", nil, true)
+	srvCert := cert(t, "server", &ca, false)
+	cliCert := cert(t, "client-7", &ca, false)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Leaf)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &idHandler{ids: make(chan string, 1)}
+	srv := &Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert}}
+	go srv.Serve(ln)
+	defer srv.Close()
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{Mechanism: "EXTERNAL"},
+		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliCert}, ServerName: "127.0.0.1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-h.ids:
+		if id != "client-7" {
+			t.Fatalf("identity %q", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("timeout")
+	}
+	d.Close()
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type closeSeen struct {
+	NopHandler
+	err chan *Error
+}
+
+func (h *closeSeen) OnConnectionClose(c *Conn, e *Error) { h.err <- e }
+
+// Shutdown closes live connections with amqp:connection:forced and waits.
+func TestServerShutdown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := &idHandler{ids: make(chan string, 1)}
+	srv := &Server{Handler: opened}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	h := &closeSeen{err: make(chan *Error, 1)}
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-opened.ids
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e := <-h.err; e == nil || !e.Remote || e.Condition != "amqp:connection:forced" {
+		t.Fatalf("client saw %v", e)
+	}
+	d.Wait()
+	if err := <-served; err != ErrServerClosed {
+		t.Fatal(err)
+	}
+}
