@@ -70,8 +70,8 @@ func BenchmarkSpy(b *testing.B) {
 
 	addrs := map[string]string{"direct": target, "nop": nopAddr, "spy": spyAddr}
 	order := []string{"direct", "nop", "spy"}
-	rates := map[string][]float64{}         // by round
-	rtts := map[string][]time.Duration{}    // every round trip
+	rates := map[string][]float64{}          // by round
+	rtts := map[string][]time.Duration{}     // every round trip
 	roundRTT := map[string][]time.Duration{} // each round's median
 	b.ResetTimer()
 	for i := range b.N {
