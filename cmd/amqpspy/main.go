@@ -77,7 +77,10 @@
 // queues hand the chunks of both directions back in the order they were
 // read. The printer and the recorder do not wake for each chunk: they
 // look every 2 ms while chunks come (backing off to 100 ms when none do).
-// The printer is paced: while chunks wait, it rests nine times as long as
+// The printer waits for a pause in the traffic (2 ms without a chunk)
+// before it prints what came, unless what waits is 100 ms old or fills
+// half the queue, so that its work falls between bursts rather than in
+// them (times are those the chunks were read at). It is paced: while chunks wait, it rests nine times as long as
 // it worked on the last batch (of at most 256 KiB), so it takes at most a
 // tenth of a core and the CPU goes to forwarding and to the programs on
 // either side; a burst is printed in the quiet after it. (A lower thread

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"io"
@@ -174,6 +173,7 @@ func (s *spy) handle(id int, client net.Conn) {
 	}
 	if !s.quiet {
 		printQ = newQueue(s.buffer)
+		printQ.waitPause = true
 	}
 	done.Add(1)
 	go func() {
@@ -361,8 +361,18 @@ type queue struct {
 	closed   bool
 	wake     chan struct{}
 	idle     time.Duration // the consumer's current polling interval
-	debt     time.Duration // the rest the consumer owes before it takes more
+	// slab is where the copies of chunks are made, one after the other: an
+	// allocation for every slabSize bytes rather than for every chunk (a
+	// slab is freed once none of its chunks is queued)
+	slab []byte
+	last time.Time // when the last chunk queued was read
+	// waitPause: chunks are handed out in the pauses of the traffic (see take)
+	waitPause bool
+	debt      time.Duration // the rest the consumer owes before it takes more
 }
+
+// slabSize is the size of the slabs chunks are copied into.
+const slabSize = 256 << 10
 
 // noChunk marks a direction with no chunk between read and push.
 const noChunk = math.MaxUint64
@@ -404,7 +414,13 @@ func (q *queue) push(dir int, seq uint64, t time.Time, b []byte) {
 		wake = q.lost[dir] == 0
 		q.lost[dir] += int64(len(b))
 	} else {
-		q.items = append(q.items, chunk{dir, seq, t, bytes.Clone(b)})
+		if cap(q.slab)-len(q.slab) < len(b) {
+			q.slab = make([]byte, 0, max(slabSize, len(b)))
+		}
+		start := len(q.slab)
+		q.slab = append(q.slab, b...)
+		q.items = append(q.items, chunk{dir, seq, t, q.slab[start:len(q.slab):len(q.slab)]})
+		q.last = t
 		wake = q.size < q.max/2 && q.size+len(b) >= q.max/2
 		q.size += len(b)
 	}
@@ -448,6 +464,14 @@ func (q *queue) take() ([]chunk, [2]int64, bool) {
 		q.mu.Lock()
 		slices.SortFunc(q.items, func(a, b chunk) int { return cmp.Compare(a.seq, b.seq) })
 		limit := min(q.inflight[0], q.inflight[1])
+		if q.waitPause && !q.closed && len(q.items) > 0 && q.size < q.max/2 &&
+			time.Since(q.last) < quiet && time.Since(q.items[0].t) < maxLag {
+			// Traffic is flowing: its chunks wait for a pause (or until
+			// the oldest has waited maxLag, or the queue is half full),
+			// so that the consumer's work falls between bursts rather
+			// than in them.
+			limit, q.idle = 0, 0
+		}
 		n, size := 0, 0
 		for n < len(q.items) && q.items[n].seq < limit && (n == 0 || size+len(q.items[n].b) <= maxBatch) {
 			size += len(q.items[n].b)
@@ -497,6 +521,13 @@ const maxBatch = 256 << 10
 
 // maxRest bounds a consumer's rest.
 const maxRest = 100 * time.Millisecond
+
+// The printer's chunks wait for a pause of quiet in the traffic, at most
+// maxLag (see take).
+const (
+	quiet  = 2 * time.Millisecond
+	maxLag = 100 * time.Millisecond
+)
 
 // The consumer's polling interval, while chunks come and when none do.
 const (
