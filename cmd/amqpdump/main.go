@@ -8,11 +8,15 @@
 //
 // Usage:
 //
-//	amqpdump [-x] [-o] [-frames | -pcap [-port N]] [-json] [-limit N] [file]
+//	amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]
+//	         [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]
 //
 // The input is the file named, or standard input when there is none or it
-// is "-". By default it holds encoded values one after another (a message
-// is its sections one after another), printed in order.
+// is "-". It is read as it comes (a pipe, a capture being written): memory
+// holds the deliveries in flight, the frame being read and the TCP
+// segments waiting for a hole to fill, never the whole input. By default
+// it holds encoded values one after another (a message is its sections
+// one after another), printed in order.
 //
 //	-x       the input is hex text: ASCII white space between digits is
 //	         ignored, and so is text from "#" to the end of a line
@@ -20,12 +24,38 @@
 //	-frames  the input is one direction of an AMQP connection (part 2 §2.2,
 //	         §2.3): protocol headers and frames
 //	-pcap    the input is a packet capture (pcap or pcapng, as tcpdump and
-//	         Wireshark write it): every TCP connection to or from -port is
-//	         reassembled and both its directions printed as with -frames,
-//	         interleaved in capture order
+//	         Wireshark write it, or amqpspy -record): every TCP connection
+//	         to or from -port is reassembled and both its directions
+//	         printed as with -frames, interleaved in capture order
 //	-port N  the AMQP port of -pcap (default 5672)
-//	-json    print one JSON object per value (or per frame) instead of text
+//	-time    with -pcap, begin each frame's line with the time of the
+//	         packet that completed it: abs (UTC, microseconds), rel (the
+//	         seconds since the frame printed before it on the connection),
+//	         or abs,rel
+//	-json    print one JSON object per value (or per frame) instead of
+//	         text, each value with its AMQP type (see JSON below)
+//	-plain   with -json, values as plain JSON, without their types
 //	-limit N stop after printing N bytes (default 256 MiB; 0: no limit)
+//	-max-message N  the largest message joined from transfers (default
+//	         256 MiB): a larger delivery is reported and dropped
+//
+// Filters, with -frames and -pcap, choose the frames printed; every frame
+// is still read, so that links are known by the names their attach gave
+// them and deliveries are joined whole. A frame is printed when it passes
+// every filter given:
+//
+//	-only names   these performatives, by name, comma-separated
+//	              (transfer,disposition), and "header" (protocol headers)
+//	              and "heartbeat" (empty frames)
+//	-channel N    the frames on channel N
+//	-handle N     the attach, flow, transfer and detach frames of the
+//	              links with handle N, and the dispositions of their
+//	              deliveries
+//	-link name    the same, for the links attached with that name
+//	-delivery N   the transfers of delivery N and the dispositions whose
+//	              range holds it
+//	-summary      instead of the frames, a summary of each connection,
+//	              session and link (below)
 //
 // # Output
 //
@@ -64,14 +94,75 @@
 // With -pcap, every line of a connection's direction begins with the
 // connection's number and ">" (client to server) or "<" (server to
 // client): "c1 > frame 2 at 48: …". A line "c1: client A, server B" opens
-// each connection.
+// each connection. With -time abs,rel a frame's line reads
 //
-// With -json, each protocol header, frame, fault and incomplete delivery
-// is one JSON object on a line (without -frames, each value is
-// {"offset":N,"value":…}); a transfer that completes a delivery carries
-// its "message" with its sections. With -pcap, each object also has
-// "conn" and "from" ("client" or "server"). The mapping of AMQP values to
-// JSON is documented in package cmd/internal/dump.
+//	c1 > 2023-11-14T22:13:22.523240Z +2.508745 frame 8 at 513: …
+//
+// # Summary
+//
+// -summary prints, when a connection ends, its frames and bytes (per
+// direction) and how long it lasted, then each session (its channel in
+// each direction: sessions are paired by begin's remote-channel) with its
+// frames, bytes and deliveries, then each link (paired by name) with its
+// handles, which side sends, the settle modes of its attaches, its
+// deliveries, transfers and payload bytes, how many the sender settled
+// itself and how many were aborted or are left unsettled, the outcomes
+// (accepted, rejected, released, modified, received) the receiver's
+// dispositions (or the sender's transfers) gave, its credit stalls (how
+// often the receiver had to grant credit after the sender had used it
+// all, and for how long the sender waited), and the time from each
+// delivery's last transfer to the first disposition that settles it or
+// gives its outcome: median and maximum (times need -pcap; the median is
+// of the last 65,536). A session follows at most 4096 unsettled
+// deliveries per direction; those beyond are counted but not timed.
+//
+// # JSON
+//
+// One object a line: a protocol header ({"offset","header","protocol",
+// "id","version"}), a frame ({"frame","offset","size","doff","type",
+// "channel","performative","fields"}; "heartbeat" for an empty frame;
+// "payload" and "delivery" for a transfer, and "message" for the
+// transfer that completes a delivery), a fault ({"offset","error"}), a
+// delivery left incomplete ({"incomplete":{…}}) or a summary
+// ({"summary":{"frames","bytes","seconds","sessions":[{"channels",
+// "frames","bytes","deliveries","links":[{"name","handles","sender",
+// "snd-settle-mode","rcv-settle-mode","frames","transfers","deliveries",
+// "settled-by-sender","aborted","unsettled","bytes","outcomes",
+// "credit-stalls","stalled-seconds","transfer-to-disposition":{"count",
+// "median","max"}}]}]}}; pairs are [client, server]). Without -frames,
+// each value is {"offset":N,"value":V}. With -pcap, each object also has
+// "conn" and "from" ("client" or "server"), and a frame's object "time"
+// (RFC 3339, UTC) and "delta" (seconds since the frame printed before it
+// on the connection; absent on the first). A message is {"bytes",
+// "frames":[first,last],"sections":[{"offset","section","value"}]}.
+//
+// A value V keeps its AMQP type:
+//
+//	{"type":"uint","value":7}                    any primitive
+//	{"type":"symbol","value":"queue"}            strings and symbols as JSON strings
+//	{"type":"ubyte","value":2,"name":"mixed"}    a field of an enumerated type: its name
+//	{"type":"list","value":[V,…]}
+//	{"type":"map","value":[[K,V],…]}             keys of any type, typed
+//	{"type":"array","of":"int","value":[1,2]}    elements bare: their type is "of"'s
+//	{"type":"array","of":"list","value":[[V,…]]} (a list's or map's own values typed;
+//	                                             an array in an array keeps its type)
+//	{"type":"array","of":"described","descriptor":D,"value-type":"list","value":[…]}
+//	{"type":"described","descriptor":D,"value":V}
+//	{"type":"described","descriptor":"amqp:source:list","fields":{"address":V,…}}
+//
+// D is the name of a descriptor the spec defines ("amqp:source:list"),
+// else the descriptor as a V. A described list whose fields the spec
+// names, and a performative's or section's "fields", are objects of
+// their fields by name (fields past the named ones by index). Values:
+// null, booleans and numbers as themselves (floats: NaN and infinities as
+// strings), timestamps as milliseconds since the epoch, uuids and chars as
+// strings, binaries as hex, decimals as "0x" and hex, strings and symbols
+// with bytes that are not UTF-8 as U+FFFD. -plain drops the types: every
+// value is its JSON value, lists and arrays arrays, maps objects (a key
+// that is not a string or symbol is its JSON text, a compound key its
+// encoding in hex), described lists of named fields objects with
+// "descriptor", other described values {"descriptor","value"}, and
+// enumerated fields their names.
 //
 // # Bad input
 //
@@ -110,8 +201,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/amqpsax/amqpsax/cmd/internal/capture"
 	"github.com/amqpsax/amqpsax/cmd/internal/dump"
@@ -122,8 +215,17 @@ import (
 const defaultLimit = 256 << 20
 
 func main() {
+	// The garbage collector keeps the heap near this (a soft limit: a
+	// larger delivery in flight still fits). amqpdump's live heap is a few
+	// MiB whatever the input's size; without it, the heap's peak drifts up
+	// with the number of collections a long input takes.
+	debug.SetMemoryLimit(softMemoryLimit)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// softMemoryLimit is the heap amqpdump asks the garbage collector to
+// keep to.
+const softMemoryLimit = 24 << 20
 
 // run is amqpdump with its arguments (without the program name) and
 // standard streams; it returns the exit status.
@@ -135,10 +237,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	frames := fs.Bool("frames", false, "the input is an AMQP connection byte stream: protocol headers and frames")
 	pcap := fs.Bool("pcap", false, "the input is a pcap or pcapng capture: print the AMQP connections on -port")
 	port := fs.Uint("port", 5672, "the AMQP port of -pcap")
-	jsonOut := fs.Bool("json", false, "print one JSON object per value or frame")
+	jsonOut := fs.Bool("json", false, "print one JSON object per value or frame, values with their AMQP types")
+	plain := fs.Bool("plain", false, "with -json: values as plain JSON, without their AMQP types")
 	limit := fs.Int64("limit", defaultLimit, "stop after printing this many bytes (0: no limit)")
+	timeMode := fs.String("time", "", "with -pcap, begin each frame's line with its time: abs, rel or abs,rel")
+	summary := fs.Bool("summary", false, "with -frames or -pcap, print a summary per connection, session and link instead of the frames")
+	maxMessage := fs.Int("max-message", defaultMaxMessage, "the largest message joined from transfers")
+	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N]] [-json] [-limit N] [file]")
+		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]\n"+
+			"                [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -147,41 +255,68 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 1 || *frames && *pcap || *port > 65535 || *limit < 0 {
+	tm, terr := dump.ParseTime(*timeMode)
+	streams := *frames || *pcap
+	if fs.NArg() > 1 || *frames && *pcap || *port > 65535 || *limit < 0 || *maxMessage <= 0 || terr != nil ||
+		tm != 0 && !*pcap || *plain && !*jsonOut || (*filterSet || *summary) && !streams {
+		if terr != nil {
+			fmt.Fprintln(stderr, "amqpdump:", terr)
+		}
 		fs.Usage()
 		return 2
 	}
 
-	data, err := readInput(fs.Arg(0), stdin)
-	if err == nil && *hexIn {
-		data, err = decodeHex(data)
-	}
-	if err == nil && !*frames && !*pcap {
-		err = refuse(data)
-	}
+	in, size, closeIn, err := openInput(fs.Arg(0), stdin)
 	if err != nil {
 		report(stderr, err)
 		return 1
 	}
+	defer closeIn()
+	var r io.Reader = in
+	if *hexIn {
+		r, size = newHexReader(in), size/2
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if !streams {
+		head, _ := br.Peek(8)
+		if err := refuse(head); err != nil {
+			report(stderr, err)
+			return 1
+		}
+	}
 
 	out := dump.NewOut(stdout)
-	out.Limit, out.Offsets, out.Width = *limit, *offsets, len(strconv.Itoa(len(data)))
+	out.Limit, out.Offsets, out.Width = *limit, *offsets, len(strconv.FormatInt(max(size, 1), 10))
 	faults := 0
-	opts := dump.Options{JSON: *jsonOut, MaxMessageSize: max(len(data), 1), OnFault: func(err error) {
+	opts := dump.Options{JSON: *jsonOut, Plain: *plain, MaxMessageSize: *maxMessage, Time: tm, OnFault: func(err error) {
 		// Faults go to standard error as they are met, after the output
 		// that precedes them.
 		faults++
 		out.Flush()
 		report(stderr, err)
 	}}
+	if *filterSet {
+		opts.Filter = filter
+	}
+	if *summary {
+		opts.Filter = &dump.Filter{Only: []string{}} // nothing: the summary only
+	}
 	switch {
 	case *pcap:
-		h := &captured{out: out, opts: opts, streams: map[int]*[2]*dump.Stream{}}
-		err = capture.Read(bytes.NewReader(data), uint16(*port), h)
+		h := &captured{out: out, opts: opts, summary: *summary, streams: map[int]*[2]*dump.Stream{}}
+		err = capture.Read(br, uint16(*port), h)
 	case *frames:
-		dump.NewStream(out, opts).WriteAll(data)
+		s := dump.NewStream(out, opts)
+		s.Conn().Sides = [2]string{"stream", "other side"}
+		err = feed(s, br)
+		if err == nil {
+			s.Close()
+			if *summary {
+				s.Conn().Summary(out, *jsonOut, "", "")
+			}
+		}
 	default:
-		err = dump.NewValues(out, opts).Print(data)
+		err = dump.NewValues(out, opts).PrintFrom(br)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -196,16 +331,47 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readInput reads the file named, or r when name is "" or "-".
-func readInput(name string, r io.Reader) ([]byte, error) {
-	if name != "" && name != "-" {
-		return os.ReadFile(name)
+// defaultMaxMessage is the default of -max-message.
+const defaultMaxMessage = 256 << 20
+
+// feed writes what r holds to s as it is read.
+func feed(s *dump.Stream, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		s.Write(buf[:n])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return io.ReadAll(bufio.NewReader(r))
+}
+
+// openInput opens the file named, or returns r when name is "" or "-";
+// size is the file's size, or 0 when it is not known.
+func openInput(name string, r io.Reader) (in io.Reader, size int64, closeIn func(), err error) {
+	if name == "" || name == "-" {
+		if f, ok := r.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = fi.Size()
+			}
+		}
+		return r, size, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return f, size, func() { f.Close() }, nil
 }
 
 // refuse returns an error for input that is plainly not encoded values:
-// a connection byte stream or a capture.
+// a connection byte stream or a capture. head is its first bytes.
 func refuse(data []byte) error {
 	if capture.IsCapture(data) {
 		return errors.New("the input is a packet capture: read it with -pcap")
@@ -233,19 +399,25 @@ func report(w io.Writer, err error) {
 type captured struct {
 	out     *dump.Out
 	opts    dump.Options
+	summary bool
 	streams map[int]*[2]*dump.Stream // [0] from the client, [1] from the server
 }
 
 func (c *captured) Open(conn int, client, server string) {
 	id := strconv.Itoa(conn)
 	var s [2]*dump.Stream
+	cs := dump.NewConn()
 	for i, dir := range [2]string{" > ", " < "} {
 		o := c.opts
+		o.Conn, o.Dir = cs, i
 		o.Prefix = "c" + id + dir
 		o.Tag = `"conn":` + id + `,"from":"` + [2]string{"client", "server"}[i] + `",`
 		s[i] = dump.NewStream(c.out, o)
 	}
 	c.streams[conn] = &s
+	if c.summary {
+		return
+	}
 	if c.opts.JSON {
 		c.out.Object(`"conn":` + id + `,"client":"` + client + `","server":"` + server + `"`)
 	} else {
@@ -261,7 +433,9 @@ func (c *captured) stream(conn int, fromClient bool) *dump.Stream {
 	return s[1]
 }
 
-func (c *captured) Data(conn int, fromClient bool, b []byte) { c.stream(conn, fromClient).Write(b) }
+func (c *captured) Data(conn int, fromClient bool, b []byte, seen time.Time) {
+	c.stream(conn, fromClient).WriteAt(b, seen)
+}
 
 func (c *captured) Gap(conn int, fromClient bool, n int) { c.stream(conn, fromClient).Lost(n) }
 
@@ -269,5 +443,9 @@ func (c *captured) Close(conn int) {
 	s := c.streams[conn]
 	s[0].Close()
 	s[1].Close()
+	if c.summary {
+		id := strconv.Itoa(conn)
+		s[0].Conn().Summary(c.out, c.opts.JSON, `"conn":`+id+",", "c"+id)
+	}
 	delete(c.streams, conn)
 }

@@ -53,6 +53,20 @@ var goldenCases = []struct {
 	{"pcap", []string{"-pcap", "testdata/amqpdump/proton.pcap"}, ""},
 	{"zero-width", []string{"-x", "testdata/amqpdump/zero-width.hex"}, ""},
 	{"empty-arrays", []string{"-x", "testdata/amqpdump/empty-arrays.hex"}, ""},
+	// Times (the capture's are known), filters, summaries, JSON.
+	{"pcap-time", []string{"-pcap", "-time", "abs,rel", "-only", "header,open,begin,attach,transfer,disposition,close,heartbeat", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-time-rel-json", []string{"-pcap", "-json", "-time", "rel", "-only", "detach,end,close", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-only", []string{"-pcap", "-only", "transfer,disposition", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-link", []string{"-pcap", "-time", "rel", "-link", "amqpsax-receiver", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-handle-channel", []string{"-pcap", "-handle", "0", "-channel", "1", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-delivery", []string{"-pcap", "-delivery", "2", "-only", "transfer,disposition", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-summary", []string{"-pcap", "-summary", "testdata/amqpdump/proton.pcap"}, ""},
+	{"pcap-summary-json", []string{"-pcap", "-summary", "-json", "testdata/amqpdump/proton.pcap"}, ""},
+	{"frames-summary", []string{"-frames", "-summary", "testdata/proton/conn-client.bin"}, ""},
+	{"frames-client-plain-json", []string{"-frames", "-json", "-plain", "testdata/proton/conn-client.bin"}, ""},
+	{"bodies-json", []string{"-x", "-json", "testdata/amqpdump/bodies.hex"}, ""},
+	{"frames-bad-json", []string{"-frames", "-x", "-json", "testdata/amqpdump/bad-frames.hex"}, ""},
+	{"bad-code-json", []string{"-x", "-json", "testdata/amqpdump/bad-code.hex"}, ""},
 }
 
 // result is one run of amqpdump.

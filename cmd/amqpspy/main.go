@@ -7,7 +7,9 @@
 //
 // Usage:
 //
-//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]
+//	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N]
+//	        [-buffer N] [-max-frame N] [-time abs,rel] [-only names] [-channel N] [-handle N]
+//	        [-link name] [-delivery N] [-summary]
 //
 //	-listen addr  the address to listen on (default 127.0.0.1:5673); with
 //	              port 0 the system picks one. amqpspy says on standard
@@ -19,9 +21,14 @@
 //	              forwarded, to dir/conn-N-client.bin (what the client
 //	              sent) and dir/conn-N-server.bin (what the server sent),
 //	              N counting connections from 1: a corpus that amqpdump
-//	              -frames reads back. A recording that could not keep up
-//	              (see -buffer) gets ".incomplete" added to its names.
-//	-json         print one JSON object per line (as amqpdump -json does)
+//	              -frames reads back; and both, each chunk stamped with the
+//	              time it was read, as a capture dir/conn-N.pcap (TCP
+//	              headers made up around them, between the client's and the
+//	              server's addresses) that amqpdump -pcap -time reads back,
+//	              with -port the target's port. A recording that could not
+//	              keep up (see -buffer) gets ".incomplete" added to its names.
+//	-json         print one JSON object per line (as amqpdump -json does,
+//	              values with their AMQP types; -plain without)
 //	-o            begin every line with the offset of its value in its
 //	              direction's stream
 //	-q            print only the lines about connections (with -record:
@@ -33,6 +40,14 @@
 //	-max-frame N  frames larger than N bytes are forwarded, and said to be
 //	              too large, but not printed (default 64 MiB); a message
 //	              joined from transfers may be up to 64 MiB
+//	-time         begin each frame's line with the wall-clock time its last
+//	              bytes were read: abs, rel (seconds since the frame printed
+//	              before it on the connection) or abs,rel; JSON objects
+//	              always carry "time" and "delta"
+//	-only, -channel, -handle, -link, -delivery, -summary
+//	              filters and summaries, as amqpdump's: the frames left out
+//	              are still read; -summary prints each connection's
+//	              sessions and links when it closes, instead of its frames
 //
 // # Output
 //
@@ -56,14 +71,29 @@
 //
 // The bytes are forwarded as they are read, unchanged, whatever they
 // hold: amqpspy never waits for its printer or recorder, and a fault in
-// what it decodes does not stop the forwarding. Each chunk read is copied
-// into a queue that one goroutine per connection decodes and prints; the
-// queue holds at most -buffer bytes, and when the printer falls behind
-// (a slow terminal, a huge message), what does not fit is forwarded but
-// not printed, and amqpspy says so: a byte stream with a hole cannot be
-// split into frames, so that direction is not printed any more. Recording
-// works the same way, from its own queue. When a side closes its half of
-// the connection, amqpspy closes the same half towards the other side.
+// what it decodes does not stop the forwarding. Each chunk read is stamped
+// with the time, forwarded, and then copied into a queue (one per
+// connection for the printer, one for the recorder) without waiting: the
+// queues hand the chunks of both directions back in the order they were
+// read. The printer and the recorder do not wake for each chunk: they
+// look every 2 ms while chunks come (backing off to 100 ms when none do).
+// The printer waits for a pause in the traffic (2 ms without a chunk)
+// before it prints what came, unless what waits is 100 ms old or fills
+// half the queue, so that its work falls between bursts rather than in
+// them (times are those the chunks were read at). It is paced: while chunks wait, it rests nine times as long as
+// it worked on the last batch (of at most 256 KiB), so it takes at most a
+// tenth of a core and the CPU goes to forwarding and to the programs on
+// either side; a burst is printed in the quiet after it. (A lower thread
+// priority would not do: a garbage collection waits for every thread,
+// the starved one too.) Falling behind is buffered: a queue holds at most
+// -buffer bytes, and what comes
+// while it is full is forwarded but not printed, counted, and reported
+// when the connection closes ("the printer fell behind: N bytes from the
+// client and M from the server were forwarded but not printed"); a byte
+// stream with a hole cannot be split into frames, so that direction is
+// not printed any more. Recording works the same way, from its own queue.
+// When a side closes its half of the connection, amqpspy closes the same
+// half towards the other side.
 //
 // amqpspy exits on SIGINT or SIGTERM after closing the connections it is
 // proxying and the files it is recording; it exits with status 2 on bad
@@ -79,6 +109,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 )
 
 func main() {
@@ -101,8 +133,13 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 	maxConns := fs.Int("n", 0, "serve this many connections, then exit (0: until interrupted)")
 	buffer := fs.Int("buffer", 16<<20, "bytes a connection may hold for printing, and for recording")
 	maxFrame := fs.Uint("max-frame", defaultMaxFrame, "frames larger than this are not printed")
+	plain := fs.Bool("plain", false, "with -json: values as plain JSON, without their AMQP types")
+	timeMode := fs.String("time", "", "begin each frame's line with the time it arrived: abs, rel or abs,rel")
+	summary := fs.Bool("summary", false, "print a summary per connection, session and link when a connection closes, instead of the frames")
+	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json] [-o] [-q] [-n N] [-buffer N] [-max-frame N]")
+		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N] [-buffer N] [-max-frame N]\n"+
+			"               [-time abs,rel] [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +148,11 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 || *maxFrame < 8 || *maxFrame > math.MaxUint32 {
+	tm, terr := dump.ParseTime(*timeMode)
+	if fs.NArg() > 0 || *buffer <= 0 || *maxConns < 0 || *maxFrame < 8 || *maxFrame > math.MaxUint32 || terr != nil || *plain && !*jsonOut {
+		if terr != nil {
+			fmt.Fprintln(stderr, "amqpspy:", terr)
+		}
 		fs.Usage()
 		return 2
 	}
@@ -133,7 +174,10 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		out = f
 	}
 	s := &spy{target: *target, out: &lockedWriter{w: out}, quiet: *quiet, json: *jsonOut, offsets: *offsets,
-		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame)}
+		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame), plain: *plain, time: tm, summary: *summary}
+	if *filterSet {
+		s.filter = filter
+	}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

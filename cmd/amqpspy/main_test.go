@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,8 @@ import (
 
 	amqp "github.com/Azure/go-amqp"
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/cmd/internal/capture"
+	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/assert"
@@ -527,4 +531,99 @@ func TestRun(t *testing.T) {
 	got, err := os.ReadFile(outPath)
 	require.NoError(t, err)
 	assert.Regexp(t, `^c1: client 127\.0\.0\.1:\d+: cannot connect to `+refused+`: .*refused\n$`, string(got))
+}
+
+// pcapStreams reads a capture with package capture: the bytes of each
+// direction of its one connection and the times they were stamped with.
+type pcapStreams struct {
+	data  [2]bytes.Buffer
+	times []time.Time
+	conns int
+}
+
+func (p *pcapStreams) Open(int, string, string) { p.conns++ }
+func (p *pcapStreams) Data(_ int, fromClient bool, b []byte, t time.Time) {
+	dir := fromServer
+	if fromClient {
+		dir = clientSide
+	}
+	p.data[dir].Write(b)
+	p.times = append(p.times, t)
+}
+func (p *pcapStreams) Gap(int, bool, int) { panic("gap") }
+func (p *pcapStreams) Close(int)          {}
+
+// clientSide is fromClient, which the handler's parameter shadows.
+const clientSide = fromClient
+
+// TestSpyTimesAndPcap: with -time every frame's line begins with the wall
+// clock time it arrived and the seconds since the frame before it; with
+// -record the connection is also written as a capture, which carries both
+// streams byte for byte, stamped with times in the run's window, in
+// order; -summary prints the connection's links instead of the frames.
+func TestSpyTimesAndPcap(t *testing.T) {
+	brokerAddr, brokerDone := startBroker(t)
+	var out bytes.Buffer
+	dir := t.TempDir()
+	s := &spy{target: brokerAddr, out: &lockedWriter{w: &out}, buffer: 1 << 20, record: dir, time: dump.TimeAbs | dump.TimeRel}
+	spyAddr, spyDone := startSpy(t, s)
+	start := time.Now()
+	clientSent, _ := runClient(t, spyAddr)
+	_, brokerWrote := brokerDone()
+	spyDone()
+	end := time.Now()
+
+	stamped := regexp.MustCompile(`^c1 [<>] (\S+) ([+-]\d+\.\d{6}) (frame|protocol header) `)
+	n := 0
+	for line := range strings.SplitSeq(out.String(), "\n") {
+		if !strings.HasPrefix(line, "c1 > frame") && !strings.HasPrefix(line, "c1 < frame") {
+			if m := stamped.FindStringSubmatch(line); m != nil {
+				ts, err := time.Parse("2006-01-02T15:04:05.000000Z", m[1])
+				require.NoError(t, err)
+				assert.False(t, ts.Before(start.Truncate(time.Microsecond)) || ts.After(end), line)
+				n++
+			}
+			continue
+		}
+		t.Errorf("a frame without its time: %s", line)
+	}
+	assert.Equal(t, len(items(t, clientSent))+len(items(t, brokerWrote)), n)
+
+	f, err := os.Open(filepath.Join(dir, "conn-1.pcap"))
+	require.NoError(t, err)
+	defer f.Close()
+	var p pcapStreams
+	require.NoError(t, capture.Read(f, uint16(mustPort(t, brokerAddr)), &p))
+	assert.Equal(t, 1, p.conns)
+	sameBytes(t, clientSent, p.data[fromClient].Bytes(), "the capture, from the client")
+	sameBytes(t, brokerWrote, p.data[fromServer].Bytes(), "the capture, from the server")
+	for i, ts := range p.times {
+		assert.False(t, ts.Before(start) || ts.After(end), "time %v", ts)
+		if i > 0 {
+			assert.False(t, ts.Before(p.times[i-1]), "in order")
+		}
+	}
+
+	// -summary, filtered to nothing but the summary.
+	brokerAddr, brokerDone = startBroker(t)
+	out.Reset()
+	s = &spy{target: brokerAddr, out: &lockedWriter{w: &out}, buffer: 1 << 20, summary: true}
+	spyAddr, spyDone = startSpy(t, s)
+	runClient(t, spyAddr)
+	brokerDone()
+	spyDone()
+	text := out.String()
+	assert.NotContains(t, text, "frame ")
+	assert.Regexp(t, `(?m)^summary c1: \d+ frames, `, text)
+	assert.Regexp(t, `(?m)^    link "[^"]+" \(handle 0 from the client, 0 from the server\): client sends; `, text)
+	assert.Regexp(t, `(?m)^      1 delivery in \d+ transfers, 1996 bytes of payload`, text)
+	assert.Regexp(t, `(?m)^      transfer to disposition: median \d+\.\d{6}s, max \d+\.\d{6}s \(1 delivery\)$`, text)
+}
+
+func mustPort(t *testing.T, addr string) int {
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return n
 }

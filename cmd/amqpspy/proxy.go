@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,10 @@ type spy struct {
 	// maxFrame bounds the frames decoded (larger ones are skipped); 0:
 	// defaultMaxFrame.
 	maxFrame uint32
+	plain    bool
+	time     int // dump.Options.Time
+	summary  bool
+	filter   *dump.Filter
 	// dial connects to the target; net.Dialer.Dial by default (tests
 	// replace it).
 	dial func(network, addr string) (net.Conn, error)
@@ -155,7 +160,7 @@ func (s *spy) handle(id int, client net.Conn) {
 		`"client":` + quote(client.RemoteAddr().String()) + `,"server":` + quote(server.RemoteAddr().String())}
 	var rec *recorder
 	if s.record != "" {
-		if rec, err = newRecorder(s.record, id); err != nil {
+		if rec, err = newRecorder(s.record, id, client.RemoteAddr(), server.RemoteAddr(), time.Now()); err != nil {
 			notes = append(notes, "cannot record: "+err.Error(), `"error":`+quote("cannot record: "+err.Error()))
 		} else {
 			recQ = newQueue(s.buffer)
@@ -168,6 +173,7 @@ func (s *spy) handle(id int, client net.Conn) {
 	}
 	if !s.quiet {
 		printQ = newQueue(s.buffer)
+		printQ.waitPause = true
 	}
 	done.Add(1)
 	go func() {
@@ -241,20 +247,24 @@ func quote(s string) string {
 }
 
 // pump forwards what src sends to dst until src ends, and returns how
-// many bytes it forwarded. Each chunk is queued for the printer and the
-// recorder (copied, never waiting) before it is forwarded, so that the
-// printer sees the chunks of both directions in the order they arrived.
-// When src ends, dst's write side is closed (half-close), so dst sees the
-// end too while the other direction goes on.
+// many bytes it forwarded. Each chunk is stamped with the time it was read
+// and forwarded first; then a copy is queued for the printer and the
+// recorder, never waiting: the queues put the chunks of both directions
+// back in the order they were read (see queue). When src ends, dst's
+// write side is closed (half-close), so dst sees the end too while the
+// other direction goes on.
 func pump(src, dst net.Conn, dir int, printQ, recQ *queue) int64 {
 	buf := make([]byte, 32<<10)
 	var total int64
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			printQ.push(dir, buf[:n])
-			recQ.push(dir, buf[:n])
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			t := time.Now()
+			ps, rs := printQ.read(dir), recQ.read(dir)
+			_, werr := dst.Write(buf[:n])
+			printQ.push(dir, ps, t, buf[:n])
+			recQ.push(dir, rs, t, buf[:n])
+			if werr != nil {
 				src.Close()
 				dst.Close()
 				return total
@@ -277,8 +287,14 @@ func pump(src, dst net.Conn, dir int, printQ, recQ *queue) int64 {
 // each direction it could not print because it fell behind.
 func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 	var streams [2]*dump.Stream
+	conn := dump.NewConn()
 	for dir, mark := range [2]string{" > ", " < "} {
 		o := dump.Options{
+			Conn:         conn,
+			Dir:          dir,
+			Time:         s.time,
+			Filter:       s.filter,
+			Plain:        s.plain,
 			JSON:         s.json,
 			MaxFrameSize: cmp.Or(s.maxFrame, defaultMaxFrame),
 			Prefix:       "c" + strconv.Itoa(id) + mark,
@@ -289,13 +305,17 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 				out.Note("error: " + strings.TrimPrefix(err.Error(), "amqpdump: "))
 			}
 		}
+		if s.summary {
+			o.Filter = &dump.Filter{Only: []string{}} // the summary only
+		}
 		streams[dir] = dump.NewStream(out, o)
 	}
 	var stopped [2]bool
 	for {
 		items, qlost, closed := q.take()
+		start := time.Now()
 		for _, it := range items {
-			streams[it.dir].Write(it.b)
+			streams[it.dir].WriteAt(it.b, it.t)
 			q.release(len(it.b))
 		}
 		for dir := range 2 {
@@ -306,9 +326,13 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 			}
 		}
 		out.Flush()
+		q.worked(time.Since(start))
 		if closed && len(items) == 0 {
 			streams[fromClient].Close()
 			streams[fromServer].Close()
+			if s.summary {
+				conn.Summary(out, s.json, `"conn":`+strconv.Itoa(id)+",", "c"+strconv.Itoa(id))
+			}
 			out.Flush()
 			return qlost
 		}
@@ -319,38 +343,93 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 // consumer, holding at most max bytes: a push that does not fit is
 // dropped and counted, and so is everything of that direction after it
 // (a byte stream with a hole cannot be split into frames).
+//
+// A chunk is numbered when it is read (read), before it is forwarded, and
+// queued after (push), so that forwarding does not wait for the copy. The
+// consumer gets the chunks in the order they were read: a chunk is handed
+// out only once the other direction has no chunk read before it still to
+// be pushed.
 type queue struct {
-	mu     sync.Mutex
-	items  []chunk
-	size   int
-	max    int
-	lost   [2]int64
-	seen   [2]int64 // lost, as take last returned it
-	closed bool
-	wake   chan struct{}
+	mu       sync.Mutex
+	items    []chunk // pushed, not yet taken
+	size     int
+	max      int
+	lost     [2]int64
+	seen     [2]int64 // lost, as take last returned it
+	next     uint64
+	inflight [2]uint64 // the number of a chunk read and not yet pushed; noChunk when none
+	closed   bool
+	wake     chan struct{}
+	idle     time.Duration // the consumer's current polling interval
+	// slab is where the copies of chunks are made, one after the other: an
+	// allocation for every slabSize bytes rather than for every chunk (a
+	// slab is freed once none of its chunks is queued)
+	slab []byte
+	last time.Time // when the last chunk queued was read
+	// waitPause: chunks are handed out in the pauses of the traffic (see take)
+	waitPause bool
+	debt      time.Duration // the rest the consumer owes before it takes more
 }
+
+// slabSize is the size of the slabs chunks are copied into.
+const slabSize = 256 << 10
+
+// noChunk marks a direction with no chunk between read and push.
+const noChunk = math.MaxUint64
 
 type chunk struct {
 	dir int
+	seq uint64
+	t   time.Time
 	b   []byte
 }
 
-func newQueue(max int) *queue { return &queue{max: max, wake: make(chan struct{}, 1)} }
+func newQueue(max int) *queue {
+	return &queue{max: max, wake: make(chan struct{}, 1), inflight: [2]uint64{noChunk, noChunk}}
+}
 
-// push queues a copy of b, unless it does not fit. It never waits.
-func (q *queue) push(dir int, b []byte) {
+// read numbers a chunk of direction dir that has just been read.
+func (q *queue) read(dir int) uint64 {
+	if q == nil {
+		return 0
+	}
+	q.mu.Lock()
+	seq := q.next
+	q.next++
+	q.inflight[dir] = seq
+	q.mu.Unlock()
+	return seq
+}
+
+// push queues a copy of b, read at time t and numbered seq, unless it
+// does not fit. It never waits.
+func (q *queue) push(dir int, seq uint64, t time.Time, b []byte) {
 	if q == nil {
 		return
 	}
 	q.mu.Lock()
+	q.inflight[dir] = noChunk
+	wake := false
 	if q.lost[dir] > 0 || q.size+len(b) > q.max {
+		wake = q.lost[dir] == 0
 		q.lost[dir] += int64(len(b))
 	} else {
-		q.items = append(q.items, chunk{dir, bytes.Clone(b)})
+		if cap(q.slab)-len(q.slab) < len(b) {
+			q.slab = make([]byte, 0, max(slabSize, len(b)))
+		}
+		start := len(q.slab)
+		q.slab = append(q.slab, b...)
+		q.items = append(q.items, chunk{dir, seq, t, q.slab[start:len(q.slab):len(q.slab)]})
+		q.last = t
+		wake = q.size < q.max/2 && q.size+len(b) >= q.max/2
 		q.size += len(b)
 	}
 	q.mu.Unlock()
-	q.signal()
+	if wake {
+		// Half full (or a first loss): the consumer is woken at once
+		// rather than at its next poll.
+		q.signal()
+	}
 }
 
 func (q *queue) signal() {
@@ -367,26 +446,94 @@ func (q *queue) close() {
 	}
 	q.mu.Lock()
 	q.closed = true
+	q.inflight = [2]uint64{noChunk, noChunk}
 	q.mu.Unlock()
 	q.signal()
 }
 
 // take waits for chunks, a new loss or the end, and returns the chunks
-// queued so far, the bytes lost so far, and whether the queue is closed.
+// that may be handed out, in the order they were read, the bytes lost so
+// far, and whether the queue is closed and empty.
 func (q *queue) take() ([]chunk, [2]int64, bool) {
+	if q.debt > 0 {
+		// Paced: the consumer rests nine times as long as it worked.
+		time.Sleep(q.debt)
+		q.debt = 0
+	}
 	for {
 		q.mu.Lock()
-		items, lost, closed := q.items, q.lost, q.closed
-		q.items = nil
+		slices.SortFunc(q.items, func(a, b chunk) int { return cmp.Compare(a.seq, b.seq) })
+		limit := min(q.inflight[0], q.inflight[1])
+		if q.waitPause && !q.closed && len(q.items) > 0 && q.size < q.max/2 &&
+			time.Since(q.last) < quiet && time.Since(q.items[0].t) < maxLag {
+			// Traffic is flowing: its chunks wait for a pause (or until
+			// the oldest has waited maxLag, or the queue is half full),
+			// so that the consumer's work falls between bursts rather
+			// than in them.
+			limit, q.idle = 0, 0
+		}
+		n, size := 0, 0
+		for n < len(q.items) && q.items[n].seq < limit && (n == 0 || size+len(q.items[n].b) <= maxBatch) {
+			size += len(q.items[n].b)
+			n++
+		}
+		items := slices.Clone(q.items[:n])
+		q.items = append(q.items[:0], q.items[n:]...)
+		lost, closed := q.lost, q.closed && len(q.items) == 0
 		seen := q.seen
 		q.seen = lost
 		q.mu.Unlock()
 		if len(items) > 0 || closed || lost != seen {
+			q.idle = 0
 			return items, lost, closed
 		}
-		<-q.wake
+		// Poll: forwarding does not wake the consumer for each chunk (a
+		// wake-up on the forwarding path costs more than the forwarding),
+		// it looks every pollMin while chunks come, backing off to
+		// pollMax when none do; push wakes it when the queue is half full.
+		q.idle = min(max(2*q.idle, pollMin), pollMax)
+		t := time.NewTimer(q.idle)
+		select {
+		case <-q.wake:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
+
+// worked tells the queue that its consumer spent d on what it took last:
+// while chunks are left waiting, the consumer then rests for nine times
+// d before it takes more, so that it uses at most a tenth of a core.
+// Printing is then spread over the idle time after a burst; a backlog
+// that grows past the queue's bytes is dropped (and counted).
+func (q *queue) worked(d time.Duration) {
+	q.mu.Lock()
+	backlog := len(q.items) > 0 && !q.closed // once closed, the rest goes at full speed
+	q.mu.Unlock()
+	if backlog {
+		q.debt = min(9*d, maxRest)
+	}
+}
+
+// maxBatch bounds the bytes take hands out at once, so that a batch's
+// work, and the rest it earns, stay short.
+const maxBatch = 256 << 10
+
+// maxRest bounds a consumer's rest.
+const maxRest = 100 * time.Millisecond
+
+// The printer's chunks wait for a pause of quiet in the traffic, at most
+// maxLag (see take).
+const (
+	quiet  = 2 * time.Millisecond
+	maxLag = 100 * time.Millisecond
+)
+
+// The consumer's polling interval, while chunks come and when none do.
+const (
+	pollMin = 2 * time.Millisecond
+	pollMax = 100 * time.Millisecond
+)
 
 // release returns n bytes of the budget, once a chunk taken is done with.
 func (q *queue) release(n int) {
@@ -396,13 +543,15 @@ func (q *queue) release(n int) {
 }
 
 // recorder writes the two byte streams of a connection to files
-// conn-<id>-client.bin and conn-<id>-server.bin.
+// conn-<id>-client.bin and conn-<id>-server.bin, and both, with the time
+// each chunk was read, as a packet capture conn-<id>.pcap (pcap.go).
 type recorder struct {
 	files [2]*os.File
+	pcap  *pcapWriter
 	err   error
 }
 
-func newRecorder(dir string, id int) (*recorder, error) {
+func newRecorder(dir string, id int, client, server net.Addr, t time.Time) (*recorder, error) {
 	r := &recorder{}
 	for i, side := range sides {
 		f, err := os.Create(filepath.Join(dir, "conn-"+strconv.Itoa(id)+"-"+side+".bin"))
@@ -414,6 +563,13 @@ func newRecorder(dir string, id int) (*recorder, error) {
 		}
 		r.files[i] = f
 	}
+	p, err := newPcapWriter(filepath.Join(dir, "conn-"+strconv.Itoa(id)+".pcap"), client, server, t)
+	if err != nil {
+		r.files[0].Close()
+		r.files[1].Close()
+		return nil, err
+	}
+	r.pcap = p
 	return r, nil
 }
 
@@ -424,6 +580,8 @@ func (r *recorder) run(q *queue) {
 		for _, it := range items {
 			if r.err == nil {
 				if _, err := r.files[it.dir].Write(it.b); err != nil {
+					r.err = err
+				} else if err := r.pcap.data(it.dir, it.b, it.t); err != nil {
 					r.err = err
 				}
 			}
@@ -438,9 +596,9 @@ func (r *recorder) run(q *queue) {
 	}
 }
 
-// close closes the files and returns their names. When the recording is
-// incomplete, they are renamed with ".incomplete" added, so that no one
-// takes them for a whole connection.
+// close closes the files and returns the names of the two streams'. When
+// the recording is incomplete, they are renamed with ".incomplete" added,
+// so that no one takes them for a whole connection.
 func (r *recorder) close() ([2]string, error) {
 	var names [2]string
 	for i, f := range r.files {
@@ -449,11 +607,16 @@ func (r *recorder) close() ([2]string, error) {
 			r.err = err
 		}
 	}
+	pname := r.pcap.name
+	if err := r.pcap.close(time.Now()); err != nil && r.err == nil {
+		r.err = err
+	}
 	if r.err != nil {
 		for i := range names {
 			os.Rename(names[i], names[i]+".incomplete")
 			names[i] += ".incomplete"
 		}
+		os.Rename(pname, pname+".incomplete")
 	}
 	return names, r.err
 }

@@ -5,10 +5,10 @@ Run from anywhere, with any Python 3 (no modules beyond the standard library):
 
     python3 testdata/amqpdump/gen_pcap.py
 
-It builds a pcap file (Ethernet, IPv4, TCP; microsecond timestamps) of one
-TCP connection from 10.0.0.1:40000 to 10.0.0.2:5672 whose two directions
-carry the Qpid Proton connection streams testdata/proton/conn-client.bin
-(client to server) and conn-server.bin (server to client), byte for byte.
+It builds a pcap file (Ethernet, IPv4, TCP; microsecond timestamps, known
+and irregular: see main) of one TCP connection from 10.0.0.1:40000 to
+10.0.0.2:5672 whose two directions carry the Qpid Proton connection
+streams testdata/proton/conn-client.bin (client to server) and conn-server.bin (server to client), byte for byte.
 The segments are cut at frame boundaries, inside frames and across them,
 the two directions interleaved; to exercise TCP reassembly, two client
 segments are sent out of order and a server segment is sent twice (a
@@ -114,9 +114,18 @@ def main():
     packets.append((CLIENT, SERVER, c_seq + 1, s_seq + 1, ACK, b""))
 
     out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)  # Ethernet
+    # Known times (the -time goldens): from 1700000000 s, each packet
+    # 250 us to 2 ms after the one before, the 20th 2.5 s after the 19th,
+    # and the last six (the last data segments, then the FINs) 30 s later.
+    t = 1700000000 * 1000000
     for n, p in enumerate(packets):
         frame = packet(*p)
-        sec, usec = 1700000000 + n // 1000, (n % 1000) * 1000
+        t += 250 + (n * 7919) % 1750
+        if n == 19:
+            t += 2500000
+        if n == len(packets) - 6:
+            t += 30000000
+        sec, usec = divmod(t, 1000000)
         out += struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame
     path = os.path.join(HERE, "proton.pcap")
     with open(path, "wb") as f:

@@ -16,6 +16,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
@@ -33,8 +34,9 @@ type Handler interface {
 	Open(conn int, client, server string)
 	// Data is called with the next bytes of one direction of a
 	// connection: from the client when fromClient is set. b is valid only
-	// during the call.
-	Data(conn int, fromClient bool, b []byte)
+	// during the call. seen is the capture's time of the packet that
+	// carried them (of the last one, when reassembly joined several).
+	Data(conn int, fromClient bool, b []byte, seen time.Time)
 	// Gap is called when n bytes of a direction are missing from the
 	// capture (n is -1 when the capture starts after the connection did,
 	// so that how many is not known).
@@ -69,6 +71,10 @@ func IsCapture(b []byte) bool {
 	return false
 }
 
+// MaxBufferedPages bounds the TCP segments held out of order, in pages of
+// about 2 KiB: at most a quarter of them for one connection.
+const MaxBufferedPages = 8192
+
 // ErrNotCapture: the input is neither a pcap nor a pcapng file.
 var ErrNotCapture = errors.New("not a pcap or pcapng capture")
 
@@ -98,6 +104,11 @@ func Read(r io.Reader, port uint16, h Handler) error {
 	}
 	f := &factory{h: h, port: port, conns: map[string]*conn{}}
 	asm := tcpassembly.NewAssembler(tcpassembly.NewStreamPool(f))
+	// Segments after a hole wait in pages (about 2 KiB each) until the
+	// hole is filled; past these bounds the hole is given up as lost, so
+	// that memory does not grow with the capture.
+	asm.MaxBufferedPagesPerConnection = MaxBufferedPages / 4
+	asm.MaxBufferedPagesTotal = MaxBufferedPages
 	ps := gopacket.NewPacketSource(src, link)
 	ps.DecodeOptions = gopacket.DecodeOptions{Lazy: true, NoCopy: true}
 	var readErr error
@@ -195,7 +206,7 @@ func (s *half) Reassembled(rs []tcpassembly.Reassembly) {
 			s.f.h.Gap(s.c.id, s.fromClient, r.Skip)
 		}
 		if len(r.Bytes) > 0 {
-			s.f.h.Data(s.c.id, s.fromClient, r.Bytes)
+			s.f.h.Data(s.c.id, s.fromClient, r.Bytes, r.Seen)
 		}
 	}
 }

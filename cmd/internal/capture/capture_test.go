@@ -27,7 +27,7 @@ func (e *events) Open(conn int, client, server string) {
 	e.lines = append(e.lines, fmt.Sprintf("open %d %s %s", conn, client, server))
 }
 
-func (e *events) Data(conn int, fromClient bool, b []byte) {
+func (e *events) Data(conn int, fromClient bool, b []byte, _ time.Time) {
 	if conn == 1 {
 		if fromClient {
 			e.data[0].Write(b)

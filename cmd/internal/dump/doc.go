@@ -1,10 +1,13 @@
 // Package dump prints AMQP 1.0 encoded values and connection byte streams
 // for amqpdump and amqpspy, through the public packages only: frames are
 // read with frame.Reader, performatives checked with frame's Parse
-// functions, deliveries joined with frame.Assembler, values walked with a
+// functions (once per frame), deliveries joined with frame.Assembler,
+// messages checked with message.Scan. Values are walked once, with a
 // stream.Cursor that enters everything (so its faults and their offsets
-// are the ones package dispatch reports), messages checked with
-// message.Scan.
+// are the ones package dispatch reports), by one walker (walk.go) that
+// tells a sink what it meets: the text tree (text.go) or JSON
+// (jsonsink.go). Field names come from frame's tables (frame.FieldName);
+// names.go keeps what they lack: which fields are of an enumerated type.
 //
 // # Text
 //
@@ -36,24 +39,24 @@
 //
 // # JSON
 //
-// One object a line: a protocol header ({"offset","header","protocol",
-// "id","version"}), a frame ({"frame","offset","size","doff","type",
-// "channel","performative","fields"}, "heartbeat" for an empty frame,
-// "payload" and "delivery" for a transfer, and "message" ({"bytes",
-// "frames","sections":[{"offset","section","value"}]}) for the transfer
-// that completes a delivery), a fault ({"offset","error"}), or a delivery
-// left incomplete ({"incomplete":{…}}). Values map to JSON as: null,
-// booleans and numbers as themselves (NaN and infinities as strings),
-// strings and symbols as strings, binaries, decimals and compound map
-// keys as hex, timestamps as milliseconds, uuids and chars as strings,
-// lists and arrays as arrays, maps as objects (a key that is not a string
-// or symbol is its JSON text), a described list of named fields as the
-// object of its fields with "descriptor", any other described value as
-// {"descriptor","value"}, an array of described values as
-// {"descriptor","array"} (the descriptor once). Enumerated fields are
-// their names. JSON leaves nothing out: an array of 255 nulls in 4 bytes
-// is 255 nulls, so JSON may be up to about 330 bytes per input byte; the
-// output limit caps it.
+// One object a line: a protocol header, a frame (with "time" and "delta"
+// when the Stream knows when its bytes arrived, WriteAt), a fault, a
+// delivery left incomplete, or a [Conn.Summary]. Each value keeps its AMQP
+// type ({"type":"uint","value":7}; an array's elements bare, typed once
+// by its "of"; a map as [key, value] pairs; a described list of
+// named fields as "fields"), or with [Options].Plain is plain JSON. The
+// schema is documented in cmd/amqpdump (and tested by decoding the output
+// back, schema_test.go). JSON leaves nothing out: an array of 255 nulls in
+// 4 bytes is 255 nulls, so JSON may be up to about 340 bytes per input
+// byte; the output limit caps it.
+//
+// # Filters, times, summaries
+//
+// The two Streams of a connection share a [Conn]: the sessions paired by
+// begin's remote-channel, the links by name, the deliveries waiting for
+// their disposition. A [Filter] chooses the frames printed while every
+// frame is still read into that state (a transfer left out is still
+// joined to its delivery); [Conn.Summary] prints what it counted.
 //
 // # Limits
 //

@@ -17,10 +17,11 @@ var errWait = errors.New("dump: waiting for more bytes")
 type feed struct {
 	data   []byte // the stream's bytes from offset base on
 	base   int64
-	rd     int   // data[rd:] has not been handed out
-	skip   int64 // bytes yet to come that are to be dropped (a seek past the end)
-	owned  bool  // data may be appended to: it is not the caller's
-	closed bool  // no more bytes will come
+	rd     int    // data[rd:] has not been handed out
+	skip   int64  // bytes yet to come that are to be dropped (a seek past the end)
+	owned  bool   // data may be appended to: it is not the caller's
+	array  []byte // the whole array data lies in, when owned
+	closed bool   // no more bytes will come
 }
 
 // write adds b at the end of the stream, copying it unless keep is set
@@ -34,11 +35,21 @@ func (f *feed) write(b []byte, keep bool) {
 	case len(b) == 0:
 	case len(f.data) == 0 && keep:
 		f.data, f.rd, f.owned = b, 0, false
-	case !f.owned:
-		f.data = append(append(make([]byte, 0, len(f.data)+len(b)), f.data...), b...)
-		f.owned = true
-	default:
+	case f.owned && cap(f.data)-len(f.data) >= len(b):
 		f.data = append(f.data, b...)
+	default:
+		// Into the array's start (discard leaves the bytes before the
+		// data in it), or into a new array twice what is kept: the array
+		// stays within a small multiple of what is kept, however long the
+		// stream.
+		need := len(f.data) + len(b)
+		arr := f.array
+		if !f.owned || need > len(arr)/2 {
+			arr = make([]byte, max(2*need, 4096))
+		}
+		n := copy(arr, f.data)
+		n += copy(arr[n:], b)
+		f.array, f.data, f.owned = arr, arr[:n], true
 	}
 }
 

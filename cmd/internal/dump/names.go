@@ -23,17 +23,22 @@ func hasFields(d amqpsax.Descriptor) bool { return frame.NumFields(d) > 0 }
 // isPerformative reports whether d is one of the frame bodies the spec
 // defines (part 2 §2.7, part 5 §5.3.3).
 func isPerformative(d amqpsax.Descriptor) bool {
-	switch d {
-	case amqpsax.DescriptorOpen, amqpsax.DescriptorBegin, amqpsax.DescriptorAttach,
+	return d != 0 && performatives[d.TypeName()] == d
+}
+
+// performatives are the frame bodies the spec defines, by short name.
+var performatives = func() map[string]amqpsax.Descriptor {
+	m := map[string]amqpsax.Descriptor{}
+	for _, d := range []amqpsax.Descriptor{amqpsax.DescriptorOpen, amqpsax.DescriptorBegin, amqpsax.DescriptorAttach,
 		amqpsax.DescriptorFlow, amqpsax.DescriptorTransfer, amqpsax.DescriptorDisposition,
 		amqpsax.DescriptorDetach, amqpsax.DescriptorEnd, amqpsax.DescriptorClose,
 		amqpsax.DescriptorSASLMechanisms, amqpsax.DescriptorSASLInit,
 		amqpsax.DescriptorSASLChallenge, amqpsax.DescriptorSASLResponse,
-		amqpsax.DescriptorSASLOutcome:
-		return true
+		amqpsax.DescriptorSASLOutcome} {
+		m[d.TypeName()] = d
 	}
-	return false
-}
+	return m
+}()
 
 // shortName returns the short name of a descriptor the spec defines:
 // "attach" for amqp:attach:list, "header" for amqp:header:list.

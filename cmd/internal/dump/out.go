@@ -52,6 +52,85 @@ type Out struct {
 
 	// capture, when set, receives the text of the next line ended.
 	capture *string
+
+	// js follows the brackets of the JSON record being built, so that a
+	// record cut by a fault can be closed (unwind).
+	js jsonScan
+}
+
+// jsonScan follows the nesting of a JSON text as it is written: the
+// closing bracket of each open object and array, and whether a string is
+// open. scanned is how much of Out.buf it has read.
+type jsonScan struct {
+	stack   []byte
+	inStr   bool
+	esc     bool
+	scanned int
+}
+
+// scan reads b, the next bytes of the JSON text.
+func (j *jsonScan) scan(b []byte) {
+	for _, c := range b {
+		switch {
+		case j.esc:
+			j.esc = false
+		case j.inStr:
+			switch c {
+			case '\\':
+				j.esc = true
+			case '"':
+				j.inStr = false
+			}
+		case c == '"':
+			j.inStr = true
+		case c == '{':
+			j.stack = append(j.stack, '}')
+		case c == '[':
+			j.stack = append(j.stack, ']')
+		case c == '}' || c == ']':
+			if len(j.stack) > 0 {
+				j.stack = j.stack[:len(j.stack)-1]
+			}
+		}
+	}
+}
+
+// catchUp scans what has been appended to buf since the last scan.
+func (o *Out) catchUp() {
+	if o.js.scanned < len(o.buf) {
+		o.js.scan(o.buf[o.js.scanned:])
+	}
+	o.js.scanned = len(o.buf)
+}
+
+// Depth returns how many objects and arrays of the JSON record being
+// built are open.
+func (o *Out) depth() int {
+	o.catchUp()
+	return len(o.js.stack)
+}
+
+// unwind closes the objects and arrays of the JSON record being built
+// down to depth open ones: a record cut short by a fault (after a key or
+// a comma whose value never came, a null, or no comma) stays valid JSON.
+func (o *Out) unwind(depth int) {
+	if o.err != nil {
+		return
+	}
+	o.catchUp()
+	if len(o.buf) > o.start {
+		switch o.buf[len(o.buf)-1] {
+		case ':':
+			o.buf = append(o.buf, "null"...)
+		case ',':
+			o.buf = o.buf[:len(o.buf)-1]
+		}
+	}
+	for len(o.js.stack) > depth {
+		o.buf = append(o.buf, o.js.stack[len(o.js.stack)-1])
+		o.js.stack = o.js.stack[:len(o.js.stack)-1]
+	}
+	o.js.scanned = len(o.buf)
 }
 
 // NewOut returns an Out writing to w.
@@ -141,6 +220,7 @@ func (o *Out) Object(members string) {
 // beginRecord starts a JSON record (one line) about input offset off.
 func (o *Out) beginRecord(off int64) {
 	o.start, o.at = len(o.buf), off
+	o.js.stack, o.js.inStr, o.js.esc, o.js.scanned = o.js.stack[:0], false, false, len(o.buf)
 }
 
 // spill writes what is buffered when the buffer is full, in the middle of
@@ -158,8 +238,9 @@ func (o *Out) spill() bool {
 		return false
 	}
 	if len(o.buf) >= flushAt {
+		o.catchUp()
 		o.Flush()
-		o.start = 0
+		o.start, o.js.scanned = 0, 0
 	}
 	return o.err == nil
 }

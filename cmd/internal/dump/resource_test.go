@@ -52,10 +52,10 @@ func scale(n int) int {
 
 // maxPerByte bounds the bytes of text printed per input byte in these
 // tests; maxPerByteJSON the bytes of JSON, which leaves nothing out: an
-// array of 255 nulls in 4 bytes is 255 "null,".
+// array of 255 nulls in 4 bytes is 255 "null," and the array's type.
 const (
 	maxPerByte     = 100
-	maxPerByteJSON = 330
+	maxPerByteJSON = 340
 )
 
 // printValues prints data as amqpdump does without -frames.

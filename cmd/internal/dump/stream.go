@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
@@ -42,6 +42,9 @@ type Options struct {
 	// JSON prints one JSON object a line (see the package doc) instead of
 	// the text tree.
 	JSON bool
+	// Plain writes JSON values as plain JSON (see the package doc),
+	// without their AMQP types.
+	Plain bool
 	// Tag is added to every JSON object, after its opening brace: a list
 	// of members with a trailing comma (`"conn":1,"dir":"client",`).
 	Tag string
@@ -61,7 +64,24 @@ type Options struct {
 	// Prefix begins every text line of a Stream (amqpspy's connection and
 	// direction), after Out.Prefix.
 	Prefix string
+	// Conn is the state shared with the Stream of the connection's other
+	// direction (Dir 0 and 1); nil for a Stream of its own.
+	Conn *Conn
+	// Dir is the direction of the Stream in Conn: 0 (the client's) or 1.
+	Dir int
+	// Filter selects the frames printed; nil prints all.
+	Filter *Filter
+	// Time says how a frame's line shows the time its last byte arrived
+	// (WriteAt), in text: TimeAbs, TimeRel or both; 0 for not at all. JSON
+	// objects carry "time" and "delta" whenever the time is known.
+	Time int
 }
+
+// The parts of Options.Time.
+const (
+	TimeAbs = 1 << iota // the time, in UTC: 2023-11-14T22:13:20.001000Z
+	TimeRel             // the seconds since the frame printed before it: +0.001000
+)
 
 // Stream prints the frames of one direction of an AMQP connection as its
 // bytes arrive (Write), one protocol header or frame after the other, and
@@ -83,11 +103,14 @@ type Stream struct {
 	asm  frame.Assembler
 	pend map[link]*pending
 
-	tree  tree
-	json  jsonw
+	walk  *walker // text or JSON, as opts say
 	check stream.Cursor
-	dec   dispatch.Decoder
 	segs  segments
+
+	conn   *Conn
+	perf   perf
+	now    time.Time // when the bytes being read arrived
+	hasNow bool
 }
 
 // link identifies the link a transfer belongs to: handles are scoped to
@@ -109,14 +132,18 @@ type pending struct {
 
 // NewStream returns a Stream printing to out.
 func NewStream(out *Out, opts Options) *Stream {
-	s := &Stream{out: out, opts: opts, pend: map[link]*pending{}}
+	s := &Stream{out: out, opts: opts, pend: map[link]*pending{}, conn: opts.Conn}
+	if s.conn == nil {
+		s.conn = NewConn()
+	}
+	s.opts.Dir &= 1
 	s.r = frame.NewReader(&s.feed)
 	s.r.MaxFrameSize = opts.MaxFrameSize
 	if s.r.MaxFrameSize == 0 {
 		s.r.MaxFrameSize = math.MaxUint32
 	}
 	s.asm.MaxMessageSize = opts.MaxMessageSize
-	s.tree.out, s.json.out = out, out
+	s.walk = newWalker(out, opts.JSON, opts.Plain)
 	return s
 }
 
@@ -131,6 +158,16 @@ func (s *Stream) Write(b []byte) (int, error) {
 	s.drain()
 	return len(b), nil
 }
+
+// WriteAt is Write for bytes that arrived at time t: the frames they
+// complete are stamped with it.
+func (s *Stream) WriteAt(b []byte, t time.Time) (int, error) {
+	s.now, s.hasNow = t, true
+	return s.Write(b)
+}
+
+// Conn returns the state of the Stream's connection.
+func (s *Stream) Conn() *Conn { return s.conn }
 
 // Lost reports that n bytes of the stream are missing (n < 0: an unknown
 // number, before the first byte seen), as when a capture dropped a packet:
@@ -300,16 +337,33 @@ func name(names []string, i int) string {
 func (s *Stream) frame(f frame.Frame) {
 	at := s.base + f.Offset
 	if f.IsHeader {
-		s.header(f, at)
+		fa := facts{header: true, handle: -1, id: -1}
+		if s.opts.Filter.match(&fa) {
+			s.header(f, at)
+		}
 		return
 	}
 	s.frames++
+	var d amqpsax.Descriptor
+	if len(f.Body) > 0 {
+		d, _ = frame.Performative(f.Body)
+	}
+	s.perf.d, s.perf.err = 0, nil
+	if len(f.Body) > 0 {
+		parsePerf(d, f.Body, &s.perf)
+	}
+	fa := s.conn.observe(s.opts.Dir, f, d, s.now, s.hasNow, &s.perf)
+	if !s.opts.Filter.match(&fa) {
+		s.hidden(f, d, at)
+		return
+	}
 	if s.opts.JSON {
 		s.frameJSON(f, at)
 		return
 	}
 	o := s.out
 	o.begin(at, 0)
+	o.buf = s.appendTime(o.buf)
 	o.buf = append(o.buf, "frame "...)
 	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
 	o.buf = append(o.buf, " at "...)
@@ -338,13 +392,13 @@ func (s *Stream) frame(f frame.Frame) {
 		return
 	}
 	bodyAt := at + 4*int64(f.DataOffset())
-	if err := s.tree.one(f.Body, s.segs.at(bodyAt), 1); err != nil {
-		s.fault(err)
+	if !s.walk.one(f.Body, s.segs.at(bodyAt), 1) {
+		s.fault(s.walk.err())
 		return
 	}
 	n := s.valueLen(f.Body)
-	d, _ := frame.Performative(f.Body)
-	if err := s.parse(d, f.Body, bodyAt); err != nil {
+	// (d is the performative, read above.)
+	if err := s.parse(bodyAt); err != nil {
 		s.fault(err)
 		return
 	}
@@ -355,6 +409,67 @@ func (s *Stream) frame(f frame.Frame) {
 	}
 }
 
+// hidden reads a frame the filter leaves out: a transfer is still joined
+// to its delivery, so that the deliveries printed are whole. Faults in a
+// frame left out are not reported.
+func (s *Stream) hidden(f frame.Frame, d amqpsax.Descriptor, at int64) {
+	if d != amqpsax.DescriptorTransfer || len(f.Body) == 0 || s.perf.err != nil {
+		return
+	}
+	s.join(f, s.perf.transfer, s.perf.payload, at+4*int64(f.DataOffset()))
+}
+
+// clock returns the time of the frame being printed and the time since
+// the frame printed before it on the connection, and makes it the last.
+func (s *Stream) clock() (t time.Time, delta time.Duration, hasDelta bool) {
+	c := s.conn
+	t = s.now
+	if c.hasLast {
+		delta, hasDelta = t.Sub(c.last), true
+	}
+	c.last, c.hasLast = t, true
+	return t, delta, hasDelta
+}
+
+// appendTime appends the time of a frame's line as Options.Time says:
+// "2023-11-14T22:13:20.001000Z +0.001000 ".
+func (s *Stream) appendTime(b []byte) []byte {
+	if !s.hasNow {
+		return b
+	}
+	t, delta, _ := s.clock()
+	if s.opts.Time&TimeAbs != 0 {
+		b = t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000000Z")
+		b = append(b, ' ')
+	}
+	if s.opts.Time&TimeRel != 0 {
+		if delta >= 0 {
+			b = append(b, '+')
+		}
+		b = strconv.AppendFloat(b, delta.Seconds(), 'f', 6, 64)
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// appendJSONTime appends the members "time" and "delta" of a frame's
+// object, and a comma, when its time is known.
+func (s *Stream) appendJSONTime(b []byte) []byte {
+	if !s.hasNow {
+		return b
+	}
+	t, delta, hasDelta := s.clock()
+	b = append(b, `"time":"`...)
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `",`...)
+	if hasDelta {
+		b = append(b, `"delta":`...)
+		b = appendJSONSeconds(b, delta)
+		b = append(b, ',')
+	}
+	return b
+}
+
 // header prints a protocol header.
 func (s *Stream) header(f frame.Frame, at int64) {
 	h := f.Header
@@ -363,6 +478,7 @@ func (s *Stream) header(f frame.Frame, at int64) {
 		o.beginRecord(at)
 		o.buf = append(o.buf, '{')
 		o.buf = append(o.buf, s.opts.Tag...)
+		o.buf = s.appendJSONTime(o.buf)
 		o.buf = append(o.buf, `"offset":`...)
 		o.buf = strconv.AppendInt(o.buf, at, 10)
 		o.buf = append(o.buf, `,"header":"AMQP","protocol":`...)
@@ -376,6 +492,7 @@ func (s *Stream) header(f frame.Frame, at int64) {
 		return
 	}
 	o.begin(at, 0)
+	o.buf = s.appendTime(o.buf)
 	o.buf = append(o.buf, "protocol header at "...)
 	o.buf = strconv.AppendInt(o.buf, at, 10)
 	o.buf = append(o.buf, ": AMQP "...)
@@ -406,46 +523,13 @@ func (s *Stream) valueLen(b []byte) int {
 	return len(s.check.Raw())
 }
 
-// parse decodes the performative d at the start of body with package
-// frame, whose checks go past the encoding: the type of every field, the
-// mandatory ones, the choices of restricted types. It returns the fault,
-// if any, with its offset in the stream.
-func (s *Stream) parse(d amqpsax.Descriptor, body []byte, bodyAt int64) error {
-	var err error
-	switch d {
-	case amqpsax.DescriptorOpen:
-		_, err = frame.ParseOpen(body)
-	case amqpsax.DescriptorBegin:
-		_, err = frame.ParseBegin(body)
-	case amqpsax.DescriptorAttach:
-		_, err = frame.ParseAttach(body)
-	case amqpsax.DescriptorFlow:
-		_, err = frame.ParseFlow(body)
-	case amqpsax.DescriptorTransfer:
-		_, _, err = frame.ParseTransfer(body)
-	case amqpsax.DescriptorDisposition:
-		_, err = frame.ParseDisposition(body)
-	case amqpsax.DescriptorDetach:
-		_, err = frame.ParseDetach(body)
-	case amqpsax.DescriptorEnd:
-		_, err = frame.ParseEnd(body)
-	case amqpsax.DescriptorClose:
-		_, err = frame.ParseClose(body)
-	case amqpsax.DescriptorSASLMechanisms:
-		_, err = frame.ParseSASLMechanisms(body)
-	case amqpsax.DescriptorSASLInit:
-		_, err = frame.ParseSASLInit(body)
-	case amqpsax.DescriptorSASLChallenge:
-		_, err = frame.ParseSASLChallenge(body)
-	case amqpsax.DescriptorSASLResponse:
-		_, err = frame.ParseSASLResponse(body)
-	case amqpsax.DescriptorSASLOutcome:
-		_, err = frame.ParseSASLOutcome(body)
-	}
-	if err == nil {
+// parse returns the fault parsePerf found in the performative of the
+// frame being printed, if any, with its offset in the stream.
+func (s *Stream) parse(bodyAt int64) error {
+	if s.perf.err == nil {
 		return nil
 	}
-	return remap(err, s.segs.at(bodyAt))
+	return remap(s.perf.err, s.segs.at(bodyAt))
 }
 
 // What became of a transfer.
@@ -525,11 +609,10 @@ func (s *Stream) join(f frame.Frame, t frame.Transfer, payload []byte, bodyAt in
 // transfer joins the payload of a transfer frame to its delivery and
 // prints the delivery's message when this transfer is its last.
 func (s *Stream) transfer(f frame.Frame, bodyAt int64) {
-	t, payload, err := frame.ParseTransfer(f.Body)
-	if err != nil {
+	if s.perf.err != nil {
 		return // reported by parse
 	}
-	j := s.join(f, t, payload, bodyAt)
+	j := s.join(f, s.perf.transfer, s.perf.payload, bodyAt)
 	o := s.out
 	n := strconv.Itoa(j.n)
 	switch j.what {
@@ -557,8 +640,8 @@ func (s *Stream) transfer(f frame.Frame, bodyAt int64) {
 // message prints the sections of a message, and reports a fault in their
 // encoding or in their order.
 func (s *Stream) message(m []byte, segs []segment) {
-	if err := s.tree.all(m, s.segs.set(segs), 2); err != nil {
-		s.fault(err)
+	if !s.walk.all(m, s.segs.set(segs), 2) {
+		s.fault(s.walk.err())
 		return
 	}
 	if _, err := message.Scan(m); err != nil {

@@ -15,21 +15,10 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 	o := s.out
 	bodyAt := at + 4*int64(f.DataOffset())
 	d, _ := frame.Performative(f.Body)
-	// The performative is checked before anything of it is written, so
-	// that a fault cannot leave half an object.
-	var n int
-	var bad, fieldErr error
-	if len(f.Body) > 0 {
-		var err error
-		if n, err = s.dec.Decode(f.Body, amqpsax.NopHandler{}); err != nil {
-			bad = remap(err, s.segs.at(bodyAt))
-		} else {
-			fieldErr = s.parse(d, f.Body, bodyAt)
-		}
-	}
 	o.beginRecord(at)
 	o.buf = append(o.buf, '{')
 	o.buf = append(o.buf, s.opts.Tag...)
+	o.buf = s.appendJSONTime(o.buf)
 	o.buf = append(o.buf, `"frame":`...)
 	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
 	o.buf = append(o.buf, `,"offset":`...)
@@ -58,21 +47,27 @@ func (s *Stream) frameJSON(f frame.Frame, at int64) {
 	} else {
 		o.buf = append(o.buf, "null"...)
 	}
-	if bad != nil {
-		s.endWithError(bad)
-		return
-	}
 	o.buf = append(o.buf, `,"fields":`...)
-	j := &s.json
-	j.c.Reset(f.Body)
-	if !j.c.Next() || !j.perf() {
-		o.endRecord()
+	w := s.walk
+	w.segs = s.segs.at(bodyAt)
+	w.c.Reset(f.Body)
+	// One walk: a fault in the encoding ends the fields where it is met,
+	// the objects and arrays open closed (what was before it is written,
+	// as in text), and the fault is the frame's "error".
+	if !w.c.Next() || !w.perf() {
+		if o.err != nil {
+			o.endRecord()
+			return
+		}
+		o.unwind(1)
+		s.endWithError(w.err())
 		return
 	}
-	if fieldErr != nil {
-		s.endWithError(fieldErr)
+	if err := s.parse(bodyAt); err != nil {
+		s.endWithError(err)
 		return
 	}
+	n := s.valueLen(f.Body)
 	if d == amqpsax.DescriptorTransfer {
 		s.transferJSON(f, bodyAt)
 	} else if n < len(f.Body) {
@@ -100,11 +95,10 @@ func (s *Stream) endWithError(err error) {
 // completes its delivery.
 func (s *Stream) transferJSON(f frame.Frame, bodyAt int64) {
 	o := s.out
-	t, payload, err := frame.ParseTransfer(f.Body)
-	if err != nil {
+	if s.perf.err != nil {
 		return
 	}
-	j := s.join(f, t, payload, bodyAt)
+	j := s.join(f, s.perf.transfer, s.perf.payload, bodyAt)
 	o.buf = append(o.buf, `,"payload":`...)
 	o.buf = strconv.AppendInt(o.buf, int64(j.n), 10)
 	switch j.what {
@@ -139,31 +133,38 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 	o.buf = strconv.AppendInt(o.buf, int64(s.frames), 10)
 	o.buf = append(o.buf, ']')
 	var bad error
-	if err := s.dec.DecodeAll(m, amqpsax.NopHandler{}); err != nil {
-		bad = remap(err, s.segs.set(segs))
-	} else {
-		o.buf = append(o.buf, `,"sections":[`...)
-		j := &s.json
-		j.c.Reset(m)
-		s.segs.set(segs)
-		for i := 0; j.c.Next(); i++ {
-			j.work++
-			if i > 0 {
-				o.buf = append(o.buf, ',')
-			}
-			o.buf = append(o.buf, `{"offset":`...)
-			o.buf = strconv.AppendInt(o.buf, s.segs.offset(j.c.Offset()), 10)
-			o.buf = append(o.buf, `,"section":`...)
-			if !j.section() {
-				return
-			}
-			o.buf = append(o.buf, '}')
+	o.buf = append(o.buf, `,"sections":[`...)
+	depth := o.depth() // the message's object and its sections
+	w := s.walk
+	w.c.Reset(m)
+	w.segs = s.segs.set(segs)
+	for i := 0; w.c.Next(); i++ {
+		w.work++
+		if i > 0 {
+			o.buf = append(o.buf, ',')
 		}
-		o.buf = append(o.buf, ']')
+		o.buf = append(o.buf, `{"offset":`...)
+		o.buf = strconv.AppendInt(o.buf, s.segs.offset(w.c.Offset()), 10)
+		o.buf = append(o.buf, `,"section":`...)
+		if !w.section() {
+			break
+		}
+		o.buf = append(o.buf, '}')
+	}
+	switch {
+	case o.err != nil:
+		return
+	case w.c.Err() != nil:
+		// A fault in the encoding: the sections before it, and as much of
+		// its section as precedes it, are written.
+		o.unwind(depth)
+		bad = remap(w.c.Err(), s.segs.set(segs))
+	default:
 		if _, err := message.Scan(m); err != nil {
 			bad = remap(err, s.segs.set(segs))
 		}
 	}
+	o.buf = append(o.buf, ']')
 	if bad != nil {
 		o.buf = append(o.buf, `,"error":`...)
 		o.buf = appendJSONString(o.buf, []byte(bad.Error()))
@@ -175,54 +176,31 @@ func (s *Stream) messageJSON(m []byte, segs []segment, first int) {
 // perf writes the performative the cursor is on as the object of its
 // fields (or, when it is not a described list the spec names the fields
 // of, as any value).
-func (j *jsonw) perf() bool {
-	c := &j.c
-	d, known := describedAs(c)
+func (w *walker) perf() bool {
+	d, known := describedAs(&w.c)
 	if !known || !hasFields(d) {
-		return j.value(0, 0, false)
+		return w.value(w.slot(node{}))
 	}
-	return j.fields(d)
+	return w.fields(d)
 }
 
 // section writes the name of the section the cursor is on and its
 // "value" member: the object of its fields for the header and
 // properties, any value for the others. A value that is not a section
 // has a null name and is written whole.
-func (j *jsonw) section() bool {
-	c, o := &j.c, j.out
-	d, known := describedAs(c)
+func (w *walker) section() bool {
+	o := w.out
+	d, known := describedAs(&w.c)
 	if !known {
 		o.buf = append(o.buf, `null,"value":`...)
-		return j.value(0, 0, false)
+		return w.value(w.slot(node{}))
 	}
 	o.buf = appendJSONString(o.buf, []byte(shortName(d)))
 	o.buf = append(o.buf, `,"value":`...)
 	if hasFields(d) {
-		return j.fields(d)
+		return w.fields(d)
 	}
-	if !c.EnterValue() {
-		return false
-	}
-	j.work += 2
-	return j.value(0, 0, false) && !c.Next() && c.Err() == nil && c.Exit()
-}
-
-// fields writes the value of the described value the cursor is on, whose
-// descriptor is d: a list as the object of its fields, anything else as
-// it is.
-func (j *jsonw) fields(d amqpsax.Descriptor) bool {
-	c := &j.c
-	if !c.EnterValue() {
-		return false
-	}
-	j.work += 2
-	ok := false
-	if c.Kind() == amqpsax.KindList {
-		ok = j.list(d, true)
-	} else {
-		ok = j.value(0, 0, false)
-	}
-	return ok && !c.Next() && c.Err() == nil && c.Exit()
+	return w.enterValue()
 }
 
 // describedAs returns the descriptor of the described value the cursor

@@ -158,7 +158,9 @@ func TestJSONLines(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(line), &obj), line)
 			if obj.Performative == "attach" {
-				assert.Contains(t, []any{"sender", "receiver"}, obj.Fields["role"], line)
+				role, _ := obj.Fields["role"].(map[string]any)
+				assert.Equal(t, "boolean", role["type"], line)
+				assert.Contains(t, []any{"sender", "receiver"}, role["name"], line)
 			}
 			if obj.Message != nil {
 				messages++
