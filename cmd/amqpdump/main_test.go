@@ -577,3 +577,18 @@ func TestLimitFlag(t *testing.T) {
 	r = runTool(t, []string{"-frames", "-limit", "0", "testdata/proton/conn-client.bin"}, "")
 	assert.Equal(t, 0, r.status)
 }
+
+// TestProtonCapabilityLists: Qpid Proton's python binding writes
+// offered- and desired-capabilities given as Python lists as a list of
+// symbols (doc/peers.md); the spec says a symbol or an array of symbols.
+// Deployed peers take it, and so does amqpdump: both directions of such a
+// connection print whole, and it exits 0 (issue 19; it exited 1).
+func TestProtonCapabilityLists(t *testing.T) {
+	for _, dir := range []string{"client", "server"} {
+		r := runTool(t, []string{"-frames", filepath.Join(corpus.Dir(), "conn-caps-"+dir+".bin")}, "")
+		assert.Equal(t, 0, r.status, "%s: %s", dir, r.stderr)
+		assert.Empty(t, r.stderr, dir)
+		assert.Contains(t, r.stdout, "offered-capabilities: list", dir)
+		assert.Contains(t, r.stdout, "close", dir)
+	}
+}
