@@ -386,3 +386,30 @@ func NumFields(d amqpsax.Descriptor) int {
 	}
 	return -1
 }
+
+// ChoiceName returns the name the spec gives value v of field i of the
+// composite type with descriptor d, when that field has a restricted
+// type of numbered or boolean choices: role (part 2 §2.8.1, v 0 or 1 for
+// false or true), sender-settle-mode and receiver-settle-mode (§2.8.2,
+// §2.8.3), terminus-durability (part 3 §3.5.5) and sasl-code (part 5
+// §5.3.3.6). It returns "" and false for any other field (symbols, such
+// as expiry policies and error conditions, name themselves). Tools that
+// print performatives use it to label such values.
+func ChoiceName(d amqpsax.Descriptor, i Field, v uint64) (string, bool) {
+	switch {
+	case d == amqpsax.DescriptorAttach && i == AttachRole, d == amqpsax.DescriptorDisposition && i == DispositionRole:
+		if v > 1 {
+			return "", false
+		}
+		return Role(v == 1).String(), true
+	case d == amqpsax.DescriptorAttach && i == AttachSndSettleMode:
+		return SenderSettleMode(v).String(), v <= uint64(SndMixed)
+	case d == amqpsax.DescriptorAttach && i == AttachRcvSettleMode, d == amqpsax.DescriptorTransfer && i == TransferRcvSettleMode:
+		return ReceiverSettleMode(v).String(), v <= uint64(RcvSecond)
+	case d == amqpsax.DescriptorSource && i == SourceDurable, d == amqpsax.DescriptorTarget && i == TargetDurable:
+		return TerminusDurability(v).String(), v <= uint64(DurabilityUnsettledState)
+	case d == amqpsax.DescriptorSASLOutcome && i == SASLOutcomeCode:
+		return SASLCode(v).String(), v <= uint64(SASLSysTemp)
+	}
+	return "", false
+}

@@ -570,3 +570,36 @@ func TestFieldNamesOfEveryComposite(t *testing.T) {
 	assert.Equal(t, 27, n) // every composite with fields
 	assert.Equal(t, -1, NumFields(amqpsax.DescriptorApplicationProperties))
 }
+
+// TestChoiceName: every restricted field of numbered or boolean choices
+// is named for each choice the XML lists, and nothing else is.
+func TestChoiceName(t *testing.T) {
+	named := 0
+	for _, st := range decodedSpecs(t) {
+		d := amqpsax.Descriptor(st.Descriptor)
+		for i, f := range st.Fields {
+			ft := lookupSpecType(f.Type)
+			numbered := ft != nil && len(ft.Choices) > 0 && (ft.Source == "ubyte" || ft.Source == "uint" || ft.Source == "boolean")
+			if !numbered {
+				_, ok := ChoiceName(d, Field(i), 0)
+				assert.False(t, ok, "%s.%s", st.Name, f.Name)
+				continue
+			}
+			for _, c := range ft.Choices {
+				v := uint64(0)
+				if c.Value == "true" {
+					v = 1
+				} else if c.Value != "false" {
+					n, err := strconv.ParseUint(c.Value, 10, 64)
+					require.NoError(t, err)
+					v = n
+				}
+				name, ok := ChoiceName(d, Field(i), v)
+				require.True(t, ok, "%s.%s=%s", st.Name, f.Name, c.Value)
+				assert.Equal(t, c.Name, name, "%s.%s=%s", st.Name, f.Name, c.Value)
+				named++
+			}
+		}
+	}
+	assert.Greater(t, named, 10)
+}

@@ -62,26 +62,35 @@ func perfName(body []byte) string {
 
 // enumName returns the name the spec gives the value the cursor is on,
 // when it is field i of the composite with descriptor d and that field is
-// one of the enumerated types (part 2 §2.8.1 to §2.8.3, part 3 §3.5.5, part
-// 5 §5.3.3.6), or "" otherwise. Symbols (expiry policies, error
-// conditions) name themselves, and delivery states are named by their
-// descriptors.
+// one of the enumerated types (frame.ChoiceName), or "" otherwise.
+// Symbols (expiry policies, error conditions) name themselves, and
+// delivery states are named by their descriptors. A value of another
+// kind than the field's (a fault the parse reports) is not named.
 func enumName(d amqpsax.Descriptor, i int, c *stream.Cursor) string {
-	k := c.Kind()
-	switch {
-	case k == amqpsax.KindBool && (d == amqpsax.DescriptorAttach && i == int(frame.AttachRole) ||
-		d == amqpsax.DescriptorDisposition && i == int(frame.DispositionRole)):
-		return frame.Role(c.Bool()).String()
-	case k == amqpsax.KindUbyte && d == amqpsax.DescriptorAttach && i == int(frame.AttachSndSettleMode):
-		return frame.SenderSettleMode(c.Uint()).String()
-	case k == amqpsax.KindUbyte && (d == amqpsax.DescriptorAttach && i == int(frame.AttachRcvSettleMode) ||
-		d == amqpsax.DescriptorTransfer && i == int(frame.TransferRcvSettleMode)):
-		return frame.ReceiverSettleMode(c.Uint()).String()
-	case k == amqpsax.KindUint && (d == amqpsax.DescriptorSource && i == int(frame.SourceDurable) ||
-		d == amqpsax.DescriptorTarget && i == int(frame.TargetDurable)):
-		return frame.TerminusDurability(c.Uint()).String() // a uint: 32 bits
-	case k == amqpsax.KindUbyte && d == amqpsax.DescriptorSASLOutcome && i == int(frame.SASLOutcomeCode):
-		return frame.SASLCode(c.Uint()).String()
+	if i < 0 || i > 255 {
+		return ""
 	}
-	return ""
+	var v uint64
+	switch c.Kind() {
+	case amqpsax.KindBool:
+		if c.Bool() {
+			v = 1
+		}
+	case amqpsax.KindUbyte, amqpsax.KindUint:
+		v = c.Uint()
+	default:
+		return ""
+	}
+	want := amqpsax.KindUbyte
+	switch {
+	case d == amqpsax.DescriptorAttach && i == int(frame.AttachRole), d == amqpsax.DescriptorDisposition && i == int(frame.DispositionRole):
+		want = amqpsax.KindBool
+	case d == amqpsax.DescriptorSource || d == amqpsax.DescriptorTarget:
+		want = amqpsax.KindUint // terminus-durability is a uint
+	}
+	if c.Kind() != want {
+		return ""
+	}
+	name, _ := frame.ChoiceName(d, frame.Field(i), v)
+	return name
 }
