@@ -10,6 +10,13 @@ import (
 	"github.com/amqpsax/amqpsax/frame"
 )
 
+// This file is the connection (part 2 §2.4): the Conn and its
+// constructors, Feed and the frame loop (protocol headers, then each
+// frame by channel and performative), open and close, the output buffer
+// (Output, Written, WantRead), Tick (heartbeats, idle and handshake
+// time-outs), and begin, where the session's own file takes over
+// (session.go). SASL is in sasl.go, links in link.go.
+
 // phase is what a connection expects to read next.
 type phase uint8
 

@@ -8,6 +8,14 @@ import (
 	"github.com/amqpsax/amqpsax/frame"
 )
 
+// This file is the link (part 2 §2.6): LinkOptions and Link with its
+// accessors, attach and detach, the flow of credit (onFlow, Flow,
+// KeepCredit, DrainCredit, SetAvailable; §2.6.7), incoming transfers
+// (onTransfer, joined by the connection's frame.Assembler), settlement
+// (Dispose, Settle), and outgoing transfers (Send split at the peer's
+// max-frame-size, writeTransfer, resume when window or output frees up,
+// Abort).
+
 // ErrMessageSize: Send of a message above the receiver's
 // max-message-size.
 var ErrMessageSize = errors.New("engine: message above the link's max-message-size")

@@ -8,6 +8,12 @@ import (
 	"github.com/amqpsax/amqpsax/frame"
 )
 
+// This file is the session (part 2 §2.5): Session and its accessors,
+// begin and end, the frames of a session by performative (flow with the
+// windows of §2.5.6, transfer, disposition over a range, attach, detach),
+// the ring of unsettled outgoing deliveries, and the dispositions this
+// end sends, merged into ranges before they are written.
+
 // Session is a session of a connection (part 2 §2.5): a pair of channels
 // and the transfer windows of §2.5.6, which the engine keeps.
 type Session struct {

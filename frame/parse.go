@@ -6,6 +6,17 @@ import (
 	"github.com/amqpsax/amqpsax/stream"
 )
 
+// This file is laid out from the errors down to the composites:
+//
+//   - the causes (ErrPerformative …) and FieldError, then parser, frame's
+//     face of internal/composite's Reader (its error as frame reports it,
+//     the trailing-bytes rule, the restricted types' readers);
+//   - Performative, then ParseTransfer (its fast path is in fast.go) and
+//     the Parse function of every other performative and SASL frame, in
+//     the spec's order;
+//   - the composites held in them: parseError, parseSource, parseTarget
+//     (or a coordinator) and parseState.
+
 // Causes of the errors the Parse functions return, for errors.Is. They
 // arrive as an *amqpsax.Error (Op "frame", Offset in the body) whose Err is
 // a *FieldError wrapping one of them. A malformed encoding gives the

@@ -17,6 +17,12 @@ import (
 	"github.com/amqpsax/amqpsax/cmd/internal/dump"
 )
 
+// This file is the proxy: spy (accept, one goroutine pair per
+// connection, forwarding first with pump), then the printer (print, which
+// takes what the forwarding queued and feeds a dump.Stream), queue (the
+// bounded, paced hand-off between them: forwarding never waits on it),
+// and recorder (-record's raw streams and pcaps).
+
 // spy is the proxy: it accepts connections and serves each one.
 type spy struct {
 	target  string        // address to connect each client to

@@ -16,6 +16,12 @@ import (
 	"github.com/amqpsax/amqpsax/stream"
 )
 
+// This file is the connection printer: FrameError and Options, Stream
+// (Write and WriteAt take bytes as they come; Close reports what was left
+// open), faults and read errors, then one frame at a time (frame: its line,
+// filters, time), protocol headers, the parse of a body, and deliveries
+// joined across transfers (join, transfer) down to their messages.
+
 // FrameError is a fault in the framing of a connection byte stream: a
 // frame header that is cut short or cannot be right, a transfer that
 // does not fit its delivery, or a stream that cannot be read further.
