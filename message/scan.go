@@ -343,13 +343,32 @@ type Scanner struct {
 func (sc *Scanner) Scan(data []byte) (Sections, error) { return scan(data, &sc.cut) }
 
 // scan is Scan, writing a prefix error into cut when it is not nil.
+// before names the section that ends at pos, and gives its offset: the
+// sections are walked again from the start, once, on the error path only,
+// so the loop of scan keeps no state for an error it may never report.
+func before(data []byte, pos int) (string, int) {
+	for at := 0; at < pos; {
+		r, bk, _, end, err := section(data, at)
+		if err != nil {
+			break
+		}
+		if end == pos {
+			if r == rBody {
+				return bodyNames[bk], at
+			}
+			return sectionNames[r], at
+		}
+		at = end
+	}
+	return "", 0
+}
+
 func scan(data []byte, cut *cutError) (Sections, error) {
 	var s Sections
 	s.Offsets = Offsets{-1, -1, -1, -1, -1, -1, -1}
 	seen := 0 // ranks seen, a bit each
 	top := -1 // the highest rank seen
 	bodyStart, bodyEnd := -1, -1
-	last, lastPos := "", 0 // the section before pos
 	pos := 0
 	for pos < len(data) {
 		r, bk, _, end, err := section(data, pos)
@@ -360,18 +379,14 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 				s.finish(data, bodyStart, bodyEnd)
 				return s, cutAt(cut, pos, r)
 			}
-			if e, ok := err.(*amqpsax.Error); ok && r == rNone && last != "" {
+			if e, ok := err.(*amqpsax.Error); ok && r == rNone && pos > 0 {
 				// A value that is no section: say what came before,
 				// whose size may be wrong.
 				if se, ok := e.Err.(*SectionError); ok {
-					se.after, se.afterOff = last, lastPos
+					se.after, se.afterOff = before(data, pos)
 				}
 			}
 			return Sections{}, err
-		}
-		last, lastPos = sectionNames[r], pos
-		if r == rBody {
-			last = bodyNames[bk]
 		}
 		raw := data[pos:end:end]
 		if r < top && !(r == rBody && top == rBody) {
