@@ -528,4 +528,3 @@ func TestEntriesGet(t *testing.T) {
 	assert.Equal(t, amqpsax.KindInvalid, e.GetKey(Ulong(1<<64-1)).Kind())
 	assert.Equal(t, amqpsax.KindInvalid, e.Get("b").Kind())
 }
-
