@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/dispatch"
+	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
@@ -105,15 +107,18 @@ type owned struct {
 	map8   [4]bool    // the map section in that slot was decoded from a map8
 	data   [][]byte
 	seq    []stream.Value
+	cur    stream.Cursor
+	dec    dispatch.Decoder
 }
 
 // Reset makes m an empty message (no sections), keeping its storage for
 // the next Decode. Views handed out before are invalid afterwards if
 // they pointed into m's copy of an input.
 func (m *Message) Reset() {
-	own := m.own
-	own.map8 = [4]bool{}
-	*m = Message{own: own}
+	m.Header, m.Properties = nil, nil
+	m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer = nil, nil, nil, nil
+	m.Body = Body{}
+	m.own.map8 = [4]bool{}
 }
 
 // Bytes returns the encoded message m was decoded from: m's own copy
@@ -161,9 +166,7 @@ const (
 )
 
 func (m *Message) decode(data []byte) error {
-	buf := m.own.buf
 	m.Reset()
-	m.own.buf = buf
 	s, err := scan(data, nil)
 	if err != nil {
 		m.Reset()
@@ -178,66 +181,72 @@ func (m *Message) decode(data []byte) error {
 
 func (m *Message) fill(s *Sections) error {
 	var err error
+	c := &m.own.cur // one for every section, kept: not zeroed on every Decode
 	if s.Header != nil {
-		if m.own.header, err = ParseHeader(s.Header); err != nil {
+		if m.own.header, err = parseHeader(s.Header); err != nil {
 			return inMessage(err, rHeader, s.Offsets.Header)
 		}
 		m.Header = &m.own.header
 	}
 	if s.Properties != nil {
-		if m.own.props, err = ParseProperties(s.Properties); err != nil {
+		if m.own.props, err = parseProperties(s.Properties); err != nil {
 			return inMessage(err, rProperties, s.Offsets.Properties)
 		}
 		m.Properties = &m.own.props
 	}
-	if m.DeliveryAnnotations, err = m.entries(s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations, slotDA); err != nil {
+	if m.DeliveryAnnotations, err = m.entries(c, s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations, slotDA); err != nil {
 		return err
 	}
-	if m.MessageAnnotations, err = m.entries(s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations, slotMA); err != nil {
+	if m.MessageAnnotations, err = m.entries(c, s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations, slotMA); err != nil {
 		return err
 	}
-	if m.ApplicationProperties, err = m.entries(s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties, slotAP); err != nil {
+	if m.ApplicationProperties, err = m.entries(c, s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties, slotAP); err != nil {
 		return err
 	}
-	if m.Footer, err = m.entries(s.Footer, rFooter, s.Offsets.Footer, slotFooter); err != nil {
+	if m.Footer, err = m.entries(c, s.Footer, rFooter, s.Offsets.Footer, slotFooter); err != nil {
 		return err
 	}
 	if s.Body != nil {
-		return m.body(s)
+		return m.body(c, s)
 	}
 	return nil
 }
 
+// valueAt returns the offset of the value of the section sec (after its
+// descriptor), which Scan has checked.
+func valueAt(sec []byte) int {
+	_, _, n, _ := wire.Descriptor(sec[1:])
+	return 1 + n
+}
+
 // entries reads the map section sec, of rank r at offset base in the
 // message, into the storage of slot.
-func (m *Message) entries(sec []byte, r, base, slot int) (Entries, error) {
+func (m *Message) entries(c *stream.Cursor, sec []byte, r, base, slot int) (Entries, error) {
 	if sec == nil {
 		return nil, nil
 	}
-	// Scan has checked the descriptor and that the value is a map.
-	var c stream.Cursor
-	c.Reset(sec)
-	if !c.Next() || !c.EnterValue() || c.Kind() != amqpsax.KindMap {
-		return nil, inMessage(errOr(c.Err(), rNone), r, base)
-	}
-	m.own.map8[slot] = c.Code() == amqpsax.CodeMap8
-	if !c.Enter() {
+	// Scan has checked the descriptor and that the value is a map whose
+	// size fits: read the map alone.
+	vp := valueAt(sec)
+	base += vp
+	c.Reset(sec[vp:])
+	if !c.Next() || !c.Enter() {
 		return nil, inMessage(c.Err(), r, base)
 	}
+	m.own.map8[slot] = sec[vp] == byte(amqpsax.CodeMap8)
 	list := m.own.maps[slot][:0]
 	for c.Next() {
-		k, err := checked(&c, r, base)
-		if err != nil {
-			return nil, err
-		}
+		k := c.Value()
 		if !c.Next() {
 			break
 		}
-		v, err := checked(&c, r, base)
-		if err != nil {
-			return nil, err
-		}
+		v := c.Value()
 		list = append(list, Field{k, v})
+		if k.Kind() >= amqpsax.KindList || v.Kind() >= amqpsax.KindList {
+			if err := m.checkEntry(c, &list[len(list)-1], r, base); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := c.Err(); err != nil {
 		return nil, inMessage(err, r, base)
@@ -249,56 +258,65 @@ func (m *Message) entries(sec []byte, r, base, slot int) (Entries, error) {
 	return Entries(list), nil
 }
 
-// checked returns the value at the cursor, which reads the section of
-// rank r at offset base in the message, checking a compound whole.
-func checked(c *stream.Cursor, r, base int) (stream.Value, error) {
-	v := c.Value()
-	switch v.Kind() {
-	case amqpsax.KindList, amqpsax.KindMap, amqpsax.KindArray, amqpsax.KindDescribed:
-		if _, err := stream.ParseValue(v.Raw()); err != nil {
-			return stream.Value{}, inMessage(err, r, base+c.Offset())
-		}
+// checkEntry checks the compound key or value of f whole.
+func (m *Message) checkEntry(c *stream.Cursor, f *Field, r, base int) error {
+	voff := c.Offset()
+	koff := voff - len(f.Key.Raw())
+	if err := m.checkValue(f.Key, r, base+koff); err != nil {
+		return err
 	}
-	return v, nil
+	return m.checkValue(f.Value, r, base+voff)
 }
 
-// body reads the body sections.
-func (m *Message) body(s *Sections) error {
-	var c stream.Cursor
-	c.Reset(s.Body)
-	base := s.Offsets.Body
+// checkValue checks a compound value v whole (every length, count and
+// constructor in it), as a decoder walking it would; off is its offset
+// in the message, for the error.
+func (m *Message) checkValue(v stream.Value, r, off int) error {
+	if v.Kind() < amqpsax.KindList {
+		return nil
+	}
+	if _, err := m.own.dec.Decode(v.Raw(), amqpsax.NopHandler{}); err != nil {
+		return inMessage(err, r, off)
+	}
+	return nil
+}
+
+// body reads the body sections, which Scan has found together and of one
+// kind.
+func (m *Message) body(c *stream.Cursor, s *Sections) error {
+	b := s.Body
 	m.Body.Kind = s.BodyKind
-	data, seq := m.own.data[:0], m.own.seq[:0]
-	for c.Next() {
-		if !c.EnterValue() {
-			break
+	if s.BodyKind == BodyData {
+		// data sections: a binary each, whose size Scan has checked
+		data := m.own.data[:0]
+		for p := 0; p < len(b); {
+			vp := p + valueAt(b[p:])
+			h, size, _ := wire.Body(amqpsax.Code(b[vp]), b[vp+1:])
+			data = append(data, b[vp+1+h:vp+1+h+size:vp+1+h+size])
+			p = vp + 1 + h + size
 		}
-		v, err := checked(&c, rBody, base)
-		if err != nil {
+		m.own.data, m.Body.Data = data, data
+		return nil
+	}
+	seq := m.own.seq[:0]
+	for p := 0; p < len(b); {
+		vp := p + valueAt(b[p:])
+		c.Reset(b[vp:])
+		if !c.Next() {
+			return inMessage(c.Err(), rBody, s.Offsets.Body+vp)
+		}
+		v := c.Value()
+		if err := m.checkValue(v, rBody, s.Offsets.Body+vp); err != nil {
 			return err
 		}
-		switch s.BodyKind {
-		case BodyData:
-			data = append(data, v.Bytes())
-		case BodySequence:
-			seq = append(seq, v)
-		default:
+		if s.BodyKind == BodyValue {
 			m.Body.Value = v
+			return nil
 		}
-		if !c.Exit() {
-			break
-		}
+		seq = append(seq, v)
+		p = vp + len(v.Raw())
 	}
-	if err := c.Err(); err != nil {
-		return inMessage(err, rBody, base)
-	}
-	m.own.data, m.own.seq = data, seq
-	switch s.BodyKind {
-	case BodyData:
-		m.Body.Data = data
-	case BodySequence:
-		m.Body.Sequence = seq
-	}
+	m.own.seq, m.Body.Sequence = seq, seq
 	return nil
 }
 

@@ -528,3 +528,52 @@ func TestEntriesGet(t *testing.T) {
 	assert.Equal(t, amqpsax.KindInvalid, e.GetKey(Ulong(1<<64-1)).Kind())
 	assert.Equal(t, amqpsax.KindInvalid, e.Get("b").Kind())
 }
+
+// TestFastFields: the header and properties Decode reads are what
+// ParseHeader and ParseProperties read, on every section of testdata
+// and on every way of breaking one.
+func TestFastFields(t *testing.T) {
+	for _, pm := range loadMessages(t) {
+		s, err := Scan(pm.Data)
+		require.NoError(t, err)
+		sameFields(t, s.Header)
+		sameFields(t, s.Properties)
+		for _, sec := range [][]byte{s.Header, s.Properties} {
+			for i := range sec {
+				for _, b := range []byte{0x00, 0x40, 0x41, 0x45, 0x52, 0x56, 0xa1, 0xc0, 0xd0, 0xe0, 0xff, sec[i] + 1} {
+					bad := bytes.Clone(sec)
+					bad[i] = b
+					sameFields(t, bad)
+				}
+			}
+		}
+	}
+}
+
+// sameFields checks parseHeader and parseProperties against ParseHeader
+// and ParseProperties on the section sec, where Scan finds it a header
+// or properties section: the same fields, and an error where they have
+// one.
+func sameFields(t *testing.T, sec []byte) {
+	t.Helper()
+	s, err := Scan(sec)
+	if err != nil {
+		return
+	}
+	if s.Header != nil {
+		h1, err1 := ParseHeader(sec)
+		h2, err2 := parseHeader(sec)
+		require.Equal(t, err1 == nil, err2 == nil, "%x: %v / %v", sec, err1, err2)
+		if err1 == nil {
+			require.Equal(t, h1, h2, "%x", sec)
+		}
+	}
+	if s.Properties != nil {
+		p1, err1 := ParseProperties(sec)
+		p2, err2 := parseProperties(sec)
+		require.Equal(t, err1 == nil, err2 == nil, "%x: %v / %v", sec, err1, err2)
+		if err1 == nil {
+			require.Equal(t, p1, p2, "%x", sec)
+		}
+	}
+}
