@@ -52,8 +52,35 @@ func (f *fieldReader) open(sec []byte, r int) error {
 }
 
 // next reads the next field; false at the list's end or on a fault
-// (err then says which).
+// (malformed then says which). Plain fixed-width codes and the 8-bit
+// binary, string and symbol, which nearly every field is, take the fast
+// path; the rest, and every fault, nextSlow.
 func (f *fieldReader) next() bool {
+	if p := f.p; f.left > 0 && p < f.end {
+		c := amqpsax.Code(f.sec[p])
+		e := wire.Table[c]
+		switch op := e.Op(); {
+		case op != wire.OpInvalid && op <= wire.OpLastPlain:
+			if q := p + 1 + int(e.W()); q <= f.end {
+				f.left--
+				f.i++
+				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+1:q:q], q
+				return true
+			}
+		case op >= wire.OpBinary8 && op <= wire.OpSymbol8 && p+1 < f.end:
+			if q := p + 2 + int(f.sec[p+1]); q <= f.end {
+				f.left--
+				f.i++
+				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+2:q:q], q
+				return true
+			}
+		}
+	}
+	return f.nextSlow()
+}
+
+// nextSlow is next for any code, and names a fault.
+func (f *fieldReader) nextSlow() bool {
 	if f.left == 0 {
 		if f.p != f.end {
 			f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.SizeMismatch, f.sec, f.p)
