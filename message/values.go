@@ -29,7 +29,8 @@ var ErrGoType = errors.New("Go value has no AMQP encoding")
 // zero Values is ready to use; a Values is not for concurrent use.
 type Values struct {
 	buf  []byte
-	keys []string // scratch for sorting map keys
+	keys []string      // scratch for sorting map keys
+	cur  stream.Cursor // makes the views, kept so that it is not zeroed for each
 }
 
 // Reset forgets the values handed out, keeping the buffer for the next
@@ -37,10 +38,12 @@ type Values struct {
 func (vs *Values) Reset() { vs.buf = vs.buf[:0] }
 
 // view returns the value encoded at vs.buf[start:], which package encode
-// wrote, so it is well-formed.
+// wrote (or Raw checked), so it is well-formed: the cursor need only read
+// its constructor and length.
 func (vs *Values) view(start int) stream.Value {
-	v, _ := stream.ParseValue(vs.buf[start:len(vs.buf):len(vs.buf)])
-	return v
+	vs.cur.Reset(vs.buf[start:len(vs.buf):len(vs.buf)])
+	vs.cur.Next()
+	return vs.cur.Value()
 }
 
 // Null returns an encoded null.
@@ -239,21 +242,30 @@ func (vs *Values) entriesOf(dst Entries, m map[string]any, symbols bool) (Entrie
 		dst = Entries{}
 	}
 	keys := vs.sortedKeys(m)
-	defer clear(keys)
-	n, start := len(dst), len(vs.buf)
+	// Encode every key and value, then make their views in one pass of
+	// the cursor.
+	start := len(vs.buf)
+	b := vs.buf
+	var err error
 	for _, k := range keys {
-		var key stream.Value
 		if symbols {
-			key = vs.Symbol(k)
+			b = encode.AppendSymbol(b, k)
 		} else {
-			key = vs.String(k)
+			b = encode.AppendString(b, k)
 		}
-		v, err := vs.anyAt(m[k], 1)
-		if err != nil {
-			vs.buf = vs.buf[:start]
-			return dst[:n], err
+		if b, err = vs.appendAny(b, m[k], 1); err != nil {
+			clear(keys)
+			return dst, err
 		}
-		dst = append(dst, Field{key, v})
+	}
+	clear(keys)
+	vs.buf = b
+	vs.cur.Reset(b[start:len(b):len(b)])
+	for range keys {
+		vs.cur.Next()
+		k := vs.cur.Value()
+		vs.cur.Next()
+		dst = append(dst, Field{k, vs.cur.Value()})
 	}
 	return dst, nil
 }
