@@ -143,14 +143,12 @@ func encodeMessageBuildMap(w *Workload) Op {
 	m := message.Message{Header: &header, Properties: &props,
 		Body: message.Body{Kind: message.BodyData, Data: [][]byte{payload}}}
 	var buf []byte
-	var ap message.Entries
 	return Op{
 		Run: func() (err error) {
 			vs.Reset()
-			if ap, err = vs.PropertiesOf(ap[:0], appProps); err != nil {
+			if m.ApplicationProperties, err = vs.PropertiesOf(appProps); err != nil {
 				return err
 			}
-			m.ApplicationProperties = ap
 			buf, err = m.Append(buf[:0])
 			return err
 		},

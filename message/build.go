@@ -34,10 +34,10 @@ func buildErr(r int, cause error) error {
 // came from wherever the peer wrote as Proton does (see [AppendHeader]
 // and [AppendProperties] for how those two sections are written). Every
 // size and count takes its smallest encoding but one: the map of an
-// annotations, application-properties or footer section is a map32, as
-// Proton, go-amqp and rhea write it, unless the section was decoded from
-// a map8 (as uAMQP-C writes them), which is kept. Entries and body values
-// are copied as they are encoded, never re-encoded.
+// annotations, application-properties or footer section built from
+// Fields is a map32, as Proton, go-amqp and rhea write it (a decoded one
+// is copied as it came: a map8 from uAMQP-C stays a map8). Entries and
+// body values are copied as they are encoded, never re-encoded.
 //
 // It grows dst at most once, to the size the message needs, and copies
 // each value once; with room in dst it does not allocate.
@@ -57,12 +57,12 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 	if m.Header != nil {
 		dst = AppendHeader(dst, *m.Header)
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, m.DeliveryAnnotations, m.own.map8[slotDA])
-	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, m.MessageAnnotations, m.own.map8[slotMA])
+	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, m.DeliveryAnnotations)
+	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, m.MessageAnnotations)
 	if m.Properties != nil {
 		dst, _ = AppendProperties(dst, *m.Properties) // its IDs are checked
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, m.ApplicationProperties, m.own.map8[slotAP])
+	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, m.ApplicationProperties)
 	switch m.Body.Kind {
 	case BodyData:
 		for _, p := range m.Body.Data {
@@ -78,7 +78,7 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 		dst = append(dst, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorAMQPValue))
 		dst = append(dst, m.Body.Value.Raw()...)
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorFooter, m.Footer, m.own.map8[slotFooter])
+	dst = appendEntries(dst, amqpsax.DescriptorFooter, m.Footer)
 	return dst, nil
 }
 
@@ -97,8 +97,8 @@ func (m *Message) check() error {
 		r int
 	}{{m.DeliveryAnnotations, rDeliveryAnnotations}, {m.MessageAnnotations, rMessageAnnotations},
 		{m.ApplicationProperties, rApplicationProperties}, {m.Footer, rFooter}} {
-		for i := range s.e {
-			if !standalone(&s.e[i].Key) || !standalone(&s.e[i].Value) {
+		for i := range s.e.fields {
+			if !standalone(&s.e.fields[i].Key) || !standalone(&s.e.fields[i].Value) {
 				return buildErr(s.r, ErrNoValue)
 			}
 		}
@@ -147,9 +147,7 @@ func (m *Message) size() int {
 			len(p.GroupID) + len(p.ReplyToGroupID)
 	}
 	for _, e := range [...]Entries{m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer} {
-		if e != nil {
-			n += 12 + entriesSize(e)
-		}
+		n += 12 + len(e.raw) + entriesSize(e.fields)
 	}
 	for _, p := range m.Body.Data {
 		n += 8 + len(p)
@@ -160,7 +158,7 @@ func (m *Message) size() int {
 	return n + 3 + len(m.Body.Value.Raw())
 }
 
-func entriesSize(e Entries) int {
+func entriesSize(e []Field) int {
 	n := 0
 	for i := range e {
 		n += len(e[i].Key.Raw()) + len(e[i].Value.Raw())
@@ -169,25 +167,23 @@ func entriesSize(e Entries) int {
 }
 
 // appendEntries appends the map section of descriptor d holding e (none
-// when e is nil): as a map32, as Qpid Proton, go-amqp and rhea write every
-// map section, or, when map8 is set (the section was decoded from one, as
-// uAMQP-C writes them) and the entries fit, as a map8.
-func appendEntries(b []byte, d amqpsax.Descriptor, e Entries, map8 bool) []byte {
-	if e == nil {
+// when e is absent): a decoded map as it came, byte for byte (a map8
+// stays a map8, as uAMQP-C writes them), built fields as a map32, as
+// Qpid Proton, go-amqp and rhea write every map section.
+func appendEntries(b []byte, d amqpsax.Descriptor, e Entries) []byte {
+	if !e.Present() {
 		return b
 	}
 	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(d))
-	size, count := entriesSize(e), 2*len(e)
-	if map8 && size+1 <= 255 && count <= 255 {
-		b = append(b, byte(amqpsax.CodeMap8), byte(size+1), byte(count))
-	} else {
-		s := size + 4
-		b = append(b, byte(amqpsax.CodeMap32), byte(s>>24), byte(s>>16), byte(s>>8), byte(s),
-			byte(count>>24), byte(count>>16), byte(count>>8), byte(count))
+	if e.raw != nil {
+		return append(b, e.raw...)
 	}
-	for i := range e {
-		b = append(b, e[i].Key.Raw()...)
-		b = append(b, e[i].Value.Raw()...)
+	size, count := entriesSize(e.fields)+4, 2*len(e.fields)
+	b = append(b, byte(amqpsax.CodeMap32), byte(size>>24), byte(size>>16), byte(size>>8), byte(size),
+		byte(count>>24), byte(count>>16), byte(count>>8), byte(count))
+	for i := range e.fields {
+		b = append(b, e.fields[i].Key.Raw()...)
+		b = append(b, e.fields[i].Value.Raw()...)
 	}
 	return b
 }

@@ -48,18 +48,18 @@ func rebuild(t *testing.T, vs *Values, m *Message) *Message {
 		out.Properties = &p
 	}
 	entries := func(e Entries) Entries {
-		if e == nil {
-			return nil
+		if !e.Present() {
+			return Entries{}
 		}
-		r := Entries{}
-		for _, f := range e {
-			k, err := vs.Raw(f.Key.Raw())
+		var r []Field
+		for key, val := range e.All() {
+			k, err := vs.Raw(key.Raw())
 			require.NoError(t, err)
-			v, err := vs.Raw(f.Value.Raw())
+			v, err := vs.Raw(val.Raw())
 			require.NoError(t, err)
 			r = append(r, Field{k, v})
 		}
-		return r
+		return EntriesOf(r...)
 	}
 	out.DeliveryAnnotations = entries(m.DeliveryAnnotations)
 	out.MessageAnnotations = entries(m.MessageAnnotations)
@@ -141,10 +141,15 @@ func TestBuildFromGoValues(t *testing.T) {
 			return w
 		}
 		built := rebuild(t, &vs, &m)
-		for _, e := range []Entries{built.DeliveryAnnotations, built.MessageAnnotations, built.ApplicationProperties, built.Footer} {
-			for i := range e {
-				e[i] = Field{goValue(e[i].Key), goValue(e[i].Value)}
+		for _, e := range []*Entries{&built.DeliveryAnnotations, &built.MessageAnnotations, &built.ApplicationProperties, &built.Footer} {
+			if !e.Present() {
+				continue
 			}
+			var fs []Field
+			for k, v := range e.All() {
+				fs = append(fs, Field{goValue(k), goValue(v)})
+			}
+			*e = EntriesOf(fs...)
 		}
 		for i := range built.Body.Sequence {
 			built.Body.Sequence[i] = goValue(built.Body.Sequence[i])
@@ -168,10 +173,10 @@ func TestBuildFromGoValues(t *testing.T) {
 func goValues(t *testing.T, m *Message) []any {
 	var out []any
 	for _, e := range []Entries{m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer} {
-		for _, f := range e {
-			k, err := f.Key.Any()
+		for key, val := range e.All() {
+			k, err := key.Any()
 			require.NoError(t, err)
-			v, err := f.Value.Any()
+			v, err := val.Any()
 			require.NoError(t, err)
 			out = append(out, k, v)
 		}

@@ -59,8 +59,10 @@
 // A client makes and keeps messages: [Message] holds one whole — header
 // and properties typed ([Header], [Properties]), delivery and message
 // annotations, application properties and footer as ordered [Entries]
-// (each [Field] a key and a value, both stream.Value views, found by key
-// with [Entries.Get] and [Entries.GetKey]), the body as data payloads,
+// (each entry a key and a value, both stream.Value views, found by key
+// with [Entries.Get] and [Entries.GetKey], walked in order with
+// [Entries.All]; built from [Field]s with [EntriesOf]), the body as data
+// payloads,
 // amqp-sequence lists or one amqp-value ([Body]).
 //
 // [Message.Decode] keeps one copy of the input in storage the Message

@@ -9,54 +9,6 @@ import (
 	"github.com/amqpsax/amqpsax/stream"
 )
 
-// Field is one entry of a map section (annotations, application
-// properties, footer): its key and its value, each a stream.Value, read
-// with the Value's getters. After [Message.Decode] both are views into
-// the message's own copy of the input.
-type Field struct {
-	Key, Value stream.Value
-}
-
-// Entries are the entries of a map section in the order they were
-// decoded or are to be written. A nil Entries is an absent section; an
-// empty, non-nil one (Entries{}) a section with an empty map.
-type Entries []Field
-
-// Get returns the value of the first entry whose key is a string or a
-// symbol equal to key, the zero Value (Kind KindInvalid) when there is
-// none. It does not allocate.
-func (e Entries) Get(key string) stream.Value {
-	for i := range e {
-		k := &e[i].Key
-		if kk := k.Kind(); (kk == amqpsax.KindString || kk == amqpsax.KindSymbol) && string(k.Bytes()) == key {
-			return e[i].Value
-		}
-	}
-	return stream.Value{}
-}
-
-// GetKey is Get for any [Key]: a symbol or string, or a ulong (a long
-// key of the same value matches too, as for [LookupKey]).
-func (e Entries) GetKey(key Key) stream.Value {
-	if !key.isUlong {
-		return e.Get(key.name)
-	}
-	for i := range e {
-		k := &e[i].Key
-		switch k.Kind() {
-		case amqpsax.KindUlong:
-			if k.Uint() == key.ulong {
-				return e[i].Value
-			}
-		case amqpsax.KindLong:
-			if n := k.Int(); n >= 0 && uint64(n) == key.ulong {
-				return e[i].Value
-			}
-		}
-	}
-	return stream.Value{}
-}
-
 // Body is a message's body (AMQP 1.0 part 3 §3.2.5–3.2.8): Kind says
 // which of its fields holds it. A message has one or more data sections
 // (Data, each a payload), one or more amqp-sequence sections (Sequence,
@@ -70,12 +22,12 @@ type Body struct {
 
 // Message is a whole AMQP message (part 3 §3.2): header and properties
 // typed, the map sections as ordered [Entries], the body as data,
-// sequences or a value. A nil Header or Properties, a nil Entries and a
+// sequences or a value. A nil Header or Properties, the zero Entries and a
 // body of Kind BodyNone are absent sections.
 //
 // [Message.Decode] fills a Message from an encoded message, keeping one
 // copy of the input in storage the Message owns and reuses, with every
-// byte field, Field and body value a view into that copy: decoding into a
+// byte field, entry and body value a view into that copy: decoding into a
 // reused Message allocates nothing once its storage has grown to the
 // messages it sees. The views stay valid until the next Decode into the
 // same Message (or Reset); copy what must outlive that.
@@ -103,8 +55,6 @@ type owned struct {
 	buf    []byte
 	header Header
 	props  Properties
-	maps   [4][]Field // delivery annotations, message annotations, application properties, footer
-	map8   [4]bool    // the map section in that slot was decoded from a map8
 	data   [][]byte
 	seq    []stream.Value
 	cur    stream.Cursor
@@ -116,9 +66,8 @@ type owned struct {
 // they pointed into m's copy of an input.
 func (m *Message) Reset() {
 	m.Header, m.Properties = nil, nil
-	m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer = nil, nil, nil, nil
+	m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer = Entries{}, Entries{}, Entries{}, Entries{}
 	m.Body = Body{}
-	m.own.map8 = [4]bool{}
 }
 
 // Bytes returns the encoded message m was decoded from: m's own copy
@@ -157,14 +106,6 @@ func (m *Message) DecodeNoCopy(data []byte) error {
 	return m.decode(data)
 }
 
-// Map sections' slots in owned.maps.
-const (
-	slotDA = iota
-	slotMA
-	slotAP
-	slotFooter
-)
-
 func (m *Message) decode(data []byte) error {
 	m.Reset()
 	s, err := scan(data, nil)
@@ -194,16 +135,16 @@ func (m *Message) fill(s *Sections) error {
 		}
 		m.Properties = &m.own.props
 	}
-	if m.DeliveryAnnotations, err = m.entries(c, s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations, slotDA); err != nil {
+	if m.DeliveryAnnotations, err = m.entries(c, s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations); err != nil {
 		return err
 	}
-	if m.MessageAnnotations, err = m.entries(c, s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations, slotMA); err != nil {
+	if m.MessageAnnotations, err = m.entries(c, s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations); err != nil {
 		return err
 	}
-	if m.ApplicationProperties, err = m.entries(c, s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties, slotAP); err != nil {
+	if m.ApplicationProperties, err = m.entries(c, s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties); err != nil {
 		return err
 	}
-	if m.Footer, err = m.entries(c, s.Footer, rFooter, s.Offsets.Footer, slotFooter); err != nil {
+	if m.Footer, err = m.entries(c, s.Footer, rFooter, s.Offsets.Footer); err != nil {
 		return err
 	}
 	if s.Body != nil {
@@ -220,52 +161,32 @@ func valueAt(sec []byte) int {
 }
 
 // entries reads the map section sec, of rank r at offset base in the
-// message, into the storage of slot.
-func (m *Message) entries(c *stream.Cursor, sec []byte, r, base, slot int) (Entries, error) {
+// message: its map, kept as encoded, with every compound key or value in
+// it checked whole.
+func (m *Message) entries(c *stream.Cursor, sec []byte, r, base int) (Entries, error) {
 	if sec == nil {
-		return nil, nil
+		return Entries{}, nil
 	}
 	// Scan has checked the descriptor and that the value is a map whose
 	// size fits: read the map alone.
 	vp := valueAt(sec)
 	base += vp
-	c.Reset(sec[vp:])
+	raw := sec[vp:len(sec):len(sec)]
+	c.Reset(raw)
 	if !c.Next() || !c.Enter() {
-		return nil, inMessage(c.Err(), r, base)
+		return Entries{}, inMessage(c.Err(), r, base)
 	}
-	m.own.map8[slot] = sec[vp] == byte(amqpsax.CodeMap8)
-	list := m.own.maps[slot][:0]
 	for c.Next() {
-		k := c.Value()
-		if !c.Next() {
-			break
-		}
-		v := c.Value()
-		list = append(list, Field{k, v})
-		if k.Kind() >= amqpsax.KindList || v.Kind() >= amqpsax.KindList {
-			if err := m.checkEntry(c, &list[len(list)-1], r, base); err != nil {
-				return nil, err
+		if c.Kind() >= amqpsax.KindList {
+			if err := m.checkValue(c.Value(), r, base+c.Offset()); err != nil {
+				return Entries{}, err
 			}
 		}
 	}
 	if err := c.Err(); err != nil {
-		return nil, inMessage(err, r, base)
+		return Entries{}, inMessage(err, r, base)
 	}
-	m.own.maps[slot] = list
-	if list == nil {
-		return Entries{}, nil
-	}
-	return Entries(list), nil
-}
-
-// checkEntry checks the compound key or value of f whole.
-func (m *Message) checkEntry(c *stream.Cursor, f *Field, r, base int) error {
-	voff := c.Offset()
-	koff := voff - len(f.Key.Raw())
-	if err := m.checkValue(f.Key, r, base+koff); err != nil {
-		return err
-	}
-	return m.checkValue(f.Value, r, base+voff)
+	return Entries{raw: raw}, nil
 }
 
 // checkValue checks a compound value v whole (every length, count and

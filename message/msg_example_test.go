@@ -21,13 +21,13 @@ func ExampleMessage_Append() {
 		ContentType: []byte("application/json"),
 	}
 	props.SetCreationTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	app, err := vs.PropertiesOf(nil, map[string]any{"tenant": "acme", "attempt": int32(2)})
+	app, err := vs.PropertiesOf(map[string]any{"tenant": "acme", "attempt": int32(2)})
 	if err != nil {
 		panic(err)
 	}
 	m := message.Message{
 		Header:                &message.Header{Durable: true, Priority: 4},
-		MessageAnnotations:    message.Entries{{Key: vs.Symbol("x-opt-partition-key"), Value: vs.String("eu-7")}},
+		MessageAnnotations:    message.EntriesOf(message.Field{Key: vs.Symbol("x-opt-partition-key"), Value: vs.String("eu-7")}),
 		Properties:            &props,
 		ApplicationProperties: app,
 		Body:                  message.Body{Kind: message.BodyData, Data: [][]byte{[]byte(`{"id":1}`)}},
@@ -42,9 +42,9 @@ func ExampleMessage_Append() {
 	if err := got.Decode(buf); err != nil {
 		panic(err)
 	}
-	for _, f := range got.ApplicationProperties {
-		v, _ := f.Value.Any()
-		fmt.Printf("%s = %v (%v)\n", f.Key.Bytes(), v, f.Value.Kind())
+	for k, v := range got.ApplicationProperties.All() {
+		a, _ := v.Any()
+		fmt.Printf("%s = %v (%v)\n", k.Bytes(), a, v.Kind())
 	}
 	created, _ := got.Properties.CreationTimeAt()
 	fmt.Println(got.Properties.MessageID.Any(), created.Format(time.RFC3339))
@@ -66,7 +66,7 @@ func ExampleMessage_Decode() {
 		vs.Reset()
 		m := message.Message{
 			Properties:            &message.Properties{MessageID: message.UlongID(uint64(100 + i))},
-			ApplicationProperties: message.Entries{{Key: vs.String("tenant"), Value: vs.String(tenant)}},
+			ApplicationProperties: message.EntriesOf(message.Field{Key: vs.String("tenant"), Value: vs.String(tenant)}),
 			Body:                  message.Body{Kind: message.BodyValue, Value: vs.Long(int64(i * 10))},
 		}
 		b, err := m.Append(nil)

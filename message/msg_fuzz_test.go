@@ -37,7 +37,7 @@ func FuzzMessage(f *testing.F) {
 			if errors.Is(err, io.ErrUnexpectedEOF) != errors.Is(serr, io.ErrUnexpectedEOF) {
 				t.Fatalf("Decode: %v; Scan: %v", err, serr)
 			}
-			if m.Header != nil || m.Properties != nil || m.ApplicationProperties != nil || m.Body.Kind != BodyNone {
+			if m.Header != nil || m.Properties != nil || m.ApplicationProperties.Present() || m.Body.Kind != BodyNone {
 				t.Fatal("a message left after an error")
 			}
 		} else {
@@ -152,9 +152,9 @@ func (g *gen) value(vs *Values, depth int) stream.Value {
 func (g *gen) entries(vs *Values, symbols bool) Entries {
 	n := int(g.byte() % 9)
 	if n == 8 {
-		return nil
+		return Entries{}
 	}
-	e := Entries{}
+	e := []Field{}
 	for range n {
 		var key stream.Value
 		switch {
@@ -167,7 +167,7 @@ func (g *gen) entries(vs *Values, symbols bool) Entries {
 		}
 		e = append(e, Field{key, g.value(vs, 2)})
 	}
-	return e
+	return EntriesOf(e...)
 }
 
 func (g *gen) id() ID {

@@ -81,12 +81,12 @@ func describe(m *Message) string {
 		name string
 		e    Entries
 	}{{"da", m.DeliveryAnnotations}, {"ma", m.MessageAnnotations}, {"ap", m.ApplicationProperties}, {"footer", m.Footer}} {
-		if s.e == nil {
+		if !s.e.Present() {
 			continue
 		}
-		fmt.Fprintf(&b, "%s %d:", s.name, len(s.e))
-		for _, f := range s.e {
-			fmt.Fprintf(&b, " %s=%s", valueText(f.Key), valueText(f.Value))
+		fmt.Fprintf(&b, "%s %d:", s.name, s.e.Len())
+		for k, v := range s.e.All() {
+			fmt.Fprintf(&b, " %s=%s", valueText(k), valueText(v))
 		}
 		b.WriteByte('\n')
 	}
@@ -245,6 +245,9 @@ func TestDecodeAllocs(t *testing.T) {
 			}
 			_ = m.ApplicationProperties.Get("k")
 			_ = m.MessageAnnotations.GetKey(Ulong(7))
+			for k, v := range m.ApplicationProperties.All() {
+				_, _ = k.Bytes(), v.Kind()
+			}
 		}
 	})
 	assert.Zero(t, allocs)
@@ -256,7 +259,7 @@ func TestDecodeOwns(t *testing.T) {
 	in := Message{
 		Header:                &Header{Durable: true, Priority: 4},
 		Properties:            &Properties{MessageID: StringID("id-1"), To: []byte("q")},
-		ApplicationProperties: Entries{{vs.String("tenant"), vs.String("acme")}},
+		ApplicationProperties: EntriesOf(Field{vs.String("tenant"), vs.String("acme")}),
 		Body:                  Body{Kind: BodyData, Data: [][]byte{[]byte("hello")}},
 	}
 	data, err := in.Append(nil)
@@ -289,11 +292,11 @@ func TestDecodeCutAndFault(t *testing.T) {
 	require.NoError(t, err)
 	in := Message{
 		Header:                &Header{Priority: 4, DeliveryCount: 2},
-		MessageAnnotations:    Entries{{vs.Symbol("x-opt-l"), list}},
+		MessageAnnotations:    EntriesOf(Field{vs.Symbol("x-opt-l"), list}),
 		Properties:            &Properties{To: []byte("q")},
-		ApplicationProperties: Entries{{vs.String("k"), vs.Long(-7)}},
+		ApplicationProperties: EntriesOf(Field{vs.String("k"), vs.Long(-7)}),
 		Body:                  Body{Kind: BodySequence, Sequence: []stream.Value{list, list}},
-		Footer:                Entries{{vs.Symbol("f"), vs.Binary([]byte{1, 2})}},
+		Footer:                EntriesOf(Field{vs.Symbol("f"), vs.Binary([]byte{1, 2})}),
 	}
 	data, err := in.Append(nil)
 	require.NoError(t, err)
@@ -305,7 +308,7 @@ func TestDecodeCutAndFault(t *testing.T) {
 		}
 		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "prefix %d", n)
 		assert.Nil(t, m.Header)
-		assert.Nil(t, m.ApplicationProperties)
+		assert.False(t, m.ApplicationProperties.Present())
 	}
 	require.NoError(t, m.Decode(data))
 
@@ -355,9 +358,9 @@ func TestAppendRefuses(t *testing.T) {
 	require.True(t, arr.Next() && arr.Enter() && arr.Next())
 	elem := arr.Value() // an array element: no constructor of its own
 	for name, m := range map[string]Message{
-		"zero value":       {ApplicationProperties: Entries{{vs.String("k"), stream.Value{}}}},
-		"zero key":         {Footer: Entries{{stream.Value{}, vs.Null()}}},
-		"array element":    {MessageAnnotations: Entries{{vs.Symbol("k"), elem}}},
+		"zero value":       {ApplicationProperties: EntriesOf(Field{vs.String("k"), stream.Value{}})},
+		"zero key":         {Footer: EntriesOf(Field{stream.Value{}, vs.Null()})},
+		"array element":    {MessageAnnotations: EntriesOf(Field{vs.Symbol("k"), elem})},
 		"data and value":   {Body: Body{Kind: BodyData, Data: [][]byte{{1}}, Value: vs.Null()}},
 		"no value":         {Body: Body{Kind: BodyValue}},
 		"sequence no list": {Body: Body{Kind: BodySequence, Sequence: []stream.Value{vs.Null()}}},
@@ -399,9 +402,9 @@ func TestMapDeterministic(t *testing.T) {
 	var first []byte
 	for i := range 1000 {
 		vs.Reset()
-		ap, err := vs.PropertiesOf(nil, props)
+		ap, err := vs.PropertiesOf(props)
 		require.NoError(t, err)
-		ma, err := vs.AnnotationsOf(nil, map[string]any{"x-b": "2", "x-a": uint64(1)})
+		ma, err := vs.AnnotationsOf(map[string]any{"x-b": "2", "x-a": uint64(1)})
 		require.NoError(t, err)
 		m := Message{MessageAnnotations: ma, ApplicationProperties: ap}
 		out, err := m.Append(nil)
@@ -410,13 +413,15 @@ func TestMapDeterministic(t *testing.T) {
 			first = out
 			// keys in byte order
 			var got []string
-			for _, f := range ap {
-				got = append(got, string(f.Key.Bytes()))
+			for k := range ap.All() {
+				got = append(got, string(k.Bytes()))
 			}
+			assert.Len(t, got, len(props))
 			assert.IsNonDecreasing(t, got)
-			assert.Equal(t, "x-a", string(ma[0].Key.Bytes()))
-			assert.Equal(t, amqpsax.KindSymbol, ma[0].Key.Kind())
-			assert.Equal(t, amqpsax.KindString, ap[0].Key.Kind())
+			mf, af := ma.AppendFields(nil), ap.AppendFields(nil)
+			assert.Equal(t, "x-a", string(mf[0].Key.Bytes()))
+			assert.Equal(t, amqpsax.KindSymbol, mf[0].Key.Kind())
+			assert.Equal(t, amqpsax.KindString, af[0].Key.Kind())
 			continue
 		}
 		require.Equal(t, first, out, "run %d", i)
@@ -514,19 +519,41 @@ func TestIDs(t *testing.T) {
 // keys, symbols and strings alike.
 func TestEntriesGet(t *testing.T) {
 	var vs Values
-	e := Entries{
-		{vs.Symbol("a"), vs.Int(1)},
-		{vs.String("a"), vs.Int(2)},
-		{vs.Ulong(7), vs.Int(3)},
-		{vs.Long(8), vs.Int(4)},
-		{vs.Long(-1), vs.Int(5)},
+	built := EntriesOf(
+		Field{vs.Symbol("a"), vs.Int(1)},
+		Field{vs.String("a"), vs.Int(2)},
+		Field{vs.Ulong(7), vs.Int(3)},
+		Field{vs.Long(8), vs.Int(4)},
+		Field{vs.Long(-1), vs.Int(5)},
+	)
+	// The same entries decoded: views of the encoded map.
+	out, err := (&Message{Footer: built}).Append(nil)
+	require.NoError(t, err)
+	var m Message
+	require.NoError(t, m.Decode(out))
+	for _, e := range []Entries{built, m.Footer} {
+		assert.True(t, e.Present())
+		assert.Equal(t, 5, e.Len())
+		assert.Equal(t, int64(1), e.Get("a").Int())
+		assert.Equal(t, int64(1), e.GetKey(Symbol("a")).Int())
+		assert.Equal(t, int64(3), e.GetKey(Ulong(7)).Int())
+		assert.Equal(t, int64(4), e.GetKey(Ulong(8)).Int())
+		assert.Equal(t, amqpsax.KindInvalid, e.GetKey(Ulong(1<<64-1)).Kind())
+		assert.Equal(t, amqpsax.KindInvalid, e.Get("b").Kind())
+		n := 0
+		for k, v := range e.All() {
+			n++
+			if n == 2 {
+				assert.Equal(t, amqpsax.KindString, k.Kind())
+				assert.Equal(t, int64(2), v.Int())
+				break
+			}
+		}
+		assert.Len(t, e.AppendFields(nil), 5)
 	}
-	assert.Equal(t, int64(1), e.Get("a").Int())
-	assert.Equal(t, int64(1), e.GetKey(Symbol("a")).Int())
-	assert.Equal(t, int64(3), e.GetKey(Ulong(7)).Int())
-	assert.Equal(t, int64(4), e.GetKey(Ulong(8)).Int())
-	assert.Equal(t, amqpsax.KindInvalid, e.GetKey(Ulong(1<<64-1)).Kind())
-	assert.Equal(t, amqpsax.KindInvalid, e.Get("b").Kind())
+	assert.False(t, Entries{}.Present())
+	assert.True(t, EntriesOf().Present())
+	assert.Zero(t, Entries{}.Len())
 }
 
 // TestFastFields: the header and properties Decode reads are what

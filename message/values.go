@@ -28,14 +28,19 @@ var ErrGoType = errors.New("Go value has no AMQP encoding")
 // Values (its buffer grown to the messages built) allocates nothing. The
 // zero Values is ready to use; a Values is not for concurrent use.
 type Values struct {
-	buf  []byte
-	keys []string      // scratch for sorting map keys
+	buf    []byte
+	fields []Field       // the Fields of the Entries handed out
+	keys   []string      // scratch for sorting map keys
 	cur  stream.Cursor // makes the views, kept so that it is not zeroed for each
 }
 
 // Reset forgets the values handed out, keeping the buffer for the next
 // message. Views from before Reset are invalid afterwards.
-func (vs *Values) Reset() { vs.buf = vs.buf[:0] }
+func (vs *Values) Reset() {
+	vs.buf = vs.buf[:0]
+	clear(vs.fields)
+	vs.fields = vs.fields[:0]
+}
 
 // view returns the value encoded at vs.buf[start:], which package encode
 // wrote (or Raw checked), so it is well-formed: the cursor need only read
@@ -219,27 +224,24 @@ func (vs *Values) anyAt(v any, depth int) (stream.Value, error) {
 	return vs.view(n), nil
 }
 
-// PropertiesOf appends to dst the entries of m as application properties
-// (string keys) and returns the extended Entries: values by Any's table,
-// keys in byte order, so the same map gives the same bytes every time.
-// On an error dst is returned as it was. A nil m gives dst unchanged;
-// a nil dst with an empty m gives an empty, present section.
-func (vs *Values) PropertiesOf(dst Entries, m map[string]any) (Entries, error) {
-	return vs.entriesOf(dst, m, false)
+// PropertiesOf returns the entries of m as application properties
+// (string keys): values by Any's table, keys in byte order, so that the
+// same map gives the same bytes every time. A nil m gives the zero
+// (absent) Entries; an empty one, an empty section. The Fields are kept
+// in vs, valid until Reset.
+func (vs *Values) PropertiesOf(m map[string]any) (Entries, error) {
+	return vs.entriesOf(m, false)
 }
 
 // AnnotationsOf is PropertiesOf for annotations and footers: the keys are
 // written as symbols.
-func (vs *Values) AnnotationsOf(dst Entries, m map[string]any) (Entries, error) {
-	return vs.entriesOf(dst, m, true)
+func (vs *Values) AnnotationsOf(m map[string]any) (Entries, error) {
+	return vs.entriesOf(m, true)
 }
 
-func (vs *Values) entriesOf(dst Entries, m map[string]any, symbols bool) (Entries, error) {
+func (vs *Values) entriesOf(m map[string]any, symbols bool) (Entries, error) {
 	if m == nil {
-		return dst, nil
-	}
-	if dst == nil {
-		dst = Entries{}
+		return Entries{}, nil
 	}
 	keys := vs.sortedKeys(m)
 	// Encode every key and value, then make their views in one pass of
@@ -255,19 +257,20 @@ func (vs *Values) entriesOf(dst Entries, m map[string]any, symbols bool) (Entrie
 		}
 		if b, err = vs.appendAny(b, m[k], 1); err != nil {
 			clear(keys)
-			return dst, err
+			return Entries{}, err
 		}
 	}
 	clear(keys)
 	vs.buf = b
 	vs.cur.Reset(b[start:len(b):len(b)])
+	first := len(vs.fields)
 	for range keys {
 		vs.cur.Next()
 		k := vs.cur.Value()
 		vs.cur.Next()
-		dst = append(dst, Field{k, vs.cur.Value()})
+		vs.fields = append(vs.fields, Field{k, vs.cur.Value()})
 	}
-	return dst, nil
+	return EntriesOf(vs.fields[first:len(vs.fields):len(vs.fields)]...), nil
 }
 
 // sortedKeys returns m's keys in byte order, in vs's scratch.
