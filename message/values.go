@@ -31,7 +31,7 @@ type Values struct {
 	buf    []byte
 	fields []Field       // the Fields of the Entries handed out
 	keys   []string      // scratch for sorting map keys
-	cur  stream.Cursor // makes the views, kept so that it is not zeroed for each
+	cur    stream.Cursor // makes the views, kept so that it is not zeroed for each
 }
 
 // Reset forgets the values handed out, keeping the buffer for the next
