@@ -93,7 +93,7 @@ func (m *Message) Bytes() []byte { return m.own.buf }
 // It does not allocate once m's storage has grown to the message, except
 // for the error it returns.
 func (m *Message) Decode(data []byte) error {
-	m.own.buf = append(m.own.buf[:0], data...)
+	m.own.buf = appendLarge(m.own.buf[:0], data)
 	return m.decode(m.own.buf)
 }
 
@@ -193,13 +193,31 @@ func (m *Message) entries(c *stream.Cursor, sec []byte, r, base int) (Entries, e
 // constructor in it), as a decoder walking it would; off is its offset
 // in the message, for the error.
 func (m *Message) checkValue(v stream.Value, r, off int) error {
-	if v.Kind() < amqpsax.KindList {
+	if v.Kind() < amqpsax.KindList || fixedArray(v.Raw()) {
 		return nil
 	}
 	if _, err := m.own.dec.Decode(v.Raw(), amqpsax.NopHandler{}); err != nil {
 		return inMessage(err, r, off)
 	}
 	return nil
+}
+
+// fixedArray reports whether raw is a sound array of fixed-width
+// elements of at least one byte each, not booleans and not described:
+// its size and count, which wire.ArrayCtor checks to agree exactly, are
+// all there is to check, in O(1) however many elements it has.
+func fixedArray(raw []byte) bool {
+	c := amqpsax.Code(raw[0])
+	if wire.Table[c].Cat() != wire.Array {
+		return false
+	}
+	h, size, count := wire.Body(c, raw[1:])
+	if h < 0 {
+		return false
+	}
+	elem, ctorLen, _, _ := wire.ArrayCtor(raw[1+h:1+h+size], count)
+	e := wire.Table[elem]
+	return ctorLen == 1 && e.Cat() == wire.Fixed && e.W() > 0 && elem != amqpsax.CodeBool
 }
 
 // body reads the body sections, which Scan has found together and of one
