@@ -618,8 +618,8 @@ func TestFixedArray(t *testing.T) {
 	for _, raw := range [][]byte{
 		{0xe0, 0x0a, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0},       // size one past two... elements
 		{0xe0, 0x12, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, // count 2, one and a half longs
-		{0xe0, 0x03, 0x02, 0x56, 0x00, 0x02},                       // booleans: the byte is checked
-		{0xe0, 0x02, 0x01, 0x40},                                   // zero-width elements
+		{0xe0, 0x03, 0x02, 0x56, 0x00, 0x02},                      // booleans: the byte is checked
+		{0xe0, 0x02, 0x01, 0x40},                                  // zero-width elements
 	} {
 		var d dispatch.Decoder
 		_, err := d.Decode(raw, amqpsax.NopHandler{})
