@@ -135,16 +135,16 @@ func (m *Message) fill(s *Sections) error {
 		}
 		m.Properties = &m.own.props
 	}
-	if m.DeliveryAnnotations, err = m.entries(c, s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations); err != nil {
+	if m.DeliveryAnnotations, err = m.entries(s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations); err != nil {
 		return err
 	}
-	if m.MessageAnnotations, err = m.entries(c, s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations); err != nil {
+	if m.MessageAnnotations, err = m.entries(s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations); err != nil {
 		return err
 	}
-	if m.ApplicationProperties, err = m.entries(c, s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties); err != nil {
+	if m.ApplicationProperties, err = m.entries(s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties); err != nil {
 		return err
 	}
-	if m.Footer, err = m.entries(c, s.Footer, rFooter, s.Offsets.Footer); err != nil {
+	if m.Footer, err = m.entries(s.Footer, rFooter, s.Offsets.Footer); err != nil {
 		return err
 	}
 	if s.Body != nil {
@@ -163,7 +163,7 @@ func valueAt(sec []byte) int {
 // entries reads the map section sec, of rank r at offset base in the
 // message: its map, kept as encoded, with every compound key or value in
 // it checked whole.
-func (m *Message) entries(c *stream.Cursor, sec []byte, r, base int) (Entries, error) {
+func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
 	if sec == nil {
 		return Entries{}, nil
 	}
@@ -172,19 +172,22 @@ func (m *Message) entries(c *stream.Cursor, sec []byte, r, base int) (Entries, e
 	vp := valueAt(sec)
 	base += vp
 	raw := sec[vp:len(sec):len(sec)]
-	c.Reset(raw)
-	if !c.Next() || !c.Enter() {
-		return Entries{}, inMessage(c.Err(), r, base)
+	// Every key and value by its constructor and length (fieldReader's
+	// fast path for nearly all of them); a compound one is checked whole.
+	h, size, count := wire.Body(amqpsax.Code(raw[0]), raw[1:])
+	if h < 0 {
+		return Entries{}, inMessage(wire.NewErrorAt(sectionOps[r], wire.Status(h), raw, 0), r, base)
 	}
-	for c.Next() {
-		if c.Kind() >= amqpsax.KindList {
-			if err := m.checkValue(c.Value(), r, base+c.Offset()); err != nil {
+	f := fieldReader{sec: raw, p: 1 + h, end: 1 + h + size, left: count, r: r, i: -1}
+	for f.next() {
+		if f.kind >= amqpsax.KindList {
+			if err := m.checkRaw(raw[f.off:f.p], r, base+f.off); err != nil {
 				return Entries{}, err
 			}
 		}
 	}
-	if err := c.Err(); err != nil {
-		return Entries{}, inMessage(err, r, base)
+	if f.malformed != nil {
+		return Entries{}, inMessage(f.malformed, r, base)
 	}
 	return Entries{raw: raw}, nil
 }
@@ -193,10 +196,18 @@ func (m *Message) entries(c *stream.Cursor, sec []byte, r, base int) (Entries, e
 // constructor in it), as a decoder walking it would; off is its offset
 // in the message, for the error.
 func (m *Message) checkValue(v stream.Value, r, off int) error {
-	if v.Kind() < amqpsax.KindList || fixedArray(v.Raw()) {
+	if v.Kind() < amqpsax.KindList {
 		return nil
 	}
-	if _, err := m.own.dec.Decode(v.Raw(), amqpsax.NopHandler{}); err != nil {
+	return m.checkRaw(v.Raw(), r, off)
+}
+
+// checkRaw is checkValue for the encoded compound raw.
+func (m *Message) checkRaw(raw []byte, r, off int) error {
+	if fixedArray(raw) {
+		return nil
+	}
+	if _, err := m.own.dec.Decode(raw, amqpsax.NopHandler{}); err != nil {
 		return inMessage(err, r, off)
 	}
 	return nil
