@@ -37,7 +37,10 @@ type Body struct {
 // [Values]; see the package documentation for the mapping of AMQP types
 // to Go types.
 //
-// A Message is not for concurrent use while it is being decoded into.
+// After Decode, Header and Properties point into the Message's own
+// storage: copy the structs (*m.Header), not the Message, to keep them
+// past the next Decode. A Message is not for concurrent use while it is
+// being decoded into.
 type Message struct {
 	Header                *Header
 	DeliveryAnnotations   Entries
@@ -52,7 +55,8 @@ type Message struct {
 
 // owned is what a Message keeps between Decodes.
 type owned struct {
-	buf    []byte
+	buf    []byte // Decode's copy of its input
+	src    []byte // the input decoded: buf, or DecodeNoCopy's
 	header Header
 	props  Properties
 	data   [][]byte
@@ -68,11 +72,12 @@ func (m *Message) Reset() {
 	m.Header, m.Properties = nil, nil
 	m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer = Entries{}, Entries{}, Entries{}, Entries{}
 	m.Body = Body{}
+	m.own.src = nil
 }
 
 // Bytes returns the encoded message m was decoded from: m's own copy
 // after Decode, the caller's bytes after DecodeNoCopy, nil otherwise.
-func (m *Message) Bytes() []byte { return m.own.buf }
+func (m *Message) Bytes() []byte { return m.own.src }
 
 // Decode makes m the message data encodes, copying data into storage m
 // owns (and reuses: it grows only to the largest message seen), so that
@@ -101,10 +106,7 @@ func (m *Message) Decode(data []byte) error {
 // itself, which the caller must leave unchanged while m is in use — for
 // a buffer handed over whole, such as a delivery the caller assembled
 // for this message alone.
-func (m *Message) DecodeNoCopy(data []byte) error {
-	m.own.buf = nil
-	return m.decode(data)
-}
+func (m *Message) DecodeNoCopy(data []byte) error { return m.decode(data) }
 
 func (m *Message) decode(data []byte) error {
 	m.Reset()
@@ -117,6 +119,7 @@ func (m *Message) decode(data []byte) error {
 		m.Reset()
 		return err
 	}
+	m.own.src = data
 	return nil
 }
 

@@ -628,3 +628,26 @@ func TestFixedArray(t *testing.T) {
 		}
 	}
 }
+
+// TestBytes: Bytes is the input decoded — the Message's copy after
+// Decode, the caller's slice after DecodeNoCopy — and nil after an error
+// or Reset; DecodeNoCopy keeps the copy's storage for the next Decode.
+func TestBytes(t *testing.T) {
+	var vs Values
+	data, err := (&Message{Body: Body{Kind: BodyValue, Value: vs.String("x")}}).Append(nil)
+	require.NoError(t, err)
+	var m Message
+	require.NoError(t, m.Decode(data))
+	own := m.Bytes()
+	assert.Equal(t, data, own)
+	assert.NotSame(t, &data[0], &own[0])
+	require.NoError(t, m.DecodeNoCopy(data))
+	assert.Same(t, &data[0], &m.Bytes()[0])
+	require.NoError(t, m.Decode(data))
+	assert.Same(t, &own[0], &m.Bytes()[0], "the copy's storage is reused")
+	assert.Error(t, m.Decode(data[:len(data)-1]))
+	assert.Nil(t, m.Bytes())
+	require.NoError(t, m.Decode(data))
+	m.Reset()
+	assert.Nil(t, m.Bytes())
+}
