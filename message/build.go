@@ -148,7 +148,7 @@ func (m *Message) size() int {
 		n += 20
 	}
 	if p := m.Properties; p != nil {
-		n += 3 + 9 + 13*9 + len(p.MessageID.Bytes) + len(p.UserID) + len(p.To) + len(p.Subject) +
+		n += 3 + 9 + 13*9 + 2*16 + len(p.MessageID.Bytes) + len(p.UserID) + len(p.To) + len(p.Subject) +
 			len(p.ReplyTo) + len(p.CorrelationID.Bytes) + len(p.ContentType) + len(p.ContentEncoding) +
 			len(p.GroupID) + len(p.ReplyToGroupID)
 	}

@@ -651,3 +651,23 @@ func TestBytes(t *testing.T) {
 	m.Reset()
 	assert.Nil(t, m.Bytes())
 }
+
+// TestAppendGrowsOnce: Append sizes the buffer once, for every message of
+// testdata and for UUID ids (the widest fields).
+func TestAppendGrowsOnce(t *testing.T) {
+	u := uuid.New()
+	msgs := []*Message{{Properties: &Properties{MessageID: UUIDID(u), CorrelationID: UUIDID(u),
+		UserID: []byte("u"), To: []byte("t"), HasGroupSequence: true, GroupSequence: 1 << 31,
+		HasCreationTime: true, CreationTime: -1, HasAbsoluteExpiryTime: true, AbsoluteExpiryTime: -1}}}
+	for _, pm := range loadMessages(t) {
+		m := new(Message)
+		require.NoError(t, m.Decode(pm.Data))
+		msgs = append(msgs, m)
+	}
+	for _, m := range msgs {
+		out, err := m.Append(nil)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(out), m.size())
+		assert.Equal(t, 1.0, testing.AllocsPerRun(1, func() { _, _ = m.Append(nil) }))
+	}
+}
