@@ -23,10 +23,11 @@ type Field struct {
 // After [Message.Decode] they view the section's map as encoded, in the
 // Message's copy of the input: decoding neither builds nor allocates
 // anything per entry, and Append copies the map as it came, byte for
-// byte. [EntriesOf], [Values.PropertiesOf] and [Values.AnnotationsOf]
-// make Entries of Fields, to build a message from.
+// byte. To build a message, [EntriesOf] makes Entries of Fields, and
+// [Values.PropertiesOf] and [Values.AnnotationsOf] Entries that view a map
+// they encoded from a Go map.
 type Entries struct {
-	raw    []byte  // decoded: the map (constructor, size, count, entries), checked whole
+	raw    []byte  // decoded or encoded by Values: the map (constructor, size, count, entries), well-formed
 	fields []Field // built
 	built  bool    // built: present, though it may have no fields
 }

@@ -2,6 +2,7 @@ package message
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,19 +29,14 @@ var ErrGoType = errors.New("Go value has no AMQP encoding")
 // Values (its buffer grown to the messages built) allocates nothing. The
 // zero Values is ready to use; a Values is not for concurrent use.
 type Values struct {
-	buf    []byte
-	fields []Field       // the Fields of the Entries handed out
-	keys   []string      // scratch for sorting map keys
-	cur    stream.Cursor // makes the views, kept so that it is not zeroed for each
+	buf  []byte
+	keys []string      // scratch for sorting map keys
+	cur  stream.Cursor // makes the views, kept so that it is not zeroed for each
 }
 
 // Reset forgets the values handed out, keeping the buffer for the next
 // message. Views from before Reset are invalid afterwards.
-func (vs *Values) Reset() {
-	vs.buf = vs.buf[:0]
-	clear(vs.fields)
-	vs.fields = vs.fields[:0]
-}
+func (vs *Values) Reset() { vs.buf = vs.buf[:0] }
 
 // view returns the value encoded at vs.buf[start:], which package encode
 // wrote (or Raw checked), so it is well-formed: the cursor need only read
@@ -227,8 +223,9 @@ func (vs *Values) anyAt(v any, depth int) (stream.Value, error) {
 // PropertiesOf returns the entries of m as application properties
 // (string keys): values by Any's table, keys in byte order, so that the
 // same map gives the same bytes every time. A nil m gives the zero
-// (absent) Entries; an empty one, an empty section. The Fields are kept
-// in vs, valid until Reset.
+// (absent) Entries; an empty one, an empty section. The Entries view the
+// map encoded in vs (a map32, as Proton writes map sections), valid until
+// Reset.
 func (vs *Values) PropertiesOf(m map[string]any) (Entries, error) {
 	return vs.entriesOf(m, false)
 }
@@ -244,10 +241,10 @@ func (vs *Values) entriesOf(m map[string]any, symbols bool) (Entries, error) {
 		return Entries{}, nil
 	}
 	keys := vs.sortedKeys(m)
-	// Encode every key and value, then make their views in one pass of
-	// the cursor.
+	// The map itself, encoded as a map32 (as Proton writes map sections),
+	// becomes the Entries: no view is made per entry.
 	start := len(vs.buf)
-	b := vs.buf
+	b := append(vs.buf, byte(amqpsax.CodeMap32), 0, 0, 0, 0, 0, 0, 0, 0)
 	var err error
 	for _, k := range keys {
 		if symbols {
@@ -261,16 +258,11 @@ func (vs *Values) entriesOf(m map[string]any, symbols bool) (Entries, error) {
 		}
 	}
 	clear(keys)
+	size, count := len(b)-start-5, 2*len(keys)
+	binary.BigEndian.PutUint32(b[start+1:], uint32(size))
+	binary.BigEndian.PutUint32(b[start+5:], uint32(count))
 	vs.buf = b
-	vs.cur.Reset(b[start:len(b):len(b)])
-	first := len(vs.fields)
-	for range keys {
-		vs.cur.Next()
-		k := vs.cur.Value()
-		vs.cur.Next()
-		vs.fields = append(vs.fields, Field{k, vs.cur.Value()})
-	}
-	return EntriesOf(vs.fields[first:len(vs.fields):len(vs.fields)]...), nil
+	return Entries{raw: b[start:len(b):len(b)]}, nil
 }
 
 // sortedKeys returns m's keys in byte order, in vs's scratch.
