@@ -1,6 +1,7 @@
 package message
 
 import (
+	"encoding/binary"
 	"errors"
 
 	"github.com/amqpsax/amqpsax"
@@ -207,7 +208,7 @@ func (m *Message) checkValue(v stream.Value, r, off int) error {
 
 // checkRaw is checkValue for the encoded compound raw.
 func (m *Message) checkRaw(raw []byte, r, off int) error {
-	if fixedArray(raw) {
+	if flat(raw) {
 		return nil
 	}
 	if _, err := m.own.dec.Decode(raw, amqpsax.NopHandler{}); err != nil {
@@ -216,22 +217,95 @@ func (m *Message) checkRaw(raw []byte, r, off int) error {
 	return nil
 }
 
-// fixedArray reports whether raw is a sound array of fixed-width
-// elements of at least one byte each, not booleans and not described:
-// its size and count, which wire.ArrayCtor checks to agree exactly, are
-// all there is to check, in O(1) however many elements it has.
-func fixedArray(raw []byte) bool {
+// flat reports whether raw is a sound list, map or array of values that
+// are not compounds (no list but list0, no map, array or described
+// value), checking the constructor and length fields of every one in a
+// tight loop: then it needs no other check. An array of fixed-width
+// elements takes O(1) (wire.ArrayCtor checks that size and count agree
+// exactly). Anything else — a nested compound, a fault — is false, and
+// the full walk decides.
+func flat(raw []byte) bool {
 	c := amqpsax.Code(raw[0])
-	if wire.Table[c].Cat() != wire.Array {
+	cat := wire.Table[c].Cat()
+	if cat != wire.Compound && cat != wire.Array {
 		return false
 	}
 	h, size, count := wire.Body(c, raw[1:])
-	if h < 0 {
+	if h < 0 || 1+h+size != len(raw) {
 		return false
 	}
-	elem, ctorLen, _, _ := wire.ArrayCtor(raw[1+h:1+h+size], count)
-	e := wire.Table[elem]
-	return ctorLen == 1 && e.Cat() == wire.Fixed && e.W() > 0 && elem != amqpsax.CodeBool
+	b := raw[1+h:]
+	if cat == wire.Array {
+		elem, ctorLen, _, _ := wire.ArrayCtor(b, count)
+		if ctorLen != 1 {
+			return false // described elements, or a fault
+		}
+		e := wire.Table[elem]
+		switch {
+		case e.Cat() == wire.Fixed && e.W() > 0 && elem != amqpsax.CodeBool:
+			return true
+		case e.Cat() != wire.Variable:
+			return false
+		}
+		p := 1
+		for range count {
+			n := varSize(b, p, int(e.W()))
+			if n < 0 {
+				return false
+			}
+			p += int(e.W()) + n
+		}
+		return p == len(b)
+	}
+	p := 0
+	for range count {
+		if p >= len(b) {
+			return false
+		}
+		ec := amqpsax.Code(b[p])
+		e := wire.Table[ec]
+		switch op := e.Op(); {
+		case op != wire.OpInvalid && op <= wire.OpLastPlain:
+			p += 1 + int(e.W())
+		case ec == amqpsax.CodeList0:
+			p++
+		case ec == amqpsax.CodeBool:
+			if p+1 >= len(b) || b[p+1] > 1 {
+				return false
+			}
+			p += 2
+		case e.Cat() == wire.Variable:
+			n := varSize(b, p+1, int(e.W()))
+			if n < 0 {
+				return false
+			}
+			p += 1 + int(e.W()) + n
+		default:
+			return false
+		}
+	}
+	return p == len(b)
+}
+
+// varSize reads the w-byte size field (1 or 4) at b[p] and returns the
+// size, or -1 when the field or the payload does not fit in b.
+func varSize(b []byte, p, w int) int {
+	if w == 1 {
+		if p >= len(b) {
+			return -1
+		}
+		if n := int(b[p]); p+1+n <= len(b) {
+			return n
+		}
+		return -1
+	}
+	if p+4 > len(b) {
+		return -1
+	}
+	if n := uint64(binary.BigEndian.Uint32(b[p:])); n <= uint64(len(b)-p-4) {
+		return int(n)
+	}
+	return -1
 }
 
 // body reads the body sections, which Scan has found together and of one

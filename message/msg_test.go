@@ -605,26 +605,36 @@ func sameFields(t *testing.T, sec []byte) {
 	}
 }
 
-// TestFixedArray: an array of fixed-width elements is checked in O(1),
-// and what that check lets through is what the full walk lets through.
-func TestFixedArray(t *testing.T) {
+// TestFlat: a list, map or array of values that are not compounds is
+// checked by one tight loop, and what that check lets through the full
+// walk lets through (FuzzMessage holds it to that on every input).
+func TestFlat(t *testing.T) {
 	var vs Values
-	good, err := vs.Any([]int64{1, 2, 3})
+	for _, v := range []any{[]int64{1, 2, 3}, []string{"a", "bc"}, []stream.Symbol{"s"},
+		[]any{int32(1), "x", true, nil, 1.5, []byte{1}}, map[string]any{"k": "v", "n": uint64(1 << 40)}} {
+		enc, err := vs.Any(v)
+		require.NoError(t, err)
+		assert.True(t, flat(enc.Raw()), "%T", v)
+	}
+	nested, err := vs.Any([]any{[]any{int32(1)}})
 	require.NoError(t, err)
-	assert.True(t, fixedArray(good.Raw()))
-	strs, err := vs.Any([]string{"a"})
-	require.NoError(t, err)
-	assert.False(t, fixedArray(strs.Raw()))
+	assert.False(t, flat(nested.Raw()))
 	for _, raw := range [][]byte{
-		{0xe0, 0x0a, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0},       // size one past two... elements
+		{0xe0, 0x0a, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0},       // an array's size past its elements
 		{0xe0, 0x12, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, // count 2, one and a half longs
 		{0xe0, 0x03, 0x02, 0x56, 0x00, 0x02},                      // booleans: the byte is checked
 		{0xe0, 0x02, 0x01, 0x40},                                  // zero-width elements
+		{0xe0, 0x05, 0x02, 0xa1, 0x01, 'a', 0x05},                 // a string past the array
+		{0xc0, 0x04, 0x02, 0x56, 0x02, 0x40},                      // a bad boolean in a list
+		{0xc0, 0x04, 0x02, 0xa1, 0x05, 0x40},                      // a string past the list
+		{0xc1, 0x03, 0x01, 0x40, 0x40},                            // odd map count
+		{0xc0, 0x03, 0x01, 0x40, 0x40},                            // a list's size past its count
 	} {
 		var d dispatch.Decoder
-		_, err := d.Decode(raw, amqpsax.NopHandler{})
-		if fixedArray(raw) {
+		n, err := d.Decode(raw, amqpsax.NopHandler{})
+		if flat(raw) {
 			assert.NoError(t, err, "%x", raw)
+			assert.Equal(t, len(raw), n)
 		}
 	}
 }
