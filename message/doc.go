@@ -62,8 +62,7 @@
 // (each entry a key and a value, both stream.Value views, found by key
 // with [Entries.Get] and [Entries.GetKey], walked in order with
 // [Entries.All]; built from [Field]s with [EntriesOf]), the body as data
-// payloads,
-// amqp-sequence lists or one amqp-value ([Body]).
+// payloads, amqp-sequence lists or one amqp-value ([Body]).
 //
 // [Message.Decode] keeps one copy of the input in storage the Message
 // owns and reuses, and views into it: decoding into a reused Message
@@ -92,7 +91,7 @@
 //
 // [Values.Any] writes a Go value as the AMQP type on its right;
 // stream.Value.Any (and stream.Cursor.Any, [Map]) reads an AMQP value
-// as the Go type on its left. Symbols and strings stay apart both ways:
+// as the Go type in the last column. Symbols and strings stay apart both ways:
 // a Go string is an AMQP string, a stream.Symbol an AMQP symbol.
 //
 //	Go                          AMQP (written)        Go (read back)
