@@ -60,7 +60,7 @@ func (f *fieldReader) next() bool {
 		c := amqpsax.Code(f.sec[p])
 		e := wire.Table[c]
 		switch op := e.Op(); {
-		case op != wire.OpInvalid && op <= wire.OpLastPlain:
+		case op-1 < wire.OpLastPlain: // op != OpInvalid && op <= OpLastPlain
 			if q := p + 1 + int(e.W()); q <= f.end {
 				f.left--
 				f.i++
@@ -145,10 +145,18 @@ func (f *fieldReader) wrong() error {
 
 // parseHeader is ParseHeader for a section Scan found.
 func parseHeader(sec []byte) (Header, error) {
-	h := DefaultHeader
+	var h Header
+	err := readHeader(sec, &h)
+	return h, err
+}
+
+// readHeader is parseHeader into *hp, which it overwrites.
+func readHeader(sec []byte, hp *Header) error {
+	*hp = DefaultHeader
+	h := hp
 	var f fieldReader
 	if err := f.open(sec, rHeader); err != nil {
-		return h, err
+		return err
 	}
 	for f.next() {
 		if f.kind == amqpsax.KindNull || f.i > 4 {
@@ -157,7 +165,7 @@ func parseHeader(sec []byte) (Header, error) {
 		switch f.i {
 		case 0, 3:
 			if f.kind != amqpsax.KindBool {
-				return h, f.wrong()
+				return f.wrong()
 			}
 			if f.i == 0 {
 				h.Durable = wire.Bool(f.code, f.pay)
@@ -166,12 +174,12 @@ func parseHeader(sec []byte) (Header, error) {
 			}
 		case 1:
 			if f.kind != amqpsax.KindUbyte {
-				return h, f.wrong()
+				return f.wrong()
 			}
 			h.Priority = f.pay[0]
 		default: // 2, 4
 			if f.kind != amqpsax.KindUint {
-				return h, f.wrong()
+				return f.wrong()
 			}
 			if f.i == 2 {
 				h.TTL, h.HasTTL = uint32(wire.Uint(f.code, f.pay)), true
@@ -180,16 +188,24 @@ func parseHeader(sec []byte) (Header, error) {
 			}
 		}
 	}
-	return h, f.malformed
+	return f.malformed
 }
 
 // parseProperties is ParseProperties for a section Scan found.
 func parseProperties(sec []byte) (Properties, error) {
 	var p Properties
+	err := readProperties(sec, &p)
+	return p, err
+}
+
+// readProperties is parseProperties into *pp, which it overwrites.
+func readProperties(sec []byte, pp *Properties) error {
+	*pp = Properties{}
+	p := pp
 	p.MessageID.Kind, p.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
 	var f fieldReader
 	if err := f.open(sec, rProperties); err != nil {
-		return p, err
+		return err
 	}
 	for f.next() {
 		k := f.kind
@@ -253,8 +269,8 @@ func parseProperties(sec []byte) (Properties, error) {
 			}
 		}
 		if bad {
-			return p, f.wrong()
+			return f.wrong()
 		}
 	}
-	return p, f.malformed
+	return f.malformed
 }

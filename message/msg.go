@@ -128,13 +128,13 @@ func (m *Message) fill(s *Sections) error {
 	var err error
 	c := &m.own.cur // one for every section, kept: not zeroed on every Decode
 	if s.Header != nil {
-		if m.own.header, err = parseHeader(s.Header); err != nil {
+		if err = readHeader(s.Header, &m.own.header); err != nil {
 			return inMessage(err, rHeader, s.Offsets.Header)
 		}
 		m.Header = &m.own.header
 	}
 	if s.Properties != nil {
-		if m.own.props, err = parseProperties(s.Properties); err != nil {
+		if err = readProperties(s.Properties, &m.own.props); err != nil {
 			return inMessage(err, rProperties, s.Offsets.Properties)
 		}
 		m.Properties = &m.own.props
