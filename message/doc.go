@@ -54,6 +54,78 @@
 // nothing is appended. It appends into the caller's buffer and does not
 // allocate when the buffer has room.
 //
+// # Whole messages
+//
+// A client makes and keeps messages: [Message] holds one whole — header
+// and properties typed ([Header], [Properties]), delivery and message
+// annotations, application properties and footer as ordered [Entries]
+// (each entry a key and a value, both stream.Value views, found by key
+// with [Entries.Get] and [Entries.GetKey], walked in order with
+// [Entries.All]; built from [Field]s with [EntriesOf]), the body as data
+// payloads, amqp-sequence lists or one amqp-value ([Body]).
+//
+// [Message.Decode] keeps one copy of the input in storage the Message
+// owns and reuses, and views into it: decoding into a reused Message
+// allocates nothing once warm, and the input may be reused at once
+// ([Message.DecodeNoCopy] shares the input instead, for a buffer handed
+// over whole). Every compound value is checked whole, so a decoded
+// Message is safe to read and to write back; errors follow Scan's rule —
+// a cut only where the input ends inside a section, any fault inside a
+// complete one malformed, with its offset in the message.
+//
+// [Message.Append] encodes a Message into the caller's buffer, in the
+// spec's section order, growing it at most once: byte for byte what Qpid
+// Proton writes (testdata/build checks it with Proton), and for a decoded
+// message the bytes it came from wherever its peer wrote as Proton does.
+// Build the values with a [Values]: typed ([Values.String],
+// [Values.Symbol], [Values.Ulong] …), from Go values ([Values.Any],
+// [Values.PropertiesOf] and [Values.AnnotationsOf] for a map[string]any,
+// written with its keys in byte order so that the same map always gives
+// the same bytes), or already encoded ([Values.Raw], checked as Append
+// checks an edit's values). [UlongID], [UUIDID], [BinaryID], [StringID]
+// and [IDOf] make a message-id or correlation-id of each of its four
+// types; [Properties.SetCreationTime] and [Properties.CreationTimeAt]
+// (and the absolute-expiry-time pair) convert timestamps to time.Time.
+//
+// # AMQP types and Go types
+//
+// [Values.Any] writes a Go value as the AMQP type on its right;
+// stream.Value.Any (and stream.Cursor.Any, [Map]) reads an AMQP value
+// as the Go type in the last column. Symbols and strings stay apart both ways:
+// a Go string is an AMQP string, a stream.Symbol an AMQP symbol.
+//
+//	Go                          AMQP (written)        Go (read back)
+//	nil                         null                  nil
+//	bool                        boolean               bool
+//	uint8, uint16, uint32       ubyte, ushort, uint   the same
+//	uint64, uint                ulong                 uint64
+//	int8, int16, int32          byte, short, int      the same
+//	int64, int                  long                  int64
+//	float32, float64            float, double         the same
+//	amqpsax.Decimal32/64/128    decimal32/64/128      the same
+//	(Values.Char)               char                  rune (an int32)
+//	time.Time                   timestamp (ms)        time.Time, UTC
+//	uuid.UUID                   uuid                  uuid.UUID
+//	[]byte                      binary                []byte (a copy)
+//	string                      string                string
+//	stream.Symbol               symbol                stream.Symbol
+//	[]any                       list                  []any
+//	map[string]any              map, string keys      map[any]any
+//	map[stream.Symbol]any       map, symbol keys      map[any]any
+//	map[any]any                 map                   map[any]any
+//	[]string, []stream.Symbol   array of string/sym   []any
+//	[]int64                     array of long         []any
+//	stream.Described            described             stream.Described
+//	stream.Value                as it is encoded      -
+//
+// Maps are written in a fixed order: string and symbol keys in byte
+// order, other keys by the bytes of their encodings. A rune is an int32
+// in Go, so it is written as an int: use [Values.Char] for a char. Every
+// integer takes its smallest encoding, and lists, maps and arrays the
+// 8-bit form when they fit (Proton writes them with 32-bit sizes inside
+// values: the values are equal, the bytes not). A message-id or
+// correlation-id is a ulong, uuid, binary or string ([ID], [IDOf]).
+//
 // # Errors
 //
 // Malformed input is an *amqpsax.Error with a cause for errors.Is: the

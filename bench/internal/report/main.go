@@ -175,6 +175,9 @@ var pairs = []struct{ task, peer, ours, why string }{
 	{"Decode", "goamqp", "stream-typed", "both decode the body into typed Go values ([]int64, []string; for the map go-amqp makes map[string]any, ours map[string]string)"},
 	{"Decode", "proton-message", "dispatch-keep", "both copy every value out of the input (Proton into storage it reuses, the keeper into new Go values)"},
 	{"Decode", "proton-message", "stream-walk", "neither allocates per value"},
+	{"Decode", "proton-message", "message-owned", "both decode the whole message into storage they own and reuse: header and properties as fields, the rest kept (Proton copies every section; message-owned copies the input once, then views)"},
+	{"Decode", "proton-message", "message-nocopy", "as message-owned, with the input handed over instead of copied"},
+	{"Decode", "goamqp", "message-owned", "both give a whole message that outlives the input"},
 	{"Decode", "proton-data", "stream-walk", "both read every value with a getter"},
 	{"Decode", "msgp-zc", "stream-views", "both read every string of a body of known shape as a view"},
 	{"Decode", "msgp-zc", "stream-walk", "both read every value, strings as views (stream-walk not knowing the shape)"},
@@ -184,6 +187,9 @@ var pairs = []struct{ task, peer, ours, why string }{
 	{"Skip", "msgp", "stream", "both step over the whole input"},
 	{"Encode", "goamqp", "append", "both encode from Go values"},
 	{"Encode", "proton-message", "append", "both encode from their in-memory form"},
+	{"Encode", "proton-message", "message-build", "both encode a message they decoded once"},
+	{"Encode", "goamqp", "message-build", "both encode a whole message from their in-memory form (go-amqp's is Go values)"},
+	{"Encode", "goamqp", "message-build-map", "both encode header and properties from structs, the application properties from a map[string]any and a data body"},
 	{"Encode", "msgp-typed", "append-typed", "both encode []string / map[string]string"},
 	{"Encode", "json-typed", "append-typed", "both encode []string / map[string]string"},
 	{"Route", "goamqp", "stream", "the same two fields"},
@@ -257,6 +263,8 @@ var taskDoc = map[string]string{
 		"go-amqp builds. `stream-walk`: pull cursor visiting every value and reading it with its getter. " +
 		"`stream-typed`: cursor decoding the body into []string / map[string]string / []int64. " +
 		"`stream-views`: cursor reading every string of the mobile body as a view, knowing its shape. " +
+		"`message-owned`: `message.Message.Decode` into a reused Message (one copy of the input, views into it). " +
+		"`message-nocopy`: `DecodeNoCopy`, the same sharing the input. " +
 		"`proton-message`: Proton-C `pn_message_decode`. `proton-data`: Proton-C `pn_data_decode` of every " +
 		"section plus a walk of the whole `pn_data_t` tree with its getters. Mobile shapes only: `json-any` / " +
 		"`json-typed` (encoding/json into `any` / []string, map[string]string), `msgp-zc` (tinylib/msgp " +
@@ -270,7 +278,9 @@ var taskDoc = map[string]string{
 		"decode and re-encode (dispatch into `encode.Writer`). `append`: the Append functions from the Go values " +
 		"(a tree of `any`, as go-amqp's Message holds). `append-typed`: the body alone from []string / " +
 		"map[string]string, like `json-typed` (`json.Marshal`) and `msgp-typed` (msgp `Append*`). " +
-		"`proton-message`: `pn_message_encode` of a decoded message.",
+		"`proton-message`: `pn_message_encode` of a decoded message. `message-build`: `message.Message.Append` " +
+		"of a Message decoded once. `message-build-map`: the same with the application properties built from a " +
+		"map[string]any on every run (`Values.PropertiesOf`; data bodies only).",
 	"Route": "Read `properties.to` and the application property `tenant`. `stream`: cursor, skipping " +
 		"everything else. `dispatch`: Handler returning `SkipValue` for other sections and `SkipAll` once " +
 		"both are found. `message`: `message.Scan`, `ParseProperties` and `Lookup`. `goamqp` and `proton-message` have no way to skip: they decode the whole message, then read " +

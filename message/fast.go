@@ -1,0 +1,276 @@
+package message
+
+import (
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/internal/wire"
+)
+
+// Decode reads the header and properties, the fields a Message holds
+// typed, with the wire primitives directly rather than through a
+// stream.Cursor: the same rules as ParseHeader and ParseProperties (which
+// TestFastFields and FuzzMessage hold them to on every input), in a
+// third of the time, which is what a decode of a small message is made
+// of.
+
+// fieldReader reads the fields of a list section whose descriptor Scan
+// has checked: each field's code, kind, payload and offset in the
+// section.
+type fieldReader struct {
+	sec       []byte
+	p, end    int // the next field; the end of the list's contents
+	left      int // fields still to read
+	i         int // index of the field read last
+	off       int // its offset
+	code      amqpsax.Code
+	kind      amqpsax.Kind
+	pay       []byte
+	r         int // section rank, for errors
+	malformed error
+}
+
+// open starts reading the list of section sec, of rank r.
+func (f *fieldReader) open(sec []byte, r int) error {
+	f.sec, f.r, f.i = sec, r, -1
+	if len(sec) < 2 || sec[0] != byte(amqpsax.CodeDescribed) {
+		return &amqpsax.Error{Op: sectionOps[r], Err: ErrNotSection}
+	}
+	_, _, n, _ := wire.Descriptor(sec[1:])
+	vp := 1 + n
+	if n < 0 || vp >= len(sec) {
+		return wire.NewErrorAt(sectionOps[r], wire.EOF, sec, len(sec))
+	}
+	c := amqpsax.Code(sec[vp])
+	if wire.Table[c].Kind() != amqpsax.KindList {
+		return &amqpsax.Error{Op: sectionOps[r], Offset: vp, Code: c, HasCode: true, Err: ErrSectionType}
+	}
+	h, size, count := wire.Body(c, sec[vp+1:])
+	if h < 0 {
+		return wire.NewErrorAt(sectionOps[r], wire.Status(h), sec, vp)
+	}
+	f.p, f.end, f.left = vp+1+h, vp+1+h+size, count
+	return nil
+}
+
+// next reads the next field; false at the list's end or on a fault
+// (malformed then says which). Plain fixed-width codes and the 8-bit
+// binary, string and symbol, which nearly every field is, take the fast
+// path; the rest, and every fault, nextSlow.
+func (f *fieldReader) next() bool {
+	if p := f.p; f.left > 0 && p < f.end {
+		c := amqpsax.Code(f.sec[p])
+		e := wire.Table[c]
+		switch op := e.Op(); {
+		case op-1 < wire.OpLastPlain: // op != OpInvalid && op <= OpLastPlain
+			if q := p + 1 + int(e.W()); q <= f.end {
+				f.left--
+				f.i++
+				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+1:q:q], q
+				return true
+			}
+		case op >= wire.OpBinary8 && op <= wire.OpSymbol8 && p+1 < f.end:
+			if q := p + 2 + int(f.sec[p+1]); q <= f.end {
+				f.left--
+				f.i++
+				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+2:q:q], q
+				return true
+			}
+		}
+	}
+	return f.nextSlow()
+}
+
+// nextSlow is next for any code, and names a fault.
+func (f *fieldReader) nextSlow() bool {
+	if f.left == 0 {
+		if f.p != f.end {
+			f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.SizeMismatch, f.sec, f.p)
+		}
+		return false
+	}
+	f.left--
+	f.i++
+	f.off = f.p
+	if f.p >= f.end {
+		f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.Overrun, f.sec, f.p)
+		return false
+	}
+	c := amqpsax.Code(f.sec[f.p])
+	f.code = c
+	if c == amqpsax.CodeDescribed {
+		// No field of these sections is described: skip it whole for
+		// the error (or for a field past the ones defined).
+		n, off := wire.Skip(f.sec[f.p:f.end])
+		if n < 0 {
+			f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.Cut(true), f.sec, f.p+off)
+			if wire.Status(n) != wire.EOF {
+				f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.Status(n), f.sec, f.p+off)
+			}
+			return false
+		}
+		f.kind, f.pay = amqpsax.KindDescribed, nil
+		f.p += n
+		return true
+	}
+	e := wire.Table[c]
+	if e.Cat() == wire.Invalid {
+		f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.BadCode, f.sec, f.p)
+		return false
+	}
+	h, size, count := wire.Body(c, f.sec[f.p+1:f.end])
+	if h < 0 {
+		st := wire.Status(h)
+		if st == wire.EOF {
+			st = wire.Overrun // the list is complete: nothing can mend it
+		}
+		f.malformed = wire.NewErrorAt(sectionOps[f.r], st, f.sec, f.p)
+		return false
+	}
+	if e.Cat() == wire.Array {
+		body := f.sec[f.p+1+h : f.p+1+h+size]
+		if _, cl, off, _ := wire.ArrayCtor(body, count); cl < 0 {
+			f.malformed = wire.NewErrorAt(sectionOps[f.r], wire.Status(cl), f.sec, f.p+1+h+off)
+			return false
+		}
+	}
+	f.kind = e.Kind()
+	f.pay = f.sec[f.p+1+h : f.p+1+h+size : f.p+1+h+size]
+	f.p += 1 + h + size
+	return true
+}
+
+// wrong is the error of a field of the wrong type.
+func (f *fieldReader) wrong() error {
+	return &amqpsax.Error{Op: sectionOps[f.r], Offset: f.off, Code: f.code, HasCode: true, Err: ErrSectionType}
+}
+
+// parseHeader is ParseHeader for a section Scan found.
+func parseHeader(sec []byte) (Header, error) {
+	var h Header
+	err := readHeader(sec, &h)
+	return h, err
+}
+
+// readHeader is parseHeader into *hp, which it overwrites.
+func readHeader(sec []byte, hp *Header) error {
+	*hp = DefaultHeader
+	h := hp
+	var f fieldReader
+	if err := f.open(sec, rHeader); err != nil {
+		return err
+	}
+	for f.next() {
+		if f.kind == amqpsax.KindNull || f.i > 4 {
+			continue
+		}
+		switch f.i {
+		case 0, 3:
+			if f.kind != amqpsax.KindBool {
+				return f.wrong()
+			}
+			if f.i == 0 {
+				h.Durable = wire.Bool(f.code, f.pay)
+			} else {
+				h.FirstAcquirer = wire.Bool(f.code, f.pay)
+			}
+		case 1:
+			if f.kind != amqpsax.KindUbyte {
+				return f.wrong()
+			}
+			h.Priority = f.pay[0]
+		default: // 2, 4
+			if f.kind != amqpsax.KindUint {
+				return f.wrong()
+			}
+			if f.i == 2 {
+				h.TTL, h.HasTTL = uint32(wire.Uint(f.code, f.pay)), true
+			} else {
+				h.DeliveryCount = uint32(wire.Uint(f.code, f.pay))
+			}
+		}
+	}
+	return f.malformed
+}
+
+// parseProperties is ParseProperties for a section Scan found.
+func parseProperties(sec []byte) (Properties, error) {
+	var p Properties
+	err := readProperties(sec, &p)
+	return p, err
+}
+
+// readProperties is parseProperties into *pp, which it overwrites.
+func readProperties(sec []byte, pp *Properties) error {
+	*pp = Properties{}
+	p := pp
+	p.MessageID.Kind, p.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
+	var f fieldReader
+	if err := f.open(sec, rProperties); err != nil {
+		return err
+	}
+	for f.next() {
+		k := f.kind
+		if k == amqpsax.KindNull || f.i > 12 {
+			continue
+		}
+		bad := false
+		switch i := f.i; i {
+		case 0, 5:
+			id := ID{Kind: k}
+			switch k {
+			case amqpsax.KindUlong:
+				id.Ulong = wire.Uint(f.code, f.pay)
+			case amqpsax.KindUUID:
+				id.UUID = [16]byte(f.pay)
+			case amqpsax.KindBinary, amqpsax.KindString:
+				id.Bytes = f.pay
+			default:
+				bad = true
+			}
+			if i == 0 {
+				p.MessageID = id
+			} else {
+				p.CorrelationID = id
+			}
+		case 1:
+			if bad = k != amqpsax.KindBinary; !bad {
+				p.UserID = f.pay
+			}
+		case 2, 3, 4, 6, 7, 10, 12:
+			if bad = k != amqpsax.KindString && k != amqpsax.KindSymbol; bad {
+				break
+			}
+			switch i {
+			case 2:
+				p.To = f.pay
+			case 3:
+				p.Subject = f.pay
+			case 4:
+				p.ReplyTo = f.pay
+			case 6:
+				p.ContentType = f.pay
+			case 7:
+				p.ContentEncoding = f.pay
+			case 10:
+				p.GroupID = f.pay
+			default:
+				p.ReplyToGroupID = f.pay
+			}
+		case 8, 9:
+			if bad = k != amqpsax.KindTimestamp; !bad {
+				if i == 8 {
+					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay), true
+				} else {
+					p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay), true
+				}
+			}
+		case 11:
+			if bad = k != amqpsax.KindUint; !bad {
+				p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code, f.pay)), true
+			}
+		}
+		if bad {
+			return f.wrong()
+		}
+	}
+	return f.malformed
+}
