@@ -367,12 +367,3 @@ func inMessage(err error, r, base int) error {
 	c.Err = &SectionError{Section: sectionNames[r], Err: cause}
 	return &c
 }
-
-// errOr is err, or when it is nil an ErrSectionType error for a section
-// of rank r (which Scan rules out).
-func errOr(err error, r int) error {
-	if err != nil {
-		return err
-	}
-	return &amqpsax.Error{Op: sectionOps[r], Err: ErrSectionType}
-}

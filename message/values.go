@@ -17,7 +17,7 @@ import (
 // ErrGoType: Values.Any was given a Go value of a type with no AMQP
 // encoding (see the package documentation's table), or nested deeper
 // than 100 levels.
-var ErrGoType = errors.New("Go value has no AMQP encoding")
+var ErrGoType = errors.New("message: a Go value of a type with no AMQP encoding")
 
 // Values encodes values for a [Message] to be built from — typed, from Go
 // values, or already encoded — into one buffer it reuses, and hands out
