@@ -2,6 +2,7 @@ package message
 
 import (
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
@@ -159,33 +160,23 @@ func readHeader(sec []byte, hp *Header) error {
 		return err
 	}
 	for f.next() {
-		if f.kind == amqpsax.KindNull || f.i > 4 {
+		if f.kind == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
 			continue
 		}
+		if !composite.Header.Fields[f.i].Takes(f.kind) { // the table says which kinds
+			return f.wrong()
+		}
 		switch f.i {
-		case 0, 3:
-			if f.kind != amqpsax.KindBool {
-				return f.wrong()
-			}
-			if f.i == 0 {
-				h.Durable = wire.Bool(f.code, f.pay)
-			} else {
-				h.FirstAcquirer = wire.Bool(f.code, f.pay)
-			}
-		case 1:
-			if f.kind != amqpsax.KindUbyte {
-				return f.wrong()
-			}
+		case composite.HeaderDurable:
+			h.Durable = wire.Bool(f.code, f.pay)
+		case composite.HeaderPriority:
 			h.Priority = f.pay[0]
-		default: // 2, 4
-			if f.kind != amqpsax.KindUint {
-				return f.wrong()
-			}
-			if f.i == 2 {
-				h.TTL, h.HasTTL = uint32(wire.Uint(f.code, f.pay)), true
-			} else {
-				h.DeliveryCount = uint32(wire.Uint(f.code, f.pay))
-			}
+		case composite.HeaderTTL:
+			h.TTL, h.HasTTL = uint32(wire.Uint(f.code, f.pay)), true
+		case composite.HeaderFirstAcquirer:
+			h.FirstAcquirer = wire.Bool(f.code, f.pay)
+		case composite.HeaderDeliveryCount:
+			h.DeliveryCount = uint32(wire.Uint(f.code, f.pay))
 		}
 	}
 	return f.malformed
@@ -209,67 +200,50 @@ func readProperties(sec []byte, pp *Properties) error {
 	}
 	for f.next() {
 		k := f.kind
-		if k == amqpsax.KindNull || f.i > 12 {
+		if k == amqpsax.KindNull || f.i >= len(composite.Properties.Fields) {
 			continue
 		}
-		bad := false
-		switch i := f.i; i {
-		case 0, 5:
+		if !composite.Properties.Fields[f.i].Takes(k) { // the table says which kinds
+			return f.wrong()
+		}
+		switch f.i {
+		case composite.PropertiesMessageID, composite.PropertiesCorrelationID:
 			id := ID{Kind: k}
 			switch k {
 			case amqpsax.KindUlong:
 				id.Ulong = wire.Uint(f.code, f.pay)
 			case amqpsax.KindUUID:
 				id.UUID = [16]byte(f.pay)
-			case amqpsax.KindBinary, amqpsax.KindString:
+			default: // binary, string
 				id.Bytes = f.pay
-			default:
-				bad = true
 			}
-			if i == 0 {
+			if f.i == composite.PropertiesMessageID {
 				p.MessageID = id
 			} else {
 				p.CorrelationID = id
 			}
-		case 1:
-			if bad = k != amqpsax.KindBinary; !bad {
-				p.UserID = f.pay
-			}
-		case 2, 3, 4, 6, 7, 10, 12:
-			if bad = k != amqpsax.KindString && k != amqpsax.KindSymbol; bad {
-				break
-			}
-			switch i {
-			case 2:
-				p.To = f.pay
-			case 3:
-				p.Subject = f.pay
-			case 4:
-				p.ReplyTo = f.pay
-			case 6:
-				p.ContentType = f.pay
-			case 7:
-				p.ContentEncoding = f.pay
-			case 10:
-				p.GroupID = f.pay
-			default:
-				p.ReplyToGroupID = f.pay
-			}
-		case 8, 9:
-			if bad = k != amqpsax.KindTimestamp; !bad {
-				if i == 8 {
-					p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay), true
-				} else {
-					p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay), true
-				}
-			}
-		case 11:
-			if bad = k != amqpsax.KindUint; !bad {
-				p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code, f.pay)), true
-			}
-		}
-		if bad {
-			return f.wrong()
+		case composite.PropertiesUserID:
+			p.UserID = f.pay
+		case composite.PropertiesTo:
+			p.To = f.pay
+		case composite.PropertiesSubject:
+			p.Subject = f.pay
+		case composite.PropertiesReplyTo:
+			p.ReplyTo = f.pay
+		case composite.PropertiesContentType:
+			p.ContentType = f.pay
+		case composite.PropertiesContentEncoding:
+			p.ContentEncoding = f.pay
+		case composite.PropertiesAbsoluteExpiryTime:
+			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay), true
+		case composite.PropertiesCreationTime:
+			p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay), true
+		case composite.PropertiesGroupID:
+			p.GroupID = f.pay
+		case composite.PropertiesGroupSequence:
+			p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code, f.pay)), true
+		case composite.PropertiesReplyToGroupID:
+			p.ReplyToGroupID = f.pay
 		}
 	}
 	return f.malformed

@@ -188,8 +188,7 @@ func (r *Reader) Next() bool {
 func (r *Reader) check(fs *Field) bool {
 	k := r.C.Kind()
 	switch {
-	case k == fs.Kind:
-	case fs.Also&(1<<k) != 0:
+	case fs.Takes(k):
 	case fs.Multiple && k == amqpsax.KindArray && r.C.ElemKind() == fs.Kind:
 	case fs.Multiple && k == amqpsax.KindList:
 		return r.symbolList(fs)

@@ -40,6 +40,11 @@ type Field struct {
 	plain   uint32 // bit k: a value of kind k is taken as it is, nothing in it to check
 }
 
+// Takes reports whether a value of kind k is one the field takes: its
+// kind, or one of Also. (An array of Kind for a multiple field, and a
+// list of symbols, are the Reader's to check.)
+func (f *Field) Takes(k amqpsax.Kind) bool { return k == f.Kind || f.Also&(1<<k) != 0 }
+
 // Def returns f with the default d.
 func (f Field) Def(d string) Field {
 	f.Default = d
