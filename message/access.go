@@ -102,38 +102,6 @@ func onSection(c *stream.Cursor, sec []byte, r int) error {
 	return nil
 }
 
-// openFields makes rd read the fields of section sec, of rank r, whose
-// list the composite table spec describes: the header or properties.
-func openFields(rd *composite.Reader, sec []byte, r int, spec *composite.Spec) error {
-	if err := onSection(&rd.C, sec, r); err != nil {
-		return err
-	}
-	if !rd.Fields(spec) {
-		return readErr(rd, r)
-	}
-	return nil
-}
-
-// readErr is the error of rd, reading section r: a field of a kind its
-// table does not take is ErrSectionType at that field.
-func readErr(rd *composite.Reader, r int) error {
-	if rd.Err == nil {
-		return nil
-	}
-	return readFault(rd, r)
-}
-
-func readFault(rd *composite.Reader, r int) error {
-	switch rd.Err {
-	case composite.ErrCursor:
-		return relabel(rd.C.Err(), r)
-	case composite.ErrFault:
-		f := &rd.Fault
-		return &amqpsax.Error{Op: sectionOps[r], Offset: f.Off, Code: f.Code, HasCode: f.HasCode, Err: ErrSectionType}
-	}
-	return rd.Err
-}
-
 // Header is the header section (part 3 §3.2.1), with the spec's defaults
 // for absent fields.
 type Header struct {
@@ -167,29 +135,14 @@ var DefaultHeader = Header{
 // an ErrSectionType error with its offset in sec; a section of another
 // type, ErrOtherSection. It does not allocate.
 func ParseHeader(sec []byte) (Header, error) {
-	h := DefaultHeader
 	if sec == nil {
-		return h, nil
+		return DefaultHeader, nil
 	}
-	var rd composite.Reader
-	if err := openFields(&rd, sec, rHeader, composite.Header); err != nil {
-		return h, err
+	var c stream.Cursor
+	if err := onSection(&c, sec, rHeader); err != nil {
+		return DefaultHeader, err
 	}
-	for rd.Next() {
-		switch rd.I {
-		case composite.HeaderDurable:
-			h.Durable = rd.Bool()
-		case composite.HeaderPriority:
-			h.Priority = uint8(rd.C.Uint())
-		case composite.HeaderTTL:
-			h.TTL, h.HasTTL = rd.Uint32(), true
-		case composite.HeaderFirstAcquirer:
-			h.FirstAcquirer = rd.Bool()
-		case composite.HeaderDeliveryCount:
-			h.DeliveryCount = rd.Uint32()
-		}
-	}
-	return h, readErr(&rd, rHeader)
+	return parseHeader(sec) // the table's rules, read with the wire primitives
 }
 
 // AppendHeader appends h as a header section (descriptor smallulong 0x70,
@@ -309,55 +262,11 @@ func ParseProperties(sec []byte) (Properties, error) {
 	if sec == nil {
 		return p, nil
 	}
-	var rd composite.Reader
-	if err := openFields(&rd, sec, rProperties, composite.Properties); err != nil {
+	var c stream.Cursor
+	if err := onSection(&c, sec, rProperties); err != nil {
 		return p, err
 	}
-	for rd.Next() {
-		switch rd.I {
-		case composite.PropertiesMessageID:
-			readID(&rd.C, &p.MessageID)
-		case composite.PropertiesUserID:
-			p.UserID = rd.C.Bytes()
-		case composite.PropertiesTo:
-			p.To = rd.C.Bytes()
-		case composite.PropertiesSubject:
-			p.Subject = rd.C.Bytes()
-		case composite.PropertiesReplyTo:
-			p.ReplyTo = rd.C.Bytes()
-		case composite.PropertiesCorrelationID:
-			readID(&rd.C, &p.CorrelationID)
-		case composite.PropertiesContentType:
-			p.ContentType = rd.C.Bytes()
-		case composite.PropertiesContentEncoding:
-			p.ContentEncoding = rd.C.Bytes()
-		case composite.PropertiesAbsoluteExpiryTime:
-			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = rd.C.Timestamp(), true
-		case composite.PropertiesCreationTime:
-			p.CreationTime, p.HasCreationTime = rd.C.Timestamp(), true
-		case composite.PropertiesGroupID:
-			p.GroupID = rd.C.Bytes()
-		case composite.PropertiesGroupSequence:
-			p.GroupSequence, p.HasGroupSequence = rd.Uint32(), true
-		case composite.PropertiesReplyToGroupID:
-			p.ReplyToGroupID = rd.C.Bytes()
-		}
-	}
-	return p, readErr(&rd, rProperties)
-}
-
-// readID reads into id, absent until then, the message-id or
-// correlation-id the cursor is on, of one of the kinds the table takes:
-// ulong, uuid, binary or string.
-func readID(c *stream.Cursor, id *ID) {
-	switch id.Kind = c.Kind(); id.Kind {
-	case amqpsax.KindUlong:
-		id.Ulong = c.Uint()
-	case amqpsax.KindUUID:
-		id.UUID = c.UUID()
-	default:
-		id.Bytes = c.Bytes()
-	}
+	return parseProperties(sec) // the table's rules, read with the wire primitives
 }
 
 // rankOfMap returns the rank of the map section sec by its descriptor

@@ -6,12 +6,12 @@ import (
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
-// Decode reads the header and properties, the fields a Message holds
-// typed, with the wire primitives directly rather than through a
-// stream.Cursor: the same rules as ParseHeader and ParseProperties (which
-// TestFastFields and FuzzMessage hold them to on every input), in a
-// third of the time, which is what a decode of a small message is made
-// of.
+// ParseHeader, ParseProperties and Decode read the header and properties
+// with the wire primitives directly rather than through a stream.Cursor,
+// by the rules of internal/composite's table (which kinds each field
+// takes): a third of the work of the cursor-based composite.Reader, which
+// TestFastFields and FuzzMessage hold them to on every input
+// (oracle_test.go reads the same table with it).
 
 // fieldReader reads the fields of a list section whose descriptor Scan
 // has checked: each field's code, kind, payload and offset in the

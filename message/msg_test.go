@@ -577,10 +577,11 @@ func TestFastFields(t *testing.T) {
 	}
 }
 
-// sameFields checks parseHeader and parseProperties against ParseHeader
-// and ParseProperties on the section sec, where Scan finds it a header
-// or properties section: the same fields, and an error where they have
-// one.
+// sameFields checks ParseHeader and ParseProperties (the wire-level
+// reader of fast.go) against the same table read through
+// composite.Reader (oracle_test.go) on the section sec, where Scan finds
+// it a header or properties section: the same fields, and an error where
+// they have one.
 func sameFields(t *testing.T, sec []byte) {
 	t.Helper()
 	s, err := Scan(sec)
@@ -588,16 +589,16 @@ func sameFields(t *testing.T, sec []byte) {
 		return
 	}
 	if s.Header != nil {
-		h1, err1 := ParseHeader(sec)
-		h2, err2 := parseHeader(sec)
+		h1, err1 := parseHeaderCursor(sec)
+		h2, err2 := ParseHeader(sec)
 		require.Equal(t, err1 == nil, err2 == nil, "%x: %v / %v", sec, err1, err2)
 		if err1 == nil {
 			require.Equal(t, h1, h2, "%x", sec)
 		}
 	}
 	if s.Properties != nil {
-		p1, err1 := ParseProperties(sec)
-		p2, err2 := parseProperties(sec)
+		p1, err1 := parsePropertiesCursor(sec)
+		p2, err2 := ParseProperties(sec)
 		require.Equal(t, err1 == nil, err2 == nil, "%x: %v / %v", sec, err1, err2)
 		if err1 == nil {
 			require.Equal(t, p1, p2, "%x", sec)
