@@ -22,7 +22,7 @@ import (
 var Workloads = []string{"small", "medium", "data-64k", "ints-10k", "strings-10k", "longs-10k"}
 
 // Walkers are what run.sh counts on each workload, in its table's order.
-var Walkers = []string{"dispatch-nop", "dispatch-batch", "stream-walk", "message-scan", "floor"}
+var Walkers = []string{"dispatch-nop", "dispatch-batch", "stream-walk", "message-scan", "message-decode", "message-append", "floor"}
 
 func workload(t testing.TB, name string) *bench.Workload {
 	for _, w := range bench.Workloads() {
@@ -200,6 +200,22 @@ func TestCallgrind(t *testing.T) {
 		cgWalk(&c, buf, n)
 	case "message-scan":
 		cgScan(buf, n)
+	case "message-decode":
+		var m message.Message
+		if err := m.DecodeNoCopy(buf); err != nil {
+			t.Fatal(err)
+		}
+		cgDecode(&m, buf, n)
+	case "message-append":
+		var m message.Message
+		if err := m.Decode(buf); err != nil {
+			t.Fatal(err)
+		}
+		out, err := m.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cgAppend(&m, out, n)
 	case "floor":
 		cgFloor(buf, new(Count), n)
 	default:
@@ -232,6 +248,25 @@ func cgScan(buf []byte, n int) {
 			panic(err)
 		}
 		sink += uint64(len(s.Body))
+	}
+}
+
+//go:noinline
+func cgDecode(m *message.Message, buf []byte, n int) {
+	for range n {
+		if err := m.DecodeNoCopy(buf); err != nil {
+			panic(err)
+		}
+	}
+}
+
+//go:noinline
+func cgAppend(m *message.Message, out []byte, n int) {
+	for range n {
+		var err error
+		if out, err = m.Append(out[:0]); err != nil {
+			panic(err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
 #
 #   bench/perf/run.sh              # from anywhere in a clone
 #   N=50 bench/perf/run.sh         # decodes counted per figure (default 20)
+#   ONLY="message-decode small" bench/perf/run.sh   # one count (pairs: walker workload ...)
 #
 # Needs valgrind (Debian: apt-get install -y valgrind) and Go; takes a
 # minute or two. Prints one Markdown table: per workload of the bench
@@ -29,7 +30,8 @@ trap 'rm -rf "$work"' EXIT
 (cd "$here" && PERF_DIR=$work "$work/perf.test" -test.run '^TestWriteWorkloads$' >/dev/null)
 
 workloads=(small medium data-64k ints-10k strings-10k longs-10k)
-walkers=(dispatch-nop dispatch-batch stream-walk message-scan floor)
+walkers=(dispatch-nop dispatch-batch stream-walk message-scan message-decode message-append floor)
+
 pkg=github.com/amqpsax/amqpsax/bench/perf
 
 # count WALKER WORKLOAD: instructions per decode, one valgrind run that
@@ -45,6 +47,17 @@ count() {
 	grep -q "^counted $1 $2 $N" "$out.log" || { cat "$out.log" >&2; echo "no count for $1 $2" >&2; exit 1; }
 	awk -v n="$N" '/^(totals|summary):/ { t = $2 } END { if (t == "") exit 1; printf "%d\n", t / n + 0.5 }' "$out"
 }
+
+# ONLY="walker workload ...": print those counts and stop (a quick check
+# while working on one decoder).
+if [ -n "${ONLY:-}" ]; then
+	set -- $ONLY
+	while [ $# -ge 2 ]; do
+		printf '%s %s %s\n' "$2" "$1" "$(count "$1" "$2")"
+		shift 2
+	done
+	exit 0
+fi
 
 {
 	for wl in "${workloads[@]}"; do
