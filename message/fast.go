@@ -14,20 +14,41 @@ import (
 // (oracle_test.go reads the same table with it).
 
 // fieldReader reads the fields of a list section whose descriptor Scan
-// has checked: each field's code, kind, payload and offset in the
-// section.
+// has checked (or the entries of a map section): each field's offset in
+// the section, its payload and, from its code, its kind.
 type fieldReader struct {
 	sec       []byte
-	p, end    int // the next field; the end of the list's contents
+	p, end    int // the next field; the end of the list's contents (end <= len(sec))
 	left      int // fields still to read
 	i         int // index of the field read last
-	off       int // its offset
-	code      amqpsax.Code
-	kind      amqpsax.Kind
-	pay       []byte
+	off, ps   int // its offset and its payload's: sec[ps:p]
 	r         int // section rank, for errors
 	malformed error
 }
+
+// code, kind and pay describe the field read last.
+func (f *fieldReader) code() amqpsax.Code { return amqpsax.Code(f.sec[f.off]) }
+func (f *fieldReader) kind() amqpsax.Kind { return wire.Table[f.sec[f.off]].Kind() }
+func (f *fieldReader) pay() []byte        { return f.sec[f.ps:f.p:f.p] }
+
+// stepVar8 marks in fieldStep a code whose payload has a one-byte size.
+const stepVar8 = 0xff
+
+// fieldStep gives, by code, how next's fast path steps over a field: its
+// whole length for a plain fixed-width code (1 + width), stepVar8 for the
+// 8-bit binary, string and symbol, 0 for the others (nextSlow's).
+var fieldStep = func() (t [256]uint8) {
+	for c := range t {
+		e := wire.Table[c]
+		switch op := e.Op(); {
+		case op != wire.OpInvalid && op <= wire.OpLastPlain:
+			t[c] = 1 + e.W()
+		case op >= wire.OpBinary8 && op <= wire.OpSymbol8:
+			t[c] = stepVar8
+		}
+	}
+	return t
+}()
 
 // open starts reading the list of section sec, of rank r.
 func (f *fieldReader) open(sec []byte, r int) error {
@@ -55,26 +76,18 @@ func (f *fieldReader) open(sec []byte, r int) error {
 // next reads the next field; false at the list's end or on a fault
 // (malformed then says which). Plain fixed-width codes and the 8-bit
 // binary, string and symbol, which nearly every field is, take the fast
-// path; the rest, and every fault, nextSlow.
+// path, by fieldStep; the rest, and every fault, nextSlow.
 func (f *fieldReader) next() bool {
 	if p := f.p; f.left > 0 && p < f.end {
-		c := amqpsax.Code(f.sec[p])
-		e := wire.Table[c]
-		switch op := e.Op(); {
-		case op-1 < wire.OpLastPlain: // op != OpInvalid && op <= OpLastPlain
-			if q := p + 1 + int(e.W()); q <= f.end {
-				f.left--
-				f.i++
-				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+1:q:q], q
-				return true
-			}
-		case op >= wire.OpBinary8 && op <= wire.OpSymbol8 && p+1 < f.end:
-			if q := p + 2 + int(f.sec[p+1]); q <= f.end {
-				f.left--
-				f.i++
-				f.off, f.code, f.kind, f.pay, f.p = p, c, e.Kind(), f.sec[p+2:q:q], q
-				return true
-			}
+		ps, q := p+1, p+int(fieldStep[f.sec[p]])
+		if q == p+stepVar8 && p+1 < f.end {
+			ps, q = p+2, p+2+int(f.sec[p+1])
+		}
+		if q > p && q <= f.end {
+			f.left--
+			f.i++
+			f.off, f.ps, f.p = p, ps, q
+			return true
 		}
 	}
 	return f.nextSlow()
@@ -96,7 +109,6 @@ func (f *fieldReader) nextSlow() bool {
 		return false
 	}
 	c := amqpsax.Code(f.sec[f.p])
-	f.code = c
 	if c == amqpsax.CodeDescribed {
 		// No field of these sections is described: skip it whole for
 		// the error (or for a field past the ones defined).
@@ -108,8 +120,8 @@ func (f *fieldReader) nextSlow() bool {
 			}
 			return false
 		}
-		f.kind, f.pay = amqpsax.KindDescribed, nil
 		f.p += n
+		f.ps = f.p // no payload
 		return true
 	}
 	e := wire.Table[c]
@@ -133,15 +145,14 @@ func (f *fieldReader) nextSlow() bool {
 			return false
 		}
 	}
-	f.kind = e.Kind()
-	f.pay = f.sec[f.p+1+h : f.p+1+h+size : f.p+1+h+size]
-	f.p += 1 + h + size
+	f.ps = f.p + 1 + h
+	f.p = f.ps + size
 	return true
 }
 
 // wrong is the error of a field of the wrong type.
 func (f *fieldReader) wrong() error {
-	return &amqpsax.Error{Op: sectionOps[f.r], Offset: f.off, Code: f.code, HasCode: true, Err: ErrSectionType}
+	return &amqpsax.Error{Op: sectionOps[f.r], Offset: f.off, Code: f.code(), HasCode: true, Err: ErrSectionType}
 }
 
 // parseHeader is ParseHeader for a section Scan found.
@@ -160,23 +171,24 @@ func readHeader(sec []byte, hp *Header) error {
 		return err
 	}
 	for f.next() {
-		if f.kind == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
+		k := f.kind()
+		if k == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
 			continue
 		}
-		if !composite.Header.Fields[f.i].Takes(f.kind) { // the table says which kinds
+		if !composite.Header.Fields[f.i].Takes(k) { // the table says which kinds
 			return f.wrong()
 		}
 		switch f.i {
 		case composite.HeaderDurable:
-			h.Durable = wire.Bool(f.code, f.pay)
+			h.Durable = wire.Bool(f.code(), f.pay())
 		case composite.HeaderPriority:
-			h.Priority = f.pay[0]
+			h.Priority = f.sec[f.ps]
 		case composite.HeaderTTL:
-			h.TTL, h.HasTTL = uint32(wire.Uint(f.code, f.pay)), true
+			h.TTL, h.HasTTL = uint32(wire.Uint(f.code(), f.pay())), true
 		case composite.HeaderFirstAcquirer:
-			h.FirstAcquirer = wire.Bool(f.code, f.pay)
+			h.FirstAcquirer = wire.Bool(f.code(), f.pay())
 		case composite.HeaderDeliveryCount:
-			h.DeliveryCount = uint32(wire.Uint(f.code, f.pay))
+			h.DeliveryCount = uint32(wire.Uint(f.code(), f.pay()))
 		}
 	}
 	return f.malformed
@@ -199,7 +211,7 @@ func readProperties(sec []byte, pp *Properties) error {
 		return err
 	}
 	for f.next() {
-		k := f.kind
+		k := f.kind()
 		if k == amqpsax.KindNull || f.i >= len(composite.Properties.Fields) {
 			continue
 		}
@@ -211,11 +223,11 @@ func readProperties(sec []byte, pp *Properties) error {
 			id := ID{Kind: k}
 			switch k {
 			case amqpsax.KindUlong:
-				id.Ulong = wire.Uint(f.code, f.pay)
+				id.Ulong = wire.Uint(f.code(), f.pay())
 			case amqpsax.KindUUID:
-				id.UUID = [16]byte(f.pay)
+				id.UUID = [16]byte(f.pay())
 			default: // binary, string
-				id.Bytes = f.pay
+				id.Bytes = f.pay()
 			}
 			if f.i == composite.PropertiesMessageID {
 				p.MessageID = id
@@ -223,27 +235,27 @@ func readProperties(sec []byte, pp *Properties) error {
 				p.CorrelationID = id
 			}
 		case composite.PropertiesUserID:
-			p.UserID = f.pay
+			p.UserID = f.pay()
 		case composite.PropertiesTo:
-			p.To = f.pay
+			p.To = f.pay()
 		case composite.PropertiesSubject:
-			p.Subject = f.pay
+			p.Subject = f.pay()
 		case composite.PropertiesReplyTo:
-			p.ReplyTo = f.pay
+			p.ReplyTo = f.pay()
 		case composite.PropertiesContentType:
-			p.ContentType = f.pay
+			p.ContentType = f.pay()
 		case composite.PropertiesContentEncoding:
-			p.ContentEncoding = f.pay
+			p.ContentEncoding = f.pay()
 		case composite.PropertiesAbsoluteExpiryTime:
-			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay), true
+			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay()), true
 		case composite.PropertiesCreationTime:
-			p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay), true
+			p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay()), true
 		case composite.PropertiesGroupID:
-			p.GroupID = f.pay
+			p.GroupID = f.pay()
 		case composite.PropertiesGroupSequence:
-			p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code, f.pay)), true
+			p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code(), f.pay())), true
 		case composite.PropertiesReplyToGroupID:
-			p.ReplyToGroupID = f.pay
+			p.ReplyToGroupID = f.pay()
 		}
 	}
 	return f.malformed

@@ -62,6 +62,7 @@ type owned struct {
 	props  Properties
 	data   [][]byte
 	seq    []stream.Value
+	sec    Sections // what scan found, kept: not zeroed on every Decode
 	cur    stream.Cursor
 	dec    dispatch.Decoder
 }
@@ -111,12 +112,12 @@ func (m *Message) DecodeNoCopy(data []byte) error { return m.decode(data) }
 
 func (m *Message) decode(data []byte) error {
 	m.Reset()
-	s, err := scan(data, nil)
-	if err != nil {
+	s := &m.own.sec
+	if err := scanInto(s, data, nil); err != nil {
 		m.Reset()
 		return err
 	}
-	if err := m.fill(&s); err != nil {
+	if err := m.fill(s); err != nil {
 		m.Reset()
 		return err
 	}
@@ -184,7 +185,7 @@ func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
 	}
 	f := fieldReader{sec: raw, p: 1 + h, end: 1 + h + size, left: count, r: r, i: -1}
 	for f.next() {
-		if f.kind >= amqpsax.KindList {
+		if f.kind() >= amqpsax.KindList {
 			if err := m.checkRaw(raw[f.off:f.p], r, base+f.off); err != nil {
 				return Entries{}, err
 			}
@@ -262,11 +263,23 @@ func flat(raw []byte) bool {
 		if p >= len(b) {
 			return false
 		}
+		// fieldStep's fast path first (a serial chain: code, step, next
+		// code), as fieldReader's; list0, the bool's one byte and 32-bit
+		// sizes next.
+		switch s := fieldStep[b[p]]; {
+		case s != 0 && s != stepVar8:
+			p += int(s)
+			continue
+		case s == stepVar8:
+			if p+1 >= len(b) {
+				return false
+			}
+			p += 2 + int(b[p+1])
+			continue
+		}
 		ec := amqpsax.Code(b[p])
 		e := wire.Table[ec]
-		switch op := e.Op(); {
-		case op != wire.OpInvalid && op <= wire.OpLastPlain:
-			p += 1 + int(e.W())
+		switch {
 		case ec == amqpsax.CodeList0:
 			p++
 		case ec == amqpsax.CodeBool:

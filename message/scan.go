@@ -365,7 +365,14 @@ func before(data []byte, pos int) (string, int) {
 
 func scan(data []byte, cut *cutError) (Sections, error) {
 	var s Sections
-	s.Offsets = Offsets{-1, -1, -1, -1, -1, -1, -1}
+	err := scanInto(&s, data, cut)
+	return s, err
+}
+
+// scanInto is scan into *s, which it overwrites (Message.Decode keeps
+// one): on an error other than a cut, *s is the zero Sections.
+func scanInto(s *Sections, data []byte, cut *cutError) error {
+	*s = Sections{Offsets: Offsets{-1, -1, -1, -1, -1, -1, -1}}
 	seen := 0 // ranks seen, a bit each
 	top := -1 // the highest rank seen
 	bodyStart, bodyEnd := -1, -1
@@ -377,7 +384,7 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 				// The complete sections before the cut, and the cut at
 				// the start of the section it ends in.
 				s.finish(data, bodyStart, bodyEnd)
-				return s, cutAt(cut, pos, r)
+				return cutAt(cut, pos, r)
 			}
 			if e, ok := err.(*amqpsax.Error); ok && r == rNone && pos > 0 {
 				// A value that is no section: say what came before,
@@ -386,7 +393,8 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 					se.after, se.afterOff = before(data, pos)
 				}
 			}
-			return Sections{}, err
+			*s = Sections{}
+			return err
 		}
 		raw := data[pos:end:end]
 		if r < top && !(r == rBody && top == rBody) {
@@ -398,16 +406,16 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 			case s.BodyKind == BodyNone:
 				s.BodyKind, bodyStart, s.Offsets.Body = bk, pos, pos
 			case bk != s.BodyKind:
-				return Sections{}, sectionFault(ErrMixedBody, r, pos, amqpsax.CodeDescribed, true)
+				return s.fault(sectionFault(ErrMixedBody, r, pos, amqpsax.CodeDescribed, true))
 			case bk == BodyValue:
-				return Sections{}, sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true)
+				return s.fault(sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true))
 			case bodyEnd != pos:
-				return Sections{}, sectionFault(ErrSectionOrder, r, pos, amqpsax.CodeDescribed, true)
+				return s.fault(sectionFault(ErrSectionOrder, r, pos, amqpsax.CodeDescribed, true))
 			}
 			bodyEnd = end
 		} else {
 			if seen&(1<<r) != 0 {
-				return Sections{}, sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true)
+				return s.fault(sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true))
 			}
 			s.set(r, raw, pos)
 		}
@@ -416,7 +424,13 @@ func scan(data []byte, cut *cutError) (Sections, error) {
 		pos = end
 	}
 	s.finish(data, bodyStart, bodyEnd)
-	return s, nil
+	return nil
+}
+
+// fault empties s and returns err.
+func (s *Sections) fault(err error) error {
+	*s = Sections{}
+	return err
 }
 
 // set records the non-body section of rank r.
