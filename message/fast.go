@@ -152,7 +152,7 @@ func (f *fieldReader) nextSlow() bool {
 
 // wrong is the error of a field of the wrong type.
 func (f *fieldReader) wrong() error {
-	return &amqpsax.Error{Op: sectionOps[f.r], Offset: f.off, Code: f.code(), HasCode: true, Err: ErrSectionType}
+	return wrongField(f.r, f.off, f.code())
 }
 
 // parseHeader is ParseHeader for a section Scan found.
@@ -165,7 +165,19 @@ func parseHeader(sec []byte) (Header, error) {
 // readHeader is parseHeader into *hp, which it overwrites.
 func readHeader(sec []byte, hp *Header) error {
 	*hp = DefaultHeader
-	h := hp
+	var sp [composite.HeaderFields]span
+	if n, ok := listSpans(sec, sp[:]); ok {
+		for i := range n {
+			c := amqpsax.Code(sec[sp[i].off])
+			if k := wire.Table[c].Kind(); k != amqpsax.KindNull {
+				if !composite.Header.Fields[i].Takes(k) { // the table says which kinds
+					return wrongField(rHeader, sp[i].off, c)
+				}
+				setHeader(hp, i, c, sec[sp[i].ps:sp[i].q:sp[i].q])
+			}
+		}
+		return nil
+	}
 	var f fieldReader
 	if err := f.open(sec, rHeader); err != nil {
 		return err
@@ -175,23 +187,86 @@ func readHeader(sec []byte, hp *Header) error {
 		if k == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
 			continue
 		}
-		if !composite.Header.Fields[f.i].Takes(k) { // the table says which kinds
+		if !composite.Header.Fields[f.i].Takes(k) {
 			return f.wrong()
 		}
-		switch f.i {
-		case composite.HeaderDurable:
-			h.Durable = wire.Bool(f.code(), f.pay())
-		case composite.HeaderPriority:
-			h.Priority = f.sec[f.ps]
-		case composite.HeaderTTL:
-			h.TTL, h.HasTTL = uint32(wire.Uint(f.code(), f.pay())), true
-		case composite.HeaderFirstAcquirer:
-			h.FirstAcquirer = wire.Bool(f.code(), f.pay())
-		case composite.HeaderDeliveryCount:
-			h.DeliveryCount = uint32(wire.Uint(f.code(), f.pay()))
-		}
+		setHeader(hp, f.i, f.code(), f.pay())
 	}
 	return f.malformed
+}
+
+// setHeader sets field i of *h from its code and payload, of a kind the
+// table allows.
+func setHeader(h *Header, i int, c amqpsax.Code, pay []byte) {
+	switch i {
+	case composite.HeaderDurable:
+		h.Durable = wire.Bool(c, pay)
+	case composite.HeaderPriority:
+		h.Priority = pay[0]
+	case composite.HeaderTTL:
+		h.TTL, h.HasTTL = uint32(wire.Uint(c, pay)), true
+	case composite.HeaderFirstAcquirer:
+		h.FirstAcquirer = wire.Bool(c, pay)
+	case composite.HeaderDeliveryCount:
+		h.DeliveryCount = uint32(wire.Uint(c, pay))
+	}
+}
+
+// span is where a field of a list section lies: its offset, and its
+// payload sec[ps:q].
+type span struct{ off, ps, q int }
+
+// listSpans finds the fields of the list section sec (its descriptor
+// checked by Scan) in one tight loop by fieldStep, as fieldReader's fast
+// path steps: n of them, recorded in sp. It reports false when the list
+// needs fieldReader — a descriptor other than a smallulong, a list32, a
+// field fieldStep does not step (a bool, a 32-bit size, a compound, a
+// described value), any fault, or more fields than sp holds — which then
+// reads it again, with the same result and errors as ever.
+func listSpans(sec []byte, sp []span) (n int, ok bool) {
+	vp := 1 + 2 // the descriptor as Proton and nearly every peer write it
+	if len(sec) <= vp || sec[1] != byte(amqpsax.CodeSmallUlong) {
+		return 0, false
+	}
+	var p, end int
+	switch amqpsax.Code(sec[vp]) {
+	case amqpsax.CodeList0:
+		return 0, vp+1 == len(sec)
+	case amqpsax.CodeList8:
+		if vp+2 >= len(sec) {
+			return 0, false
+		}
+		p, end, n = vp+3, vp+2+int(sec[vp+1]), int(sec[vp+2])
+	default:
+		return 0, false
+	}
+	if n > len(sp) || end > len(sec) {
+		return 0, false
+	}
+	for i := range n {
+		if p >= end { // also catches a field that ran past the end
+			return 0, false
+		}
+		ps, q := p+1, p+int(fieldStep[sec[p]])
+		if q == p+stepVar8 {
+			if p+1 >= end {
+				return 0, false
+			}
+			ps, q = p+2, p+2+int(sec[p+1])
+		}
+		if q == p {
+			return 0, false
+		}
+		sp[i] = span{p, ps, q}
+		p = q
+	}
+	return n, p == end
+}
+
+// wrongField is the error of a field of the wrong type at off, of code c,
+// in the section of rank r.
+func wrongField(r, off int, c amqpsax.Code) error {
+	return &amqpsax.Error{Op: sectionOps[r], Offset: off, Code: c, HasCode: true, Err: ErrSectionType}
 }
 
 // parseProperties is ParseProperties for a section Scan found.
@@ -204,8 +279,20 @@ func parseProperties(sec []byte) (Properties, error) {
 // readProperties is parseProperties into *pp, which it overwrites.
 func readProperties(sec []byte, pp *Properties) error {
 	*pp = Properties{}
-	p := pp
-	p.MessageID.Kind, p.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
+	pp.MessageID.Kind, pp.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
+	var sp [composite.PropertiesFields]span
+	if n, ok := listSpans(sec, sp[:]); ok {
+		for i := range n {
+			c := amqpsax.Code(sec[sp[i].off])
+			if k := wire.Table[c].Kind(); k != amqpsax.KindNull {
+				if !composite.Properties.Fields[i].Takes(k) { // the table says which kinds
+					return wrongField(rProperties, sp[i].off, c)
+				}
+				setProperty(pp, i, c, k, sec[sp[i].ps:sp[i].q:sp[i].q])
+			}
+		}
+		return nil
+	}
 	var f fieldReader
 	if err := f.open(sec, rProperties); err != nil {
 		return err
@@ -215,48 +302,54 @@ func readProperties(sec []byte, pp *Properties) error {
 		if k == amqpsax.KindNull || f.i >= len(composite.Properties.Fields) {
 			continue
 		}
-		if !composite.Properties.Fields[f.i].Takes(k) { // the table says which kinds
+		if !composite.Properties.Fields[f.i].Takes(k) {
 			return f.wrong()
 		}
-		switch f.i {
-		case composite.PropertiesMessageID, composite.PropertiesCorrelationID:
-			id := ID{Kind: k}
-			switch k {
-			case amqpsax.KindUlong:
-				id.Ulong = wire.Uint(f.code(), f.pay())
-			case amqpsax.KindUUID:
-				id.UUID = [16]byte(f.pay())
-			default: // binary, string
-				id.Bytes = f.pay()
-			}
-			if f.i == composite.PropertiesMessageID {
-				p.MessageID = id
-			} else {
-				p.CorrelationID = id
-			}
-		case composite.PropertiesUserID:
-			p.UserID = f.pay()
-		case composite.PropertiesTo:
-			p.To = f.pay()
-		case composite.PropertiesSubject:
-			p.Subject = f.pay()
-		case composite.PropertiesReplyTo:
-			p.ReplyTo = f.pay()
-		case composite.PropertiesContentType:
-			p.ContentType = f.pay()
-		case composite.PropertiesContentEncoding:
-			p.ContentEncoding = f.pay()
-		case composite.PropertiesAbsoluteExpiryTime:
-			p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(f.pay()), true
-		case composite.PropertiesCreationTime:
-			p.CreationTime, p.HasCreationTime = wire.Timestamp(f.pay()), true
-		case composite.PropertiesGroupID:
-			p.GroupID = f.pay()
-		case composite.PropertiesGroupSequence:
-			p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(f.code(), f.pay())), true
-		case composite.PropertiesReplyToGroupID:
-			p.ReplyToGroupID = f.pay()
-		}
+		setProperty(pp, f.i, f.code(), k, f.pay())
 	}
 	return f.malformed
+}
+
+// setProperty sets field i of *p from its code, kind and payload, of a
+// kind the table allows.
+func setProperty(p *Properties, i int, c amqpsax.Code, k amqpsax.Kind, pay []byte) {
+	switch i {
+	case composite.PropertiesMessageID, composite.PropertiesCorrelationID:
+		id := ID{Kind: k}
+		switch k {
+		case amqpsax.KindUlong:
+			id.Ulong = wire.Uint(c, pay)
+		case amqpsax.KindUUID:
+			id.UUID = [16]byte(pay)
+		default: // binary, string
+			id.Bytes = pay
+		}
+		if i == composite.PropertiesMessageID {
+			p.MessageID = id
+		} else {
+			p.CorrelationID = id
+		}
+	case composite.PropertiesUserID:
+		p.UserID = pay
+	case composite.PropertiesTo:
+		p.To = pay
+	case composite.PropertiesSubject:
+		p.Subject = pay
+	case composite.PropertiesReplyTo:
+		p.ReplyTo = pay
+	case composite.PropertiesContentType:
+		p.ContentType = pay
+	case composite.PropertiesContentEncoding:
+		p.ContentEncoding = pay
+	case composite.PropertiesAbsoluteExpiryTime:
+		p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(pay), true
+	case composite.PropertiesCreationTime:
+		p.CreationTime, p.HasCreationTime = wire.Timestamp(pay), true
+	case composite.PropertiesGroupID:
+		p.GroupID = pay
+	case composite.PropertiesGroupSequence:
+		p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(c, pay)), true
+	case composite.PropertiesReplyToGroupID:
+		p.ReplyToGroupID = pay
+	}
 }

@@ -179,6 +179,9 @@ func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
 	raw := sec[vp:len(sec):len(sec)]
 	// Every key and value by its constructor and length (fieldReader's
 	// fast path for nearly all of them); a compound one is checked whole.
+	if flat(raw) {
+		return Entries{raw: raw}, nil // no compound in it: nothing more to check
+	}
 	h, size, count := wire.Body(amqpsax.Code(raw[0]), raw[1:])
 	if h < 0 {
 		return Entries{}, inMessage(wire.NewErrorAt(sectionOps[r], wire.Status(h), raw, 0), r, base)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
+	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/internal/corpus"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
@@ -565,7 +566,7 @@ func TestFastFields(t *testing.T) {
 		require.NoError(t, err)
 		sameFields(t, s.Header)
 		sameFields(t, s.Properties)
-		for _, sec := range [][]byte{s.Header, s.Properties} {
+		for _, sec := range [][]byte{s.Header, s.Properties, extraFields(s.Header), extraFields(s.Properties)} {
 			for i := range sec {
 				for _, b := range []byte{0x00, 0x40, 0x41, 0x45, 0x52, 0x56, 0xa1, 0xc0, 0xd0, 0xe0, 0xff, sec[i] + 1} {
 					bad := bytes.Clone(sec)
@@ -575,6 +576,23 @@ func TestFastFields(t *testing.T) {
 			}
 		}
 	}
+}
+
+// extraFields returns the list8 section sec with one more field, a
+// string past the fields the spec defines (which readers skip), or sec
+// itself when it is not a list8 with all its fields.
+func extraFields(sec []byte) []byte {
+	if len(sec) < 6 || sec[3] != byte(amqpsax.CodeList8) || int(sec[4])+5 != len(sec) || sec[4] > 250 {
+		return sec
+	}
+	out := bytes.Clone(sec)
+	for n := int(out[5]); n < composite.PropertiesFields; n++ { // all defined fields first
+		out = append(out, byte(amqpsax.CodeNull))
+	}
+	out = append(out, byte(amqpsax.CodeStr8), 1, 'x')
+	out[5] = byte(composite.PropertiesFields + 1)
+	out[4] = byte(len(out) - 5)
+	return out
 }
 
 // sameFields checks ParseHeader and ParseProperties (the wire-level

@@ -125,3 +125,10 @@ func TestReader(t *testing.T) {
 	assert.Equal(t, ErrCursor, r.Err)
 	assert.Error(t, r.C.Err())
 }
+
+// TestFieldCounts: the counts that size message's arrays of fields are
+// the tables'.
+func TestFieldCounts(t *testing.T) {
+	assert.Equal(t, len(Header.Fields), HeaderFields)
+	assert.Equal(t, len(Properties.Fields), PropertiesFields)
+}

@@ -137,6 +137,7 @@ const (
 	HeaderTTL
 	HeaderFirstAcquirer
 	HeaderDeliveryCount
+	HeaderFields // how many: len(Header.Fields)
 )
 
 // The fields of the message's properties section (part 3 §3.2.4).
@@ -154,6 +155,7 @@ const (
 	PropertiesGroupID
 	PropertiesGroupSequence
 	PropertiesReplyToGroupID
+	PropertiesFields // how many: len(Properties.Fields)
 )
 
 // messageID is a message-id or correlation-id: a ulong, uuid, binary or
