@@ -221,14 +221,21 @@ func (m *Message) checkRaw(raw []byte, r, off int) error {
 	return nil
 }
 
-// flat reports whether raw is a sound list, map or array of values that
-// are not compounds (no list but list0, no map, array or described
-// value), checking the constructor and length fields of every one in a
-// tight loop: then it needs no other check. An array of fixed-width
-// elements takes O(1) (wire.ArrayCtor checks that size and count agree
-// exactly). Anything else — a nested compound, a fault — is false, and
-// the full walk decides.
-func flat(raw []byte) bool {
+// flat reports whether raw is a sound list, map or array whose values
+// are not described and nest at most flatDepth deep, checking the
+// constructor and length fields of every one in tight loops: then it
+// needs no other check. An array of fixed-width elements takes O(1)
+// (wire.ArrayCtor checks that size and count agree exactly). Anything
+// else — a described value, deeper nesting, a fault — is false, and the
+// full walk decides (and names the fault).
+func flat(raw []byte) bool { return flatIn(raw, flatDepth) }
+
+// flatDepth is how deep flat follows compounds inside compounds, far
+// below any decoder's limit (amqpsax.DefaultMaxDepth).
+const flatDepth = 8
+
+// flatIn is flat with depth levels of nesting left.
+func flatIn(raw []byte, depth int) bool {
 	c := amqpsax.Code(raw[0])
 	cat := wire.Table[c].Cat()
 	if cat != wire.Compound && cat != wire.Array {
@@ -296,6 +303,12 @@ func flat(raw []byte) bool {
 				return false
 			}
 			p += 1 + int(e.W()) + n
+		case (e.Cat() == wire.Compound || e.Cat() == wire.Array) && depth > 0:
+			h, size, _ := wire.Body(ec, b[p+1:])
+			if h < 0 || !flatIn(b[p:p+1+h+size], depth-1) {
+				return false
+			}
+			p += 1 + h + size
 		default:
 			return false
 		}

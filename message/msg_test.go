@@ -635,9 +635,18 @@ func TestFlat(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, flat(enc.Raw()), "%T", v)
 	}
-	nested, err := vs.Any([]any{[]any{int32(1)}})
+	nested, err := vs.Any([]any{[]any{int32(1)}, map[string]any{"k": []int64{1, 2}}, []string{"a"}})
 	require.NoError(t, err)
-	assert.False(t, flat(nested.Raw()))
+	assert.True(t, flat(nested.Raw()), "compounds in compounds")
+	var deep any = int32(1)
+	for range flatDepth + 2 { // a list, and flatDepth+1 lists nested in it
+		deep = []any{deep}
+	}
+	tooDeep, err := vs.Any(deep)
+	require.NoError(t, err)
+	assert.False(t, flat(tooDeep.Raw()), "nested deeper than flatDepth: the full walk decides")
+	described := []byte{0xc0, 0x04, 0x01, 0x00, 0x53, 0x70}
+	assert.False(t, flat(described), "a described value: the full walk decides")
 	for _, raw := range [][]byte{
 		{0xe0, 0x0a, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0},       // an array's size past its elements
 		{0xe0, 0x12, 0x02, 0x81, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, // count 2, one and a half longs
@@ -648,6 +657,9 @@ func TestFlat(t *testing.T) {
 		{0xc0, 0x04, 0x02, 0xa1, 0x05, 0x40},                      // a string past the list
 		{0xc1, 0x03, 0x01, 0x40, 0x40},                            // odd map count
 		{0xc0, 0x03, 0x01, 0x40, 0x40},                            // a list's size past its count
+		{0xc0, 0x05, 0x01, 0xc0, 0x03, 0x01, 0x40},                // a nested list's size past the list
+		{0xc0, 0x06, 0x01, 0xc1, 0x03, 0x01, 0x40, 0x40},          // odd count of a nested map
+		{0xc0, 0x06, 0x02, 0xc0, 0x01, 0x00, 0x45, 0x40},          // nested list8 and list0
 	} {
 		var d dispatch.Decoder
 		n, err := d.Decode(raw, amqpsax.NopHandler{})
