@@ -237,7 +237,12 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 		}
 		return rNone, 0, 0, 0, sectionFault(ErrNotSection, rNone, pos, amqpsax.Code(data[pos]), true)
 	}
-	d, _, n, ok := wire.Descriptor(data[pos+1:])
+	d, n, ok := amqpsax.Descriptor(0), 2, true
+	if pos+2 < len(data) && data[pos+1] == byte(amqpsax.CodeSmallUlong) {
+		d = amqpsax.Descriptor(data[pos+2]) // as nearly every peer writes it
+	} else {
+		d, _, n, ok = wire.Descriptor(data[pos+1:])
+	}
 	if n < 0 {
 		off := pos + 1
 		if off < len(data) {
@@ -273,6 +278,10 @@ func section(data []byte, pos int) (r int, bk BodyKind, valueCode amqpsax.Code, 
 	case wire.OpList32, wire.OpMap32:
 		if size, count := wire.Compound32(data[vp+1:]); size >= 0 && (count&1 == 0 || e.Op() == wire.OpList32) {
 			return r, bk, valueCode, vp + 9 + size, nil
+		}
+	case wire.OpList8, wire.OpMap8:
+		if rest, count := wire.Compound8(data[vp+1:]); rest >= 0 && (count&1 == 0 || e.Op() == wire.OpList8) {
+			return r, bk, valueCode, vp + 3 + rest, nil
 		}
 	case wire.OpBinary8:
 		if size := wire.Var8(data[vp+1:]); size >= 0 {
@@ -363,9 +372,8 @@ func before(data []byte, pos int) (string, int) {
 	return "", 0
 }
 
-func scan(data []byte, cut *cutError) (Sections, error) {
-	var s Sections
-	err := scanInto(&s, data, cut)
+func scan(data []byte, cut *cutError) (s Sections, err error) {
+	err = scanInto(&s, data, cut) // into the result: no copy
 	return s, err
 }
 
@@ -414,12 +422,12 @@ func scanInto(s *Sections, data []byte, cut *cutError) error {
 			}
 			bodyEnd = end
 		} else {
-			if seen&(1<<r) != 0 {
+			if seen&(1<<uint(r)) != 0 {
 				return s.fault(sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true))
 			}
 			s.set(r, raw, pos)
 		}
-		seen |= 1 << r
+		seen |= 1 << uint(r)
 		top = max(top, r)
 		pos = end
 	}
