@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 // Whole messages with package message's Message: decoded into a reused
 // Message that owns a copy of the input (message-owned) or shares it
-// (message-nocopy), and encoded from one (message-build: a Message
+// (message-nocopy), beside the copy alone (memmove), and encoded from one (message-build: a Message
 // decoded once, as Proton's encode benchmark encodes a pn_message_t
 // decoded once; message-build-map: the application properties built from
 // a map[string]any on every run, as go-amqp's MarshalBinary encodes its
@@ -21,6 +22,7 @@ func init() {
 	Impls = append(Impls,
 		Impl{Task: Decode, Name: "message-owned", New: decodeMessageOwned},
 		Impl{Task: Decode, Name: "message-nocopy", New: decodeMessageNoCopy},
+		Impl{Task: Decode, Name: "memmove", New: decodeMemmove},
 		Impl{Task: Encode, Name: "message-build", New: encodeMessageBuild},
 		Impl{Task: Encode, Name: "message-build-map", Only: isDataBody, New: encodeMessageBuildMap},
 	)
@@ -68,6 +70,25 @@ func decodeMessageOwned(w *Workload) Op {
 				return errors.New("message-owned: shares the input")
 			}
 			return checkMessage(w, &m)
+		},
+	}
+}
+
+// decodeMemmove only copies the input into a buffer it reuses (the
+// runtime's memmove): the floor of any decoder that keeps a copy of its
+// input, as message-owned and Proton's pn_message_decode do.
+func decodeMemmove(w *Workload) Op {
+	var buf []byte
+	return Op{
+		Run: func() error {
+			buf = append(buf[:0], w.AMQP...)
+			return nil
+		},
+		Check: func() error {
+			if !bytes.Equal(buf, w.AMQP) {
+				return errors.New("memmove: not the input")
+			}
+			return nil
 		},
 	}
 }
