@@ -165,19 +165,10 @@ func parseHeader(sec []byte) (Header, error) {
 // readHeader is parseHeader into *hp, which it overwrites.
 func readHeader(sec []byte, hp *Header) error {
 	*hp = DefaultHeader
-	var sp [composite.HeaderFields]span
-	if n, ok := listSpans(sec, sp[:]); ok {
-		for i := range n {
-			c := amqpsax.Code(sec[sp[i].off])
-			if k := wire.Table[c].Kind(); k != amqpsax.KindNull {
-				if !composite.Header.Fields[i].Takes(k) { // the table says which kinds
-					return wrongField(rHeader, sp[i].off, c)
-				}
-				setHeader(hp, i, c, sec[sp[i].ps:sp[i].q:sp[i].q])
-			}
-		}
+	if listFast(sec, rHeader, hp, nil) {
 		return nil
 	}
+	*hp = DefaultHeader
 	var f fieldReader
 	if err := f.open(sec, rHeader); err != nil {
 		return err
@@ -187,7 +178,7 @@ func readHeader(sec []byte, hp *Header) error {
 		if k == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
 			continue
 		}
-		if !composite.Header.Fields[f.i].Takes(k) {
+		if !composite.Header.Fields[f.i].Takes(k) { // the table says which kinds
 			return f.wrong()
 		}
 		setHeader(hp, f.i, f.code(), f.pay())
@@ -212,56 +203,71 @@ func setHeader(h *Header, i int, c amqpsax.Code, pay []byte) {
 	}
 }
 
-// span is where a field of a list section lies: its offset, and its
-// payload sec[ps:q].
-type span struct{ off, ps, q int }
-
-// listSpans finds the fields of the list section sec (its descriptor
-// checked by Scan) in one tight loop by fieldStep, as fieldReader's fast
-// path steps: n of them, recorded in sp. It reports false when the list
-// needs fieldReader — a descriptor other than a smallulong, a list32, a
-// field fieldStep does not step (a bool, a 32-bit size, a compound, a
-// described value), any fault, or more fields than sp holds — which then
-// reads it again, with the same result and errors as ever.
-func listSpans(sec []byte, sp []span) (n int, ok bool) {
-	vp := 1 + 2 // the descriptor as Proton and nearly every peer write it
-	if len(sec) <= vp || sec[1] != byte(amqpsax.CodeSmallUlong) {
-		return 0, false
+// listFast reads the header (r rHeader, into *hp) or properties (r
+// rProperties, into *pp) section sec as nearly every peer writes it — a
+// smallulong descriptor, a list8 or list0 of no more fields than the
+// spec's, every field a code fieldStep steps over and of a kind the table
+// allows — in one tight loop. It reports false, having set some fields,
+// at the first field it cannot read that way: the caller then clears the
+// section and reads it again with fieldReader, which reads any list and
+// names any fault.
+func listFast(sec []byte, r int, hp *Header, pp *Properties) bool {
+	const vp = 1 + 2 // after the descriptor
+	if len(sec) <= vp+2 || sec[1] != byte(amqpsax.CodeSmallUlong) || sec[vp] != byte(amqpsax.CodeList8) {
+		return len(sec) == vp+1 && sec[1] == byte(amqpsax.CodeSmallUlong) && sec[vp] == byte(amqpsax.CodeList0)
 	}
-	var p, end int
-	switch amqpsax.Code(sec[vp]) {
-	case amqpsax.CodeList0:
-		return 0, vp+1 == len(sec)
-	case amqpsax.CodeList8:
-		if vp+2 >= len(sec) {
-			return 0, false
+	p, end, n := vp+3, vp+2+int(sec[vp+1]), int(sec[vp+2])
+	codes := fieldCodes[0][:]
+	if r == rProperties {
+		codes = fieldCodes[1][:]
+	}
+	if end > len(sec) || n > len(codes) {
+		return false
+	}
+	codes = codes[:n]
+	for i := range codes {
+		if p >= end { // also a field that ran past the end
+			return false
 		}
-		p, end, n = vp+3, vp+2+int(sec[vp+1]), int(sec[vp+2])
-	default:
-		return 0, false
-	}
-	if n > len(sp) || end > len(sec) {
-		return 0, false
-	}
-	for i := range n {
-		if p >= end { // also catches a field that ran past the end
-			return 0, false
-		}
-		ps, q := p+1, p+int(fieldStep[sec[p]])
+		c := sec[p]
+		ps, q := p+1, p+int(fieldStep[c])
 		if q == p+stepVar8 {
 			if p+1 >= end {
-				return 0, false
+				return false
 			}
 			ps, q = p+2, p+2+int(sec[p+1])
 		}
-		if q == p {
-			return 0, false
+		if q == p || q > end || codes[i][c>>6]&(1<<(c&63)) == 0 {
+			return false
 		}
-		sp[i] = span{p, ps, q}
+		if c != byte(amqpsax.CodeNull) {
+			if hp != nil {
+				setHeader(hp, i, amqpsax.Code(c), sec[ps:q:q])
+			} else {
+				setProperty(pp, i, amqpsax.Code(c), wire.Table[c].Kind(), sec[ps:q:q])
+			}
+		}
 		p = q
 	}
-	return n, p == end
+	return p == end
 }
+
+// fieldCodes gives, for each field of the header ([0]) and the
+// properties ([1]), the codes listFast reads it from: null, and those
+// fieldStep steps over whose kind the table allows.
+var fieldCodes = func() (t [2][composite.PropertiesFields][4]uint64) {
+	for x, spec := range [2]*composite.Spec{composite.Header, composite.Properties} {
+		for i := range spec.Fields {
+			for c := range 256 {
+				k := wire.Table[c].Kind()
+				if fieldStep[c] != 0 && (k == amqpsax.KindNull || spec.Fields[i].Takes(k)) {
+					t[x][i][c>>6] |= 1 << (c & 63)
+				}
+			}
+		}
+	}
+	return t
+}()
 
 // wrongField is the error of a field of the wrong type at off, of code c,
 // in the section of rank r.
@@ -278,21 +284,11 @@ func parseProperties(sec []byte) (Properties, error) {
 
 // readProperties is parseProperties into *pp, which it overwrites.
 func readProperties(sec []byte, pp *Properties) error {
-	*pp = Properties{}
-	pp.MessageID.Kind, pp.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
-	var sp [composite.PropertiesFields]span
-	if n, ok := listSpans(sec, sp[:]); ok {
-		for i := range n {
-			c := amqpsax.Code(sec[sp[i].off])
-			if k := wire.Table[c].Kind(); k != amqpsax.KindNull {
-				if !composite.Properties.Fields[i].Takes(k) { // the table says which kinds
-					return wrongField(rProperties, sp[i].off, c)
-				}
-				setProperty(pp, i, c, k, sec[sp[i].ps:sp[i].q:sp[i].q])
-			}
-		}
+	clearProperties(pp)
+	if listFast(sec, rProperties, nil, pp) {
 		return nil
 	}
+	clearProperties(pp)
 	var f fieldReader
 	if err := f.open(sec, rProperties); err != nil {
 		return err
@@ -302,12 +298,18 @@ func readProperties(sec []byte, pp *Properties) error {
 		if k == amqpsax.KindNull || f.i >= len(composite.Properties.Fields) {
 			continue
 		}
-		if !composite.Properties.Fields[f.i].Takes(k) {
+		if !composite.Properties.Fields[f.i].Takes(k) { // the table says which kinds
 			return f.wrong()
 		}
 		setProperty(pp, f.i, f.code(), k, f.pay())
 	}
 	return f.malformed
+}
+
+// clearProperties makes *pp the properties section with no fields.
+func clearProperties(pp *Properties) {
+	*pp = Properties{}
+	pp.MessageID.Kind, pp.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
 }
 
 // setProperty sets field i of *p from its code, kind and payload, of a
