@@ -57,12 +57,12 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 	if m.Header != nil {
 		dst = AppendHeader(dst, *m.Header)
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, m.DeliveryAnnotations)
-	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, m.MessageAnnotations)
+	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, &m.DeliveryAnnotations)
+	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, &m.MessageAnnotations)
 	if m.Properties != nil {
 		dst, _ = AppendProperties(dst, *m.Properties) // its IDs are checked
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, m.ApplicationProperties)
+	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, &m.ApplicationProperties)
 	switch m.Body.Kind {
 	case BodyData:
 		for _, p := range m.Body.Data {
@@ -84,7 +84,7 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 		dst = append(dst, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorAMQPValue))
 		dst = appendLarge(dst, m.Body.Value.Raw())
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorFooter, m.Footer)
+	dst = appendEntries(dst, amqpsax.DescriptorFooter, &m.Footer)
 	return dst, nil
 }
 
@@ -98,25 +98,20 @@ func standalone(v *stream.Value) bool {
 
 // check finds what Append cannot write.
 func (m *Message) check() error {
-	for _, s := range [...]struct {
-		e Entries
-		r int
-	}{{m.DeliveryAnnotations, rDeliveryAnnotations}, {m.MessageAnnotations, rMessageAnnotations},
-		{m.ApplicationProperties, rApplicationProperties}, {m.Footer, rFooter}} {
-		for i := range s.e.fields {
-			if !standalone(&s.e.fields[i].Key) || !standalone(&s.e.fields[i].Value) {
-				return buildErr(s.r, ErrNoValue)
-			}
-		}
+	if !fieldsStandalone(&m.DeliveryAnnotations) {
+		return buildErr(rDeliveryAnnotations, ErrNoValue)
 	}
-	if m.Properties != nil {
-		for _, id := range [2]ID{m.Properties.MessageID, m.Properties.CorrelationID} {
-			switch id.Kind {
-			case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
-			default:
-				return buildErr(rProperties, ErrSectionType)
-			}
-		}
+	if !fieldsStandalone(&m.MessageAnnotations) {
+		return buildErr(rMessageAnnotations, ErrNoValue)
+	}
+	if !fieldsStandalone(&m.ApplicationProperties) {
+		return buildErr(rApplicationProperties, ErrNoValue)
+	}
+	if !fieldsStandalone(&m.Footer) {
+		return buildErr(rFooter, ErrNoValue)
+	}
+	if p := m.Properties; p != nil && (!writableID(p.MessageID.Kind) || !writableID(p.CorrelationID.Kind)) {
+		return buildErr(rProperties, ErrSectionType)
 	}
 	b := &m.Body
 	ok := true
@@ -141,6 +136,26 @@ func (m *Message) check() error {
 	return nil
 }
 
+// fieldsStandalone reports whether every key and value of e's built
+// fields can be written on its own (a decoded map is well-formed).
+func fieldsStandalone(e *Entries) bool {
+	for i := range e.fields {
+		if !standalone(&e.fields[i].Key) || !standalone(&e.fields[i].Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// writableIDs has bit k set for the kinds of a message-id or
+// correlation-id AppendProperties writes: ulong, uuid, binary, string, and
+// null or the zero ID's KindInvalid, which it leaves out.
+const writableIDs = 1<<amqpsax.KindInvalid | 1<<amqpsax.KindNull | 1<<amqpsax.KindUlong |
+	1<<amqpsax.KindUUID | 1<<amqpsax.KindBinary | 1<<amqpsax.KindString
+
+// writableID reports whether an ID of kind k can be written.
+func writableID(k amqpsax.Kind) bool { return uint64(writableIDs)>>k&1 != 0 } // 0 past 63
+
 // size is an upper bound of the bytes Append writes for m.
 func (m *Message) size() int {
 	n := 0
@@ -152,9 +167,8 @@ func (m *Message) size() int {
 			len(p.ReplyTo) + len(p.CorrelationID.Bytes) + len(p.ContentType) + len(p.ContentEncoding) +
 			len(p.GroupID) + len(p.ReplyToGroupID)
 	}
-	for _, e := range [...]Entries{m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer} {
-		n += 12 + len(e.raw) + entriesSize(e.fields)
-	}
+	n += entriesBound(&m.DeliveryAnnotations) + entriesBound(&m.MessageAnnotations) +
+		entriesBound(&m.ApplicationProperties) + entriesBound(&m.Footer)
 	for _, p := range m.Body.Data {
 		n += 8 + len(p)
 	}
@@ -163,6 +177,9 @@ func (m *Message) size() int {
 	}
 	return n + 3 + len(m.Body.Value.Raw())
 }
+
+// entriesBound is an upper bound of the bytes appendEntries writes for e.
+func entriesBound(e *Entries) int { return 12 + len(e.raw) + entriesSize(e.fields) }
 
 func entriesSize(e []Field) int {
 	n := 0
@@ -176,7 +193,7 @@ func entriesSize(e []Field) int {
 // when e is absent): a decoded map as it came, byte for byte (a map8
 // stays a map8, as uAMQP-C writes them), built fields as a map32, as
 // Qpid Proton, go-amqp and rhea write every map section.
-func appendEntries(b []byte, d amqpsax.Descriptor, e Entries) []byte {
+func appendEntries(b []byte, d amqpsax.Descriptor, e *Entries) []byte {
 	if !e.Present() {
 		return b
 	}
