@@ -55,12 +55,12 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 	}
 	dst = slices.Grow(dst, m.size())
 	if m.Header != nil {
-		dst = AppendHeader(dst, *m.Header)
+		dst = appendHeader(dst, m.Header)
 	}
 	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, &m.DeliveryAnnotations)
 	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, &m.MessageAnnotations)
 	if m.Properties != nil {
-		dst, _ = AppendProperties(dst, *m.Properties) // its IDs are checked
+		dst = appendProperties(dst, m.Properties) // its IDs are checked
 	}
 	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, &m.ApplicationProperties)
 	switch m.Body.Kind {
