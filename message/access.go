@@ -1,9 +1,11 @@
 package message
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
@@ -150,15 +152,57 @@ func ParseHeader(sec []byte) (Header, error) {
 // and writing null for the others at their defaults, as Qpid Proton does.
 // Priority's default is 4, not Header's zero value: start from
 // DefaultHeader.
-func AppendHeader(b []byte, h Header) []byte {
-	spec := composite.Header
-	w := composite.Begin8(b, spec) // at most 17 bytes
-	w.Bool(spec.OffBool(composite.HeaderDurable, h.Durable), h.Durable)
-	w.Ubyte(spec.Off(composite.HeaderPriority, uint64(h.Priority)), h.Priority)
-	w.Uint(h.HasTTL, h.TTL)
-	w.Bool(spec.OffBool(composite.HeaderFirstAcquirer, h.FirstAcquirer), h.FirstAcquirer)
-	w.Uint(spec.Off(composite.HeaderDeliveryCount, uint64(h.DeliveryCount)), h.DeliveryCount)
-	return w.End8()
+func AppendHeader(b []byte, h Header) []byte { return appendHeader(b, &h) }
+
+// headerDefault is the header's defaults, as internal/composite's table
+// gives them (DefaultHeader is a variable callers can change).
+var headerDefault = DefaultHeader
+
+// appendHeader is AppendHeader. Like appendProperties it writes every
+// field, a null for one it leaves out, and then cuts the list after the
+// last field written: the bytes of composite.Writer, without its
+// bookkeeping per field. It writes at most 20 bytes.
+func appendHeader(b []byte, h *Header) []byte {
+	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorHeader),
+		byte(amqpsax.CodeList8), 0, 0)
+	start := len(b) - 3 // of the list
+	end, n := len(b), 0 // after the last field written, and the fields to it
+	d := &headerDefault
+	if h.Durable != d.Durable {
+		b = encode.AppendBool(b, h.Durable)
+		end, n = len(b), 1
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if h.Priority != d.Priority {
+		b = encode.AppendUbyte(b, h.Priority)
+		end, n = len(b), 2
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if h.HasTTL {
+		b = encode.AppendUint(b, h.TTL)
+		end, n = len(b), 3
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if h.FirstAcquirer != d.FirstAcquirer {
+		b = encode.AppendBool(b, h.FirstAcquirer)
+		end, n = len(b), 4
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if h.DeliveryCount != d.DeliveryCount {
+		b = encode.AppendUint(b, h.DeliveryCount)
+		end, n = len(b), 5
+	}
+	if n == 0 {
+		return append(b[:start], byte(amqpsax.CodeList0))
+	}
+	b = b[:end]
+	b[start+1] = byte(end - start - 2) // at most 15
+	b[start+2] = byte(n)
+	return b
 }
 
 // ID is a message-id or correlation-id (part 3 §3.2.4): a ulong, a uuid,
@@ -200,45 +244,134 @@ type Properties struct {
 // ErrSectionType, and nothing is appended. ParseProperties reads back
 // what it writes.
 func AppendProperties(b []byte, p Properties) ([]byte, error) {
-	for i, id := range [2]ID{p.MessageID, p.CorrelationID} {
-		switch id.Kind {
-		case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
-		default:
+	for i, id := range [2]*ID{&p.MessageID, &p.CorrelationID} {
+		if !writableID(id.Kind) {
 			name := composite.Properties.Fields[[2]int{composite.PropertiesMessageID, composite.PropertiesCorrelationID}[i]].Name
 			return b, fmt.Errorf("message: AppendProperties: %s of kind %v: %w", name, id.Kind, ErrSectionType)
 		}
 	}
-	w := composite.Begin(b, composite.Properties)
-	if w.Field(hasID(p.MessageID)) {
-		w.B = appendID(w.B, p.MessageID)
+	return appendProperties(b, &p), nil
+}
+
+// appendProperties is AppendProperties of p, whose IDs are writable. It
+// writes every field, a null for one left out, then cuts the list after
+// the last field written: the bytes composite.Writer writes (nulls for the
+// fields left out before a written one, nothing for trailing ones), for
+// less work per field. The list begins as a list8, which the section is
+// unless its fields pass 254 bytes; then they move up to make room for a
+// list32's size and count. It writes at most 12 + 13*9 + 2*16 bytes more
+// than the fields' lengths (Append's size bound).
+func appendProperties(b []byte, p *Properties) []byte {
+	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorProperties),
+		byte(amqpsax.CodeList8), 0, 0)
+	start := len(b) - 3 // of the list
+	end, n := len(b), 0 // after the last field written, and the fields to it
+	if hasID(&p.MessageID) {
+		b = appendID(b, &p.MessageID)
+		end, n = len(b), 1
+	} else {
+		b = encode.AppendNull(b)
 	}
-	w.Binary(p.UserID != nil, p.UserID)
-	w.String(p.To != nil, p.To)
-	w.String(p.Subject != nil, p.Subject)
-	w.String(p.ReplyTo != nil, p.ReplyTo)
-	if w.Field(hasID(p.CorrelationID)) {
-		w.B = appendID(w.B, p.CorrelationID)
+	if p.UserID != nil {
+		b = encode.AppendBinary(b, p.UserID)
+		end, n = len(b), 2
+	} else {
+		b = encode.AppendNull(b)
 	}
-	w.Symbol(p.ContentType != nil, p.ContentType)
-	w.Symbol(p.ContentEncoding != nil, p.ContentEncoding)
-	if w.Field(p.HasAbsoluteExpiryTime) {
-		w.B = encode.AppendTimestamp(w.B, p.AbsoluteExpiryTime)
+	if p.To != nil {
+		b = encode.AppendStringBytes(b, p.To)
+		end, n = len(b), 3
+	} else {
+		b = encode.AppendNull(b)
 	}
-	if w.Field(p.HasCreationTime) {
-		w.B = encode.AppendTimestamp(w.B, p.CreationTime)
+	if p.Subject != nil {
+		b = encode.AppendStringBytes(b, p.Subject)
+		end, n = len(b), 4
+	} else {
+		b = encode.AppendNull(b)
 	}
-	w.String(p.GroupID != nil, p.GroupID)
-	w.Uint(p.HasGroupSequence, p.GroupSequence)
-	w.String(p.ReplyToGroupID != nil, p.ReplyToGroupID)
-	return w.End(0, false), nil
+	if p.ReplyTo != nil {
+		b = encode.AppendStringBytes(b, p.ReplyTo)
+		end, n = len(b), 5
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if hasID(&p.CorrelationID) {
+		b = appendID(b, &p.CorrelationID)
+		end, n = len(b), 6
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.ContentType != nil {
+		b = encode.AppendSymbolBytes(b, p.ContentType)
+		end, n = len(b), 7
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.ContentEncoding != nil {
+		b = encode.AppendSymbolBytes(b, p.ContentEncoding)
+		end, n = len(b), 8
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.HasAbsoluteExpiryTime {
+		b = encode.AppendTimestamp(b, p.AbsoluteExpiryTime)
+		end, n = len(b), 9
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.HasCreationTime {
+		b = encode.AppendTimestamp(b, p.CreationTime)
+		end, n = len(b), 10
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.GroupID != nil {
+		b = encode.AppendStringBytes(b, p.GroupID)
+		end, n = len(b), 11
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.HasGroupSequence {
+		b = encode.AppendUint(b, p.GroupSequence)
+		end, n = len(b), 12
+	} else {
+		b = encode.AppendNull(b)
+	}
+	if p.ReplyToGroupID != nil {
+		b = encode.AppendStringBytes(b, p.ReplyToGroupID)
+		end, n = len(b), 13
+	}
+	if n == 0 {
+		return append(b[:start], byte(amqpsax.CodeList0))
+	}
+	b = b[:end]
+	if size := end - start - 2; size <= math.MaxUint8 { // the count's byte and the fields
+		b[start+1] = byte(size)
+		b[start+2] = byte(n)
+		return b
+	}
+	return list8To32(b, start, n)
+}
+
+// list8To32 makes the list8 at start, the last value in b, of n elements
+// a list32: its elements move up by six bytes.
+func list8To32(b []byte, start, n int) []byte {
+	end := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0)
+	copy(b[start+9:], b[start+3:end])
+	b[start] = byte(amqpsax.CodeList32)
+	binary.BigEndian.PutUint32(b[start+1:], uint32(end-start-3+4))
+	binary.BigEndian.PutUint32(b[start+5:], uint32(n))
+	return b
 }
 
 // hasID reports whether id is present: of a kind other than null (or the
 // zero ID's KindInvalid).
-func hasID(id ID) bool { return id.Kind != amqpsax.KindInvalid && id.Kind != amqpsax.KindNull }
+func hasID(id *ID) bool { return id.Kind != amqpsax.KindInvalid && id.Kind != amqpsax.KindNull }
 
 // appendID appends a present message-id or correlation-id.
-func appendID(b []byte, id ID) []byte {
+func appendID(b []byte, id *ID) []byte {
 	switch id.Kind {
 	case amqpsax.KindUlong:
 		return encode.AppendUlong(b, id.Ulong)

@@ -55,14 +55,14 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 	}
 	dst = slices.Grow(dst, m.size())
 	if m.Header != nil {
-		dst = AppendHeader(dst, *m.Header)
+		dst = appendHeader(dst, m.Header)
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, m.DeliveryAnnotations)
-	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, m.MessageAnnotations)
+	dst = appendEntries(dst, amqpsax.DescriptorDeliveryAnnotations, &m.DeliveryAnnotations)
+	dst = appendEntries(dst, amqpsax.DescriptorMessageAnnotations, &m.MessageAnnotations)
 	if m.Properties != nil {
-		dst, _ = AppendProperties(dst, *m.Properties) // its IDs are checked
+		dst = appendProperties(dst, m.Properties) // its IDs are checked
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, m.ApplicationProperties)
+	dst = appendEntries(dst, amqpsax.DescriptorApplicationProperties, &m.ApplicationProperties)
 	switch m.Body.Kind {
 	case BodyData:
 		for _, p := range m.Body.Data {
@@ -84,7 +84,7 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 		dst = append(dst, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorAMQPValue))
 		dst = appendLarge(dst, m.Body.Value.Raw())
 	}
-	dst = appendEntries(dst, amqpsax.DescriptorFooter, m.Footer)
+	dst = appendEntries(dst, amqpsax.DescriptorFooter, &m.Footer)
 	return dst, nil
 }
 
@@ -98,25 +98,14 @@ func standalone(v *stream.Value) bool {
 
 // check finds what Append cannot write.
 func (m *Message) check() error {
-	for _, s := range [...]struct {
-		e Entries
-		r int
-	}{{m.DeliveryAnnotations, rDeliveryAnnotations}, {m.MessageAnnotations, rMessageAnnotations},
-		{m.ApplicationProperties, rApplicationProperties}, {m.Footer, rFooter}} {
-		for i := range s.e.fields {
-			if !standalone(&s.e.fields[i].Key) || !standalone(&s.e.fields[i].Value) {
-				return buildErr(s.r, ErrNoValue)
-			}
+	if len(m.DeliveryAnnotations.fields)|len(m.MessageAnnotations.fields)|
+		len(m.ApplicationProperties.fields)|len(m.Footer.fields) != 0 {
+		if err := m.checkFields(); err != nil {
+			return err
 		}
 	}
-	if m.Properties != nil {
-		for _, id := range [2]ID{m.Properties.MessageID, m.Properties.CorrelationID} {
-			switch id.Kind {
-			case amqpsax.KindInvalid, amqpsax.KindNull, amqpsax.KindUlong, amqpsax.KindUUID, amqpsax.KindBinary, amqpsax.KindString:
-			default:
-				return buildErr(rProperties, ErrSectionType)
-			}
-		}
+	if p := m.Properties; p != nil && (!writableID(p.MessageID.Kind) || !writableID(p.CorrelationID.Kind)) {
+		return buildErr(rProperties, ErrSectionType)
 	}
 	b := &m.Body
 	ok := true
@@ -141,6 +130,32 @@ func (m *Message) check() error {
 	return nil
 }
 
+// checkFields finds a built field of a map section that cannot be
+// written on its own (a decoded map is well-formed).
+func (m *Message) checkFields() error {
+	for _, s := range [...]struct {
+		e *Entries
+		r int
+	}{{&m.DeliveryAnnotations, rDeliveryAnnotations}, {&m.MessageAnnotations, rMessageAnnotations},
+		{&m.ApplicationProperties, rApplicationProperties}, {&m.Footer, rFooter}} {
+		for i := range s.e.fields {
+			if !standalone(&s.e.fields[i].Key) || !standalone(&s.e.fields[i].Value) {
+				return buildErr(s.r, ErrNoValue)
+			}
+		}
+	}
+	return nil
+}
+
+// writableIDs has bit k set for the kinds of a message-id or
+// correlation-id AppendProperties writes: ulong, uuid, binary, string, and
+// null or the zero ID's KindInvalid, which it leaves out.
+const writableIDs = 1<<amqpsax.KindInvalid | 1<<amqpsax.KindNull | 1<<amqpsax.KindUlong |
+	1<<amqpsax.KindUUID | 1<<amqpsax.KindBinary | 1<<amqpsax.KindString
+
+// writableID reports whether an ID of kind k can be written.
+func writableID(k amqpsax.Kind) bool { return uint64(writableIDs)>>k&1 != 0 } // 0 past 63
+
 // size is an upper bound of the bytes Append writes for m.
 func (m *Message) size() int {
 	n := 0
@@ -152,9 +167,8 @@ func (m *Message) size() int {
 			len(p.ReplyTo) + len(p.CorrelationID.Bytes) + len(p.ContentType) + len(p.ContentEncoding) +
 			len(p.GroupID) + len(p.ReplyToGroupID)
 	}
-	for _, e := range [...]Entries{m.DeliveryAnnotations, m.MessageAnnotations, m.ApplicationProperties, m.Footer} {
-		n += 12 + len(e.raw) + entriesSize(e.fields)
-	}
+	n += entriesBound(&m.DeliveryAnnotations) + entriesBound(&m.MessageAnnotations) +
+		entriesBound(&m.ApplicationProperties) + entriesBound(&m.Footer)
 	for _, p := range m.Body.Data {
 		n += 8 + len(p)
 	}
@@ -163,6 +177,9 @@ func (m *Message) size() int {
 	}
 	return n + 3 + len(m.Body.Value.Raw())
 }
+
+// entriesBound is an upper bound of the bytes appendEntries writes for e.
+func entriesBound(e *Entries) int { return 12 + len(e.raw) + entriesSize(e.fields) }
 
 func entriesSize(e []Field) int {
 	n := 0
@@ -176,10 +193,18 @@ func entriesSize(e []Field) int {
 // when e is absent): a decoded map as it came, byte for byte (a map8
 // stays a map8, as uAMQP-C writes them), built fields as a map32, as
 // Qpid Proton, go-amqp and rhea write every map section.
-func appendEntries(b []byte, d amqpsax.Descriptor, e Entries) []byte {
+//
+// It is inlined (TestInlining): of Append's four map sections, most
+// messages have one or two.
+func appendEntries(b []byte, d amqpsax.Descriptor, e *Entries) []byte {
 	if !e.Present() {
 		return b
 	}
+	return appendMap(b, d, e)
+}
+
+// appendMap is appendEntries of a present section.
+func appendMap(b []byte, d amqpsax.Descriptor, e *Entries) []byte {
 	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(d))
 	if e.raw != nil {
 		return appendLarge(b, e.raw)

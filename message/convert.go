@@ -62,8 +62,8 @@ func (id ID) Any() any {
 // (a string ID is never equal to a binary one of the same bytes). The
 // absent kinds (KindNull and the zero ID's KindInvalid) are equal.
 func (id ID) Equal(o ID) bool {
-	if !hasID(id) || !hasID(o) {
-		return hasID(id) == hasID(o)
+	if !hasID(&id) || !hasID(&o) {
+		return hasID(&id) == hasID(&o)
 	}
 	if id.Kind != o.Kind {
 		return false

@@ -764,6 +764,88 @@ func TestAppendProperties(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { buf, _ = AppendProperties(buf[:0], all) }))
 }
 
+// TestAppendOracle: AppendHeader and AppendProperties write the bytes of
+// the same sections written through composite.Writer (oracle_test.go)
+// for every combination of fields present, of sizes either side of a
+// list8's and a str8's limits, and Append stays within its size bound.
+func TestAppendOracle(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		for _, first := range []bool{false, true} {
+			for _, priority := range []uint8{0, 4, 6, 255} {
+				for _, ttl := range []uint32{0, 1, 255, 256, 1<<32 - 1} {
+					for _, hasTTL := range []bool{false, true} {
+						for _, count := range []uint32{0, 1, 255, 256, 1<<32 - 1} {
+							h := Header{Durable: durable, Priority: priority, TTL: ttl, HasTTL: hasTTL,
+								FirstAcquirer: first, DeliveryCount: count}
+							want := appendHeaderWriter([]byte("keep"), h)
+							require.Equal(t, want, AppendHeader([]byte("keep"), h), "%+v", h)
+							m := Message{Header: &h}
+							out, err := m.Append(nil)
+							require.NoError(t, err)
+							require.Equal(t, want[4:], out)
+							require.LessOrEqual(t, len(out), m.size())
+						}
+					}
+				}
+			}
+		}
+	}
+
+	text := make([]byte, 300)
+	for i := range text {
+		text[i] = 'a' + byte(i%26)
+	}
+	ids := []ID{{Kind: amqpsax.KindUlong}, {Kind: amqpsax.KindUlong, Ulong: 255}, {Kind: amqpsax.KindUlong, Ulong: 256},
+		{Kind: amqpsax.KindUUID, UUID: uuid.MustParse("12345678-9abc-def0-1234-56789abcdef0")},
+		{Kind: amqpsax.KindBinary, Bytes: text[:16]}, {Kind: amqpsax.KindString, Bytes: text[:300]},
+		{Kind: amqpsax.KindString, Bytes: []byte{}}}
+	var edges []Properties // fields of 254 to 256 bytes with the count: a list8's limit
+	for n := 230; n <= 256; n++ {
+		edges = append(edges, Properties{To: text[:n]}, Properties{ReplyToGroupID: text[:n]},
+			Properties{To: text[:n], Subject: []byte{}})
+	}
+	for _, p := range edges {
+		got, err := AppendProperties([]byte("keep"), p)
+		require.NoError(t, err)
+		require.Equal(t, appendPropertiesWriter([]byte("keep"), p), got, "%+v", p)
+	}
+	lengths := []int{0, 1, 17, 40, 255, 256}
+	for mask := range 1 << 13 {
+		for variant := range 3 {
+			k := mask*3 + variant // picks the values, differently for each field
+			pick := func(i int) []byte {
+				if mask&(1<<i) == 0 {
+					return nil
+				}
+				return text[:lengths[(k+i*5)%len(lengths)]*(1+variant%2)/2]
+			}
+			id := func(i int) ID {
+				if mask&(1<<i) == 0 {
+					return ID{Kind: []amqpsax.Kind{amqpsax.KindInvalid, amqpsax.KindNull}[k%2]}
+				}
+				return ids[(k+i)%len(ids)]
+			}
+			p := Properties{
+				MessageID: id(0), UserID: pick(1), To: pick(2), Subject: pick(3), ReplyTo: pick(4),
+				CorrelationID: id(5), ContentType: pick(6), ContentEncoding: pick(7),
+				AbsoluteExpiryTime: int64(k) << 20, HasAbsoluteExpiryTime: mask&(1<<8) != 0,
+				CreationTime: -int64(k), HasCreationTime: mask&(1<<9) != 0,
+				GroupID: pick(10), GroupSequence: uint32(k) * 7, HasGroupSequence: mask&(1<<11) != 0,
+				ReplyToGroupID: pick(12),
+			}
+			want := appendPropertiesWriter([]byte("keep"), p)
+			got, err := AppendProperties([]byte("keep"), p)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%+v", p)
+			m := Message{Properties: &p}
+			out, err := m.Append(nil)
+			require.NoError(t, err)
+			require.Equal(t, want[4:], out)
+			require.LessOrEqual(t, len(out), m.size())
+		}
+	}
+}
+
 // TestBodyValues: each body section's value, for every body kind, the
 // Proton corpus included; errors; early stop; no allocation.
 func TestBodyValues(t *testing.T) {

@@ -3,8 +3,10 @@
 // that describes the type as the spec's XML does: each field's name, the
 // kind it has on the wire, whether it is mandatory or multiple, and its
 // default. Package frame reads and writes its performatives, terminus and
-// delivery states with it; package message its header and properties
-// sections: one table, one [Reader], one [Writer].
+// delivery states with it: one table, one [Reader], one [Writer]. Package
+// message takes its header and properties sections' fields and defaults
+// from it, and reads and writes them with the wire primitives, a fraction
+// of the work; its tests hold both to the Reader and the Writer.
 //
 // The table of each of frame's types lives in frame (spec.go); the
 // message sections', [Header] and [Properties], here, where message,
