@@ -9,21 +9,21 @@
 #     the compiled benchmark binary.
 #
 #   bench/pairs.sh                 # COUNT=10 passes of BENCHTIME=100ms
+#   TABLE=1 bench/pairs.sh         # only the table, from the last results
 #
 # Needs Qpid Proton's headers and library (Debian: libqpid-proton11-dev)
-# and benchstat (go install golang.org/x/perf/cmd/benchstat@latest).
+# (benchstat is the bench module's own dependency).
 # Output: results/message-pairs.txt (raw benchmarks),
 # results/message-benchstat.txt, results/message-ratio.txt, and the table
-# on standard output.
+# (results/message-table.md, and standard output), which
+# results/message-section.md quotes with what the numbers mean: run.sh
+# appends that section to RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")"
 COUNT=${COUNT:-10}
 BENCHTIME=${BENCHTIME:-100ms}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
-go test -c -tags proton -o "$work/bench.test" .
-go build -tags proton -o "$work/ratio" ./cmd/ratio
 
 pairs=(
 	"Decode proton-message message-owned"
@@ -38,21 +38,27 @@ pairs=(
 	"Encode memmove proton-message"
 )
 
-: >results/message-ratio.txt
-for p in "${pairs[@]}"; do
-	echo "== ratio $p" >&2
-	# shellcheck disable=SC2086
-	(cd "$work" && ./ratio $p) >>results/message-ratio.txt
-done
+if [ -z "${TABLE:-}" ]; then
+	go test -c -tags proton -o "$work/bench.test" .
+	go build -tags proton -o "$work/ratio" ./cmd/ratio
 
-impls='message-owned|message-nocopy|message-build|message-build-map|memmove|proton-message|goamqp'
-: >results/message-pairs.txt
-for i in $(seq "$COUNT"); do
-	echo "== pass $i of $COUNT" >&2
-	(cd "$work" && ./bench.test -test.run '^$' -test.bench "^Benchmark(Decode|Encode)/.*/impl=($impls)\$" \
-		-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1) >>results/message-pairs.txt
-done
-benchstat -row /workload -col /impl results/message-pairs.txt >results/message-benchstat.txt
+
+	: >results/message-ratio.txt
+	for p in "${pairs[@]}"; do
+		echo "== ratio $p" >&2
+		# shellcheck disable=SC2086
+		(cd "$work" && ./ratio $p) >>results/message-ratio.txt
+	done
+
+	impls='message-owned|message-nocopy|message-build|message-build-map|memmove|proton-message|goamqp'
+	: >results/message-pairs.txt
+	for i in $(seq "$COUNT"); do
+		echo "== pass $i of $COUNT" >&2
+		(cd "$work" && ./bench.test -test.run '^$' -test.bench "^Benchmark(Decode|Encode)/.*/impl=($impls)\$" \
+			-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1) >>results/message-pairs.txt
+	done
+	go run golang.org/x/perf/cmd/benchstat -row /workload -col /impl results/message-pairs.txt >results/message-benchstat.txt
+fi
 
 # The table: one row per pair and measure, one column per workload.
 awk -v pairs="$(printf '%s\n' "${pairs[@]}")" '
@@ -61,7 +67,7 @@ BEGIN {
 	nw = split("small medium data-64k data-1m ints-10k strings-10k longs-10k mobile-strings-50k mobile-map-30k", W, " ")
 }
 FILENAME ~ /ratio/ {
-	if ($0 ~ /÷/) { split($0, h, /[:÷,]/); task = h[1]; peer = h[2]; ours = h[3]; gsub(/ /, "", peer); gsub(/ /, "", ours); next }
+	if ($3 == "÷") { task = $1; peer = $2; ours = $4; sub(/:$/, "", task); sub(/,$/, "", ours); next }
 	r[task, peer, ours, $1] = $2 " " $3
 	next
 }
@@ -92,4 +98,4 @@ END {
 			print line
 		}
 	}
-}' results/message-ratio.txt results/message-pairs.txt
+}' results/message-ratio.txt results/message-pairs.txt | tee results/message-table.md

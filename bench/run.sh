@@ -80,4 +80,10 @@ end=$(date +%s)
 
 go run golang.org/x/perf/cmd/benchstat -table .name -row /workload -col /impl results/bench.txt >results/benchstat.txt
 go run ./internal/report -in results/bench.txt -meta results/meta.txt >RESULTS.md
+# The whole-message pairs, measured apart by pairs.sh (cmd/ratio and
+# interleaved passes), with what their numbers mean: after the summary.
+if [ -f results/message-section.md ]; then
+	awk -v f=results/message-section.md '/^## Decode$/ && !done { while ((getline l < f) > 0) print l; print ""; done = 1 } { print }' \
+		RESULTS.md >RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md
+fi
 echo "wrote RESULTS.md, results/bench.txt, results/benchstat.txt" >&2
