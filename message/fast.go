@@ -164,63 +164,78 @@ func parseHeader(sec []byte) (Header, error) {
 
 // readHeader is parseHeader into *hp, which it overwrites.
 func readHeader(sec []byte, hp *Header) error {
-	*hp = DefaultHeader
-	if listFast(sec, rHeader, hp, nil) {
-		return nil
-	}
-	*hp = DefaultHeader
-	var f fieldReader
-	if err := f.open(sec, rHeader); err != nil {
+	var f fields
+	if err := f.read(sec, rHeader, composite.Header, fieldCodes[0][:composite.HeaderFields]); err != nil {
 		return err
 	}
-	for f.next() {
-		k := f.kind()
-		if k == amqpsax.KindNull || f.i >= len(composite.Header.Fields) {
-			continue
-		}
-		if !composite.Header.Fields[f.i].Takes(k) { // the table says which kinds
-			return f.wrong()
-		}
-		setHeader(hp, f.i, f.code(), f.pay())
+	c, pay := &f.code, &f.pay
+	*hp = headerDefault
+	if c[composite.HeaderDurable] != 0 {
+		hp.Durable = wire.Bool(amqpsax.Code(c[composite.HeaderDurable]), pay[composite.HeaderDurable])
 	}
-	return f.malformed
+	if c[composite.HeaderPriority] != 0 {
+		hp.Priority = pay[composite.HeaderPriority][0]
+	}
+	if c[composite.HeaderTTL] != 0 {
+		hp.TTL, hp.HasTTL = uint32(wire.Uint(amqpsax.Code(c[composite.HeaderTTL]), pay[composite.HeaderTTL])), true
+	}
+	if c[composite.HeaderFirstAcquirer] != 0 {
+		hp.FirstAcquirer = wire.Bool(amqpsax.Code(c[composite.HeaderFirstAcquirer]), pay[composite.HeaderFirstAcquirer])
+	}
+	if c[composite.HeaderDeliveryCount] != 0 {
+		hp.DeliveryCount = uint32(wire.Uint(amqpsax.Code(c[composite.HeaderDeliveryCount]), pay[composite.HeaderDeliveryCount]))
+	}
+	return nil
 }
 
-// setHeader sets field i of *h from its code and payload, of a kind the
-// table allows.
-func setHeader(h *Header, i int, c amqpsax.Code, pay []byte) {
-	switch i {
-	case composite.HeaderDurable:
-		h.Durable = wire.Bool(c, pay)
-	case composite.HeaderPriority:
-		h.Priority = pay[0]
-	case composite.HeaderTTL:
-		h.TTL, h.HasTTL = uint32(wire.Uint(c, pay)), true
-	case composite.HeaderFirstAcquirer:
-		h.FirstAcquirer = wire.Bool(c, pay)
-	case composite.HeaderDeliveryCount:
-		h.DeliveryCount = uint32(wire.Uint(c, pay))
-	}
+// fields holds the fields of a header or properties section that read
+// found present (not null), each by its index: its code (0 when absent)
+// and its payload.
+type fields struct {
+	code [composite.PropertiesFields]byte
+	pay  [composite.PropertiesFields][]byte
 }
 
-// listFast reads the header (r rHeader, into *hp) or properties (r
-// rProperties, into *pp) section sec as nearly every peer writes it — a
+// read finds the fields of the list section sec, of rank r, whose fields
+// spec types; codes gives, for each field spec defines, the codes the
+// fast path reads it from (fieldCodes).
+//
+// The fast path reads the list as nearly every peer writes it — a
 // smallulong descriptor, a list8 or list0 of no more fields than the
 // spec's, every field a code fieldStep steps over and of a kind the table
-// allows — in one tight loop. It reports false, having set some fields,
-// at the first field it cannot read that way: the caller then clears the
-// section and reads it again with fieldReader, which reads any list and
-// names any fault.
-func listFast(sec []byte, r int, hp *Header, pp *Properties) bool {
+// allows — in one tight loop that calls nothing. At the first field it
+// cannot read that way, read starts again with fieldReader, which reads
+// any list and names any fault: the same fields, the same errors (both
+// read in order and stop at the first fault).
+func (f *fields) read(sec []byte, r int, spec *composite.Spec, codes [][4]uint64) error {
+	if f.fast(sec, codes) {
+		return nil
+	}
+	*f = fields{}
+	var fr fieldReader
+	if err := fr.open(sec, r); err != nil {
+		return err
+	}
+	for fr.next() {
+		k := fr.kind()
+		if k == amqpsax.KindNull || fr.i >= len(spec.Fields) {
+			continue
+		}
+		if !spec.Fields[fr.i].Takes(k) { // the table says which kinds
+			return fr.wrong()
+		}
+		f.code[fr.i], f.pay[fr.i] = byte(fr.code()), fr.pay()
+	}
+	return fr.malformed
+}
+
+// fast is read's fast path; false when fieldReader must read sec.
+func (f *fields) fast(sec []byte, codes [][4]uint64) bool {
 	const vp = 1 + 2 // after the descriptor
 	if len(sec) <= vp+2 || sec[1] != byte(amqpsax.CodeSmallUlong) || sec[vp] != byte(amqpsax.CodeList8) {
 		return len(sec) == vp+1 && sec[1] == byte(amqpsax.CodeSmallUlong) && sec[vp] == byte(amqpsax.CodeList0)
 	}
 	p, end, n := vp+3, vp+2+int(sec[vp+1]), int(sec[vp+2])
-	codes := fieldCodes[0][:]
-	if r == rProperties {
-		codes = fieldCodes[1][:]
-	}
 	if end > len(sec) || n > len(codes) {
 		return false
 	}
@@ -240,12 +255,8 @@ func listFast(sec []byte, r int, hp *Header, pp *Properties) bool {
 		if q == p || q > end || codes[i][c>>6]&(1<<(c&63)) == 0 {
 			return false
 		}
-		if c != byte(amqpsax.CodeNull) {
-			if hp != nil {
-				setHeader(hp, i, amqpsax.Code(c), sec[ps:q:q])
-			} else {
-				setProperty(pp, i, amqpsax.Code(c), wire.Table[c].Kind(), sec[ps:q:q])
-			}
+		if c != byte(amqpsax.CodeNull) && i < len(f.code) {
+			f.code[i], f.pay[i] = c, sec[ps:q:q]
 		}
 		p = q
 	}
@@ -253,7 +264,7 @@ func listFast(sec []byte, r int, hp *Header, pp *Properties) bool {
 }
 
 // fieldCodes gives, for each field of the header ([0]) and the
-// properties ([1]), the codes listFast reads it from: null, and those
+// properties ([1]), the codes fields.fast reads it from: null, and those
 // fieldStep steps over whose kind the table allows.
 var fieldCodes = func() (t [2][composite.PropertiesFields][4]uint64) {
 	for x, spec := range [2]*composite.Spec{composite.Header, composite.Properties} {
@@ -284,74 +295,49 @@ func parseProperties(sec []byte) (Properties, error) {
 
 // readProperties is parseProperties into *pp, which it overwrites.
 func readProperties(sec []byte, pp *Properties) error {
-	clearProperties(pp)
-	if listFast(sec, rProperties, nil, pp) {
-		return nil
-	}
-	clearProperties(pp)
-	var f fieldReader
-	if err := f.open(sec, rProperties); err != nil {
+	var f fields
+	if err := f.read(sec, rProperties, composite.Properties, fieldCodes[1][:]); err != nil {
 		return err
 	}
-	for f.next() {
-		k := f.kind()
-		if k == amqpsax.KindNull || f.i >= len(composite.Properties.Fields) {
-			continue
-		}
-		if !composite.Properties.Fields[f.i].Takes(k) { // the table says which kinds
-			return f.wrong()
-		}
-		setProperty(pp, f.i, f.code(), k, f.pay())
+	c, pay := &f.code, &f.pay
+	*pp = Properties{
+		MessageID:       idOf(c[composite.PropertiesMessageID], pay[composite.PropertiesMessageID]),
+		UserID:          pay[composite.PropertiesUserID],
+		To:              pay[composite.PropertiesTo],
+		Subject:         pay[composite.PropertiesSubject],
+		ReplyTo:         pay[composite.PropertiesReplyTo],
+		CorrelationID:   idOf(c[composite.PropertiesCorrelationID], pay[composite.PropertiesCorrelationID]),
+		ContentType:     pay[composite.PropertiesContentType],
+		ContentEncoding: pay[composite.PropertiesContentEncoding],
+		GroupID:         pay[composite.PropertiesGroupID],
+		ReplyToGroupID:  pay[composite.PropertiesReplyToGroupID],
 	}
-	return f.malformed
+	if c[composite.PropertiesAbsoluteExpiryTime] != 0 {
+		pp.AbsoluteExpiryTime, pp.HasAbsoluteExpiryTime = wire.Timestamp(pay[composite.PropertiesAbsoluteExpiryTime]), true
+	}
+	if c[composite.PropertiesCreationTime] != 0 {
+		pp.CreationTime, pp.HasCreationTime = wire.Timestamp(pay[composite.PropertiesCreationTime]), true
+	}
+	if gs := c[composite.PropertiesGroupSequence]; gs != 0 {
+		pp.GroupSequence, pp.HasGroupSequence = uint32(wire.Uint(amqpsax.Code(gs), pay[composite.PropertiesGroupSequence])), true
+	}
+	return nil
 }
 
-// clearProperties makes *pp the properties section with no fields.
-func clearProperties(pp *Properties) {
-	*pp = Properties{}
-	pp.MessageID.Kind, pp.CorrelationID.Kind = amqpsax.KindNull, amqpsax.KindNull
-}
-
-// setProperty sets field i of *p from its code, kind and payload, of a
-// kind the table allows.
-func setProperty(p *Properties, i int, c amqpsax.Code, k amqpsax.Kind, pay []byte) {
-	switch i {
-	case composite.PropertiesMessageID, composite.PropertiesCorrelationID:
-		id := ID{Kind: k}
-		switch k {
-		case amqpsax.KindUlong:
-			id.Ulong = wire.Uint(c, pay)
-		case amqpsax.KindUUID:
-			id.UUID = [16]byte(pay)
-		default: // binary, string
-			id.Bytes = pay
-		}
-		if i == composite.PropertiesMessageID {
-			p.MessageID = id
-		} else {
-			p.CorrelationID = id
-		}
-	case composite.PropertiesUserID:
-		p.UserID = pay
-	case composite.PropertiesTo:
-		p.To = pay
-	case composite.PropertiesSubject:
-		p.Subject = pay
-	case composite.PropertiesReplyTo:
-		p.ReplyTo = pay
-	case composite.PropertiesContentType:
-		p.ContentType = pay
-	case composite.PropertiesContentEncoding:
-		p.ContentEncoding = pay
-	case composite.PropertiesAbsoluteExpiryTime:
-		p.AbsoluteExpiryTime, p.HasAbsoluteExpiryTime = wire.Timestamp(pay), true
-	case composite.PropertiesCreationTime:
-		p.CreationTime, p.HasCreationTime = wire.Timestamp(pay), true
-	case composite.PropertiesGroupID:
-		p.GroupID = pay
-	case composite.PropertiesGroupSequence:
-		p.GroupSequence, p.HasGroupSequence = uint32(wire.Uint(c, pay)), true
-	case composite.PropertiesReplyToGroupID:
-		p.ReplyToGroupID = pay
+// idOf is the message-id or correlation-id of code c (0: absent) and
+// payload pay, of a kind the table allows.
+func idOf(c byte, pay []byte) ID {
+	if c == 0 {
+		return ID{Kind: amqpsax.KindNull}
 	}
+	id := ID{Kind: wire.Table[c].Kind()}
+	switch id.Kind {
+	case amqpsax.KindUlong:
+		id.Ulong = wire.Uint(amqpsax.Code(c), pay)
+	case amqpsax.KindUUID:
+		id.UUID = [16]byte(pay)
+	default: // binary, string
+		id.Bytes = pay
+	}
+	return id
 }
