@@ -34,9 +34,10 @@ func (f *fieldReader) pay() []byte        { return f.sec[f.ps:f.p:f.p] }
 // stepVar8 marks in fieldStep a code whose payload has a one-byte size.
 const stepVar8 = 0xff
 
-// fieldStep gives, by code, how next's fast path steps over a field: its
-// whole length for a plain fixed-width code (1 + width), stepVar8 for the
-// 8-bit binary, string and symbol, 0 for the others (nextSlow's).
+// fieldStep gives, by code, how the tight loops (fieldReader.next,
+// fields.fast, flat) step over a value: its whole length for a plain
+// fixed-width code (1 + width), stepVar8 for the 8-bit binary, string and
+// symbol, 0 for the others, which they leave to slower paths.
 var fieldStep = func() (t [256]uint8) {
 	for c := range t {
 		e := wire.Table[c]
