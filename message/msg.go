@@ -113,6 +113,7 @@ func (m *Message) DecodeNoCopy(data []byte) error { return m.decode(data) }
 func (m *Message) decode(data []byte) error {
 	m.Reset()
 	s := &m.own.sec
+	*s = Sections{}
 	if err := scanInto(s, data, nil); err != nil {
 		m.Reset()
 		return err

@@ -373,14 +373,15 @@ func before(data []byte, pos int) (string, int) {
 }
 
 func scan(data []byte, cut *cutError) (s Sections, err error) {
-	err = scanInto(&s, data, cut) // into the result: no copy
+	err = scanInto(&s, data, cut)
 	return s, err
 }
 
-// scanInto is scan into *s, which it overwrites (Message.Decode keeps
-// one): on an error other than a cut, *s is the zero Sections.
+// scanInto is scan into *s (Message.Decode keeps one), which must be the
+// zero Sections (zeroing it here would zero scan's result twice): on an
+// error other than a cut, *s is the zero Sections again.
 func scanInto(s *Sections, data []byte, cut *cutError) error {
-	*s = Sections{Offsets: Offsets{-1, -1, -1, -1, -1, -1, -1}}
+	s.Offsets = Offsets{-1, -1, -1, -1, -1, -1, -1}
 	seen := 0 // ranks seen, a bit each
 	top := -1 // the highest rank seen
 	bodyStart, bodyEnd := -1, -1
