@@ -178,10 +178,11 @@ func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
 	vp := valueAt(sec)
 	base += vp
 	raw := sec[vp:len(sec):len(sec)]
-	// Every key and value by its constructor and length (fieldReader's
-	// fast path for nearly all of them); a compound one is checked whole.
+	// flat's tight loops check nearly every map whole; what they leave
+	// (a described value, deep nesting, a fault) is read entry by entry,
+	// each compound key or value checked whole, which names any fault.
 	if flat(raw) {
-		return Entries{raw: raw}, nil // no compound in it: nothing more to check
+		return Entries{raw: raw}, nil
 	}
 	h, size, count := wire.Body(amqpsax.Code(raw[0]), raw[1:])
 	if h < 0 {
