@@ -238,6 +238,9 @@ const flatDepth = 8
 
 // flatIn is flat with depth levels of nesting left.
 func flatIn(raw []byte, depth int) bool {
+	if wire.Counting {
+		wire.Work.Stepped += len(raw)
+	}
 	c := amqpsax.Code(raw[0])
 	cat := wire.Table[c].Cat()
 	if cat != wire.Compound && cat != wire.Array {

@@ -12,6 +12,7 @@ type Counters struct {
 	Checked  int // bytes checked as UTF-8 or ASCII
 	Compared int // descriptor bytes compared by encode.Writer
 	Sections int // message sections read by message.Scan
+	Stepped  int // bytes of compounds message.Decode's tight loops checked
 }
 
 // Work is where a counting build counts. It is not safe for concurrent
