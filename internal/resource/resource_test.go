@@ -58,7 +58,7 @@ func TestResources(t *testing.T) {
 // cost is the work one run did.
 type cost struct {
 	values, skipped, checked, compared, sections, stepped int
-	bytes, objects                               uint64
+	bytes, objects                                        uint64
 }
 
 func (c cost) String() string {
