@@ -208,7 +208,7 @@ type fields struct {
 // cannot read that way, read starts again with fieldReader, which reads
 // any list and names any fault: the same fields, the same errors (both
 // read in order and stop at the first fault).
-func (f *fields) read(sec []byte, r int, spec *composite.Spec, codes [][4]uint64) error {
+func (f *fields) read(sec []byte, r int, spec *composite.Spec, codes [][256]bool) error {
 	if f.fast(sec, codes) {
 		return nil
 	}
@@ -231,7 +231,7 @@ func (f *fields) read(sec []byte, r int, spec *composite.Spec, codes [][4]uint64
 }
 
 // fast is read's fast path; false when fieldReader must read sec.
-func (f *fields) fast(sec []byte, codes [][4]uint64) bool {
+func (f *fields) fast(sec []byte, codes [][256]bool) bool {
 	const vp = 1 + 2 // after the descriptor
 	if len(sec) <= vp+2 || sec[1] != byte(amqpsax.CodeSmallUlong) || sec[vp] != byte(amqpsax.CodeList8) {
 		return len(sec) == vp+1 && sec[1] == byte(amqpsax.CodeSmallUlong) && sec[vp] == byte(amqpsax.CodeList0)
@@ -253,7 +253,7 @@ func (f *fields) fast(sec []byte, codes [][4]uint64) bool {
 			}
 			ps, q = p+2, p+2+int(sec[p+1])
 		}
-		if q == p || q > end || codes[i][c>>6]&(1<<(c&63)) == 0 {
+		if q == p || q > end || !codes[i][c] {
 			return false
 		}
 		if c != byte(amqpsax.CodeNull) && i < len(f.code) {
@@ -267,13 +267,13 @@ func (f *fields) fast(sec []byte, codes [][4]uint64) bool {
 // fieldCodes gives, for each field of the header ([0]) and the
 // properties ([1]), the codes fields.fast reads it from: null, and those
 // fieldStep steps over whose kind the table allows.
-var fieldCodes = func() (t [2][composite.PropertiesFields][4]uint64) {
+var fieldCodes = func() (t [2][composite.PropertiesFields][256]bool) {
 	for x, spec := range [2]*composite.Spec{composite.Header, composite.Properties} {
 		for i := range spec.Fields {
 			for c := range 256 {
 				k := wire.Table[c].Kind()
 				if fieldStep[c] != 0 && (k == amqpsax.KindNull || spec.Fields[i].Takes(k)) {
-					t[x][i][c>>6] |= 1 << (c & 63)
+					t[x][i][c] = true
 				}
 			}
 		}
@@ -301,18 +301,17 @@ func readProperties(sec []byte, pp *Properties) error {
 		return err
 	}
 	c, pay := &f.code, &f.pay
-	*pp = Properties{
-		MessageID:       idOf(c[composite.PropertiesMessageID], pay[composite.PropertiesMessageID]),
-		UserID:          pay[composite.PropertiesUserID],
-		To:              pay[composite.PropertiesTo],
-		Subject:         pay[composite.PropertiesSubject],
-		ReplyTo:         pay[composite.PropertiesReplyTo],
-		CorrelationID:   idOf(c[composite.PropertiesCorrelationID], pay[composite.PropertiesCorrelationID]),
-		ContentType:     pay[composite.PropertiesContentType],
-		ContentEncoding: pay[composite.PropertiesContentEncoding],
-		GroupID:         pay[composite.PropertiesGroupID],
-		ReplyToGroupID:  pay[composite.PropertiesReplyToGroupID],
-	}
+	*pp = Properties{}
+	setID(&pp.MessageID, c[composite.PropertiesMessageID], pay[composite.PropertiesMessageID])
+	pp.UserID = pay[composite.PropertiesUserID]
+	pp.To = pay[composite.PropertiesTo]
+	pp.Subject = pay[composite.PropertiesSubject]
+	pp.ReplyTo = pay[composite.PropertiesReplyTo]
+	setID(&pp.CorrelationID, c[composite.PropertiesCorrelationID], pay[composite.PropertiesCorrelationID])
+	pp.ContentType = pay[composite.PropertiesContentType]
+	pp.ContentEncoding = pay[composite.PropertiesContentEncoding]
+	pp.GroupID = pay[composite.PropertiesGroupID]
+	pp.ReplyToGroupID = pay[composite.PropertiesReplyToGroupID]
 	if c[composite.PropertiesAbsoluteExpiryTime] != 0 {
 		pp.AbsoluteExpiryTime, pp.HasAbsoluteExpiryTime = wire.Timestamp(pay[composite.PropertiesAbsoluteExpiryTime]), true
 	}
@@ -325,13 +324,14 @@ func readProperties(sec []byte, pp *Properties) error {
 	return nil
 }
 
-// idOf is the message-id or correlation-id of code c (0: absent) and
-// payload pay, of a kind the table allows.
-func idOf(c byte, pay []byte) ID {
+// setID sets the zero *id to the message-id or correlation-id of code c
+// (0: absent) and payload pay, of a kind the table allows.
+func setID(id *ID, c byte, pay []byte) {
 	if c == 0 {
-		return ID{Kind: amqpsax.KindNull}
+		id.Kind = amqpsax.KindNull
+		return
 	}
-	id := ID{Kind: wire.Table[c].Kind()}
+	id.Kind = wire.Table[c].Kind()
 	switch id.Kind {
 	case amqpsax.KindUlong:
 		id.Ulong = wire.Uint(amqpsax.Code(c), pay)
@@ -340,5 +340,4 @@ func idOf(c byte, pay []byte) ID {
 	default: // binary, string
 		id.Bytes = pay
 	}
-	return id
 }

@@ -141,16 +141,16 @@ func (m *Message) fill(s *Sections) error {
 		}
 		m.Properties = &m.own.props
 	}
-	if m.DeliveryAnnotations, err = m.entries(s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations); err != nil {
+	if m.DeliveryAnnotations.raw, err = m.entries(s.DeliveryAnnotations, rDeliveryAnnotations, s.Offsets.DeliveryAnnotations); err != nil {
 		return err
 	}
-	if m.MessageAnnotations, err = m.entries(s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations); err != nil {
+	if m.MessageAnnotations.raw, err = m.entries(s.MessageAnnotations, rMessageAnnotations, s.Offsets.MessageAnnotations); err != nil {
 		return err
 	}
-	if m.ApplicationProperties, err = m.entries(s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties); err != nil {
+	if m.ApplicationProperties.raw, err = m.entries(s.ApplicationProperties, rApplicationProperties, s.Offsets.ApplicationProperties); err != nil {
 		return err
 	}
-	if m.Footer, err = m.entries(s.Footer, rFooter, s.Offsets.Footer); err != nil {
+	if m.Footer.raw, err = m.entries(s.Footer, rFooter, s.Offsets.Footer); err != nil {
 		return err
 	}
 	if s.Body != nil {
@@ -167,11 +167,11 @@ func valueAt(sec []byte) int {
 }
 
 // entries reads the map section sec, of rank r at offset base in the
-// message: its map, kept as encoded, with every compound key or value in
-// it checked whole.
-func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
+// message, and returns its map as encoded (nil for no section), every
+// compound key or value in it checked whole: the raw of its Entries.
+func (m *Message) entries(sec []byte, r, base int) ([]byte, error) {
 	if sec == nil {
-		return Entries{}, nil
+		return nil, nil
 	}
 	// Scan has checked the descriptor and that the value is a map whose
 	// size fits: read the map alone.
@@ -182,24 +182,24 @@ func (m *Message) entries(sec []byte, r, base int) (Entries, error) {
 	// (a described value, deep nesting, a fault) is read entry by entry,
 	// each compound key or value checked whole, which names any fault.
 	if flat(raw) {
-		return Entries{raw: raw}, nil
+		return raw, nil
 	}
 	h, size, count := wire.Body(amqpsax.Code(raw[0]), raw[1:])
 	if h < 0 {
-		return Entries{}, inMessage(wire.NewErrorAt(sectionOps[r], wire.Status(h), raw, 0), r, base)
+		return nil, inMessage(wire.NewErrorAt(sectionOps[r], wire.Status(h), raw, 0), r, base)
 	}
 	f := fieldReader{sec: raw, p: 1 + h, end: 1 + h + size, left: count, r: r, i: -1}
 	for f.next() {
 		if f.kind() >= amqpsax.KindList {
 			if err := m.checkRaw(raw[f.off:f.p], r, base+f.off); err != nil {
-				return Entries{}, err
+				return nil, err
 			}
 		}
 	}
 	if f.malformed != nil {
-		return Entries{}, inMessage(f.malformed, r, base)
+		return nil, inMessage(f.malformed, r, base)
 	}
-	return Entries{raw: raw}, nil
+	return raw, nil
 }
 
 // checkValue checks a compound value v whole (every length, count and
