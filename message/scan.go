@@ -423,12 +423,12 @@ func scanInto(s *Sections, data []byte, cut *cutError) error {
 			}
 			bodyEnd = end
 		} else {
-			if seen&(1<<uint(r)) != 0 {
+			if seen&(1<<(uint(r)&7)) != 0 { // r < 8: one shift
 				return s.fault(sectionFault(ErrDuplicateSection, r, pos, amqpsax.CodeDescribed, true))
 			}
 			s.set(r, raw, pos)
 		}
-		seen |= 1 << uint(r)
+		seen |= 1 << (uint(r) & 7)
 		top = max(top, r)
 		pos = end
 	}
