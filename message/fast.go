@@ -246,6 +246,9 @@ func (f *fields) fast(sec []byte, codes [][256]bool) bool {
 			return false
 		}
 		c := sec[p]
+		if !codes[i][c] { // a kind the field takes, and a code fieldStep steps over
+			return false
+		}
 		ps, q := p+1, p+int(fieldStep[c])
 		if q == p+stepVar8 {
 			if p+1 >= end {
@@ -253,7 +256,7 @@ func (f *fields) fast(sec []byte, codes [][256]bool) bool {
 			}
 			ps, q = p+2, p+2+int(sec[p+1])
 		}
-		if q == p || q > end || !codes[i][c] {
+		if q > end {
 			return false
 		}
 		if c != byte(amqpsax.CodeNull) && i < len(f.code) {
