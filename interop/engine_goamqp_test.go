@@ -115,6 +115,25 @@ func checkMsg(m *amqp.Message, seed string, size int) (int, error) {
 	return int(i), nil
 }
 
+// sent opens a session and sends n messages of size bytes (testMsg's,
+// from seed) to the case's queue, unsettled, before anything receives
+// them: how the cases that test the broker's delivery begin.
+func (g *goamqpCase) sent(ctx context.Context, seed string, n, size int) (*amqp.Conn, *amqp.Session, error) {
+	conn, s, err := g.session(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	snd, err := s.NewSender(ctx, g.q, nil)
+	if err == nil {
+		err = sendAll(ctx, snd, seed, n, size, false)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return conn, s, nil
+}
+
 // sendAll sends n messages of seed on snd; settled sends them
 // pre-settled. go-amqp's Send waits for the outcome of an unsettled
 // message, so up to eight goroutines send at once: that many deliveries
@@ -476,19 +495,12 @@ var goamqpCases = []struct {
 		// (delivery-failed) every 10th when it first sees them — the
 		// broker delivers those again — rejects every 7th and accepts
 		// the rest; every message ends accepted or rejected, once.
-		conn, s, err := g.session(ctx, nil)
+		const n = 60
+		conn, s, err := g.sent(ctx, "outcomes", n, 120)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		snd, err := s.NewSender(ctx, g.q, nil)
-		if err != nil {
-			return err
-		}
-		const n = 60
-		if err := sendAll(ctx, snd, "outcomes", n, 120, false); err != nil {
-			return err
-		}
 		rcv, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: 10})
 		if err != nil {
 			return err
@@ -541,19 +553,12 @@ var goamqpCases = []struct {
 		// A receiver takes 10 messages without settling them and
 		// detaches: the broker must deliver them again, to the next
 		// receiver, with the 10 it never sent.
-		conn, s, err := g.session(ctx, nil)
+		const n = 20
+		conn, s, err := g.sent(ctx, "requeue", n, 100)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		snd, err := s.NewSender(ctx, g.q, nil)
-		if err != nil {
-			return err
-		}
-		const n = 20
-		if err := sendAll(ctx, snd, "requeue", n, 100, false); err != nil {
-			return err
-		}
 		first, err := s.NewReceiver(ctx, g.q, &amqp.ReceiverOptions{Credit: 10})
 		if err != nil {
 			return err
