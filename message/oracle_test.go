@@ -139,13 +139,13 @@ func readID(c *stream.Cursor, id *ID) {
 // appendHeaderWriter is AppendHeader through composite.Writer.
 func appendHeaderWriter(b []byte, h Header) []byte {
 	spec := composite.Header
-	w := composite.Begin8(b, spec)
+	w := composite.Begin(b, spec)
 	w.Bool(spec.OffBool(composite.HeaderDurable, h.Durable), h.Durable)
 	w.Ubyte(spec.Off(composite.HeaderPriority, uint64(h.Priority)), h.Priority)
 	w.Uint(h.HasTTL, h.TTL)
 	w.Bool(spec.OffBool(composite.HeaderFirstAcquirer, h.FirstAcquirer), h.FirstAcquirer)
 	w.Uint(spec.Off(composite.HeaderDeliveryCount, uint64(h.DeliveryCount)), h.DeliveryCount)
-	return w.End8()
+	return w.End(0, false)
 }
 
 // appendPropertiesWriter is AppendProperties through composite.Writer,

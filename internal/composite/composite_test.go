@@ -48,19 +48,8 @@ func TestWriter(t *testing.T) {
 	w = Begin(nil, Header)
 	assert.Equal(t, "005370"+"d0"+"00000004"+"00000000", hex.EncodeToString(w.End(0, true)), "list32 when wide")
 
-	for _, d := range []uint64{0, 3} { // Begin8 and End8 write what Begin and End do
-		w8, w := Begin8([]byte("k"), Header), Begin([]byte("k"), Header)
-		for _, w := range []*Writer{&w8, &w} {
-			w.Bool(Header.OffBool(0, true), true)
-			w.Ubyte(Header.Off(1, 4), 4)
-			w.Uint(false, 0)
-			w.Bool(Header.OffBool(3, false), false)
-			w.Uint(Header.Off(4, d), uint32(d))
-		}
-		assert.Equal(t, w.End(0, false), w8.End8())
-	}
-	w = Begin8(nil, Header)
-	assert.Equal(t, "00537045", hex.EncodeToString(w.End8()), "no field: list0")
+	w = Begin(nil, Header)
+	assert.Equal(t, "00537045", hex.EncodeToString(w.End(0, false)), "no field: list0")
 
 	w = Begin(nil, Properties)
 	w.Binary(false, nil)

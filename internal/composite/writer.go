@@ -28,25 +28,6 @@ func Begin(b []byte, s *Spec) Writer {
 	return Writer{B: encode.BeginList(b), start: len(b)}
 }
 
-// Begin8 is Begin for a list the caller knows fits a list8 (at most 255
-// bytes of fields and count: the header section's do), completed by End8
-// in place, without the move End makes from the list32 Begin reserves.
-func Begin8(b []byte, s *Spec) Writer {
-	b = append(b, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), byte(s.Descriptor))
-	return Writer{B: append(b, byte(amqpsax.CodeList8), 0, 0), start: len(b)}
-}
-
-// End8 completes the list Begin8 began: a list0 when no field was
-// written, else the list8.
-func (w *Writer) End8() []byte {
-	if w.n == 0 {
-		return append(w.B[:w.start], byte(amqpsax.CodeList0))
-	}
-	w.B[w.start+1] = byte(len(w.B) - w.start - 2)
-	w.B[w.start+2] = byte(w.n)
-	return w.B
-}
-
 // Field considers the next field and reports whether to write it, after
 // the nulls of the fields left out before it; the caller then appends
 // its value to B.
