@@ -42,7 +42,7 @@ func (r *recorder) OnFlow(l *Link) {
 	}
 }
 func (r *recorder) OnDelivery(l *Link, d Delivery) {
-	r.add("delivery %d %q settled=%v", d.ID, d.Payload, d.Settled)
+	r.add("delivery %d %q settled=%v", d.DeliveryID, d.Payload, d.Settled)
 	r.got = append(r.got, append([]byte(nil), d.Payload...))
 	if r.onDel != nil {
 		r.onDel(l, d)

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"time"
+
+	"github.com/amqpsax/amqpsax/frame"
 )
 
 // Defaults of the zero Config.
@@ -14,7 +16,6 @@ const (
 	DefaultHandleMax    = 255     // the handle-max of each session
 	DefaultWindow       = 2048    // a session's incoming window, in transfer frames
 	DefaultMaxOutput    = 4 << 20 // output buffered before Send reports ErrOutputFull
-	DefaultMaxMessage   = 64 << 20
 
 	DefaultHandshakeTimeout = 30 * time.Second
 )
@@ -67,9 +68,25 @@ type Config struct {
 	// reports ErrOutputFull and WantRead false; 0 means DefaultMaxOutput.
 	MaxOutput int
 	// MaxMessageSize bounds an incoming message, announced as each
-	// receiving link's max-message-size; 0 means DefaultMaxMessage. A
-	// larger one detaches the link with amqp:link:message-size-exceeded.
+	// receiving link's max-message-size; 0 means
+	// frame.DefaultMaxMessageSize (64 MiB). A larger one detaches the
+	// link with amqp:link:message-size-exceeded.
 	MaxMessageSize uint64
+	// MaxMemory is the connection's memory budget in bytes: what the
+	// engine holds for sessions, links and their attach frames,
+	// unsettled incoming deliveries and deliveries being joined (see
+	// Conn.Held). 0 means DefaultMaxMemory. Past it the connection is
+	// closed with amqp:resource-limit-exceeded. A connection's memory is
+	// then at most MaxMemory, plus the frame being read (MaxFrameSize),
+	// plus the output not yet written (MaxOutput and the last write).
+	MaxMemory int
+	// LinkStealing lets a peer's attach take a link name already
+	// attached in the same direction: the old link is detached with
+	// amqp:link:stolen (as RabbitMQ and ActiveMQ Artemis do). Without
+	// it such an attach is refused (part 2 §2.6.1: a name is unique per
+	// direction between two containers): answered without a terminus
+	// and detached with amqp:not-allowed.
+	LinkStealing bool
 
 	// Auth, for a server, decides SASL: the mechanisms offered and the
 	// credentials accepted. Nil accepts ANONYMOUS, and clients that skip
@@ -111,7 +128,10 @@ func (c *Config) defaults() {
 		c.MaxOutput = DefaultMaxOutput
 	}
 	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = DefaultMaxMessage
+		c.MaxMessageSize = frame.DefaultMaxMessageSize
+	}
+	if c.MaxMemory <= 0 {
+		c.MaxMemory = DefaultMaxMemory
 	}
 }
 

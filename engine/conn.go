@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"time"
@@ -73,19 +74,18 @@ type Conn struct {
 	started            time.Time // the first time given
 	clock              bool      // now has been set
 
-	in       phase
-	out      []byte
-	outHead  int
-	full     bool // Send reported ErrOutputFull: OnWritable is due
-	finished bool // OnConnectionClose has fired
+	st      endpoint // open and close, sent and received
+	in      phase    // what the connection reads next; phDone once it is over
+	out     []byte
+	outHead int
+	full    bool // Send reported ErrOutputFull: OnWritable is due
 
 	// SASL
 	sasl     bool // SASL in use
 	identity string
 
-	openSent, closeSent, closeRecv bool
-	closeAt                        time.Time // when this end's close was written
-	err                            *Error    // why the connection failed or closed
+	closeAt time.Time // when this end's close was written
+	err     *Error    // why the connection failed or closed
 
 	peerContainer  string
 	peerHostname   string
@@ -97,7 +97,14 @@ type Conn struct {
 	byLocal  []*Session // by this end's channel
 	nLocal   int        // sessions in byLocal
 
-	asm  frame.Assembler
+	asm   frame.Assembler
+	names map[linkName]*Link // the links by name and direction (part 2 §2.6.1)
+	held  int                // bytes of the memory budget in use (budget.go)
+	peak  int
+
+	told     []toldDisp // the deliveries a disposition named, to report
+	toldTags []byte
+
 	due  []*Session // sessions whose incoming window is to be topped up
 	drv  *Driver
 	disp pendingDisp
@@ -192,12 +199,12 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 			}
 			break
 		}
-		c.frame(f)
+		c.apply(c.frame(f))
 	}
 	c.src.p = nil
 	for i, s := range c.due {
 		s.flowDue = false
-		if !s.endSent && !s.ended && !c.closeSent && c.in != phDone && s.incomingWindow <= s.window/2 {
+		if s.usable() && s.incomingWindow <= s.window/2 {
 			s.writeFlow(nil, false)
 		}
 		c.due[i] = nil
@@ -232,11 +239,12 @@ func (c *Conn) readFault(err error) {
 	c.fail(frame.CondFramingError, desc)
 }
 
-// frame handles one frame or protocol header.
-func (c *Conn) frame(f frame.Frame) {
+// frame handles one frame or protocol header; it returns the fault of
+// the peer it found, for apply.
+func (c *Conn) frame(f frame.Frame) error {
 	if f.IsHeader {
 		c.header(f.Header)
-		return
+		return nil
 	}
 	switch c.in {
 	case phHeader, phHeaderAMQP:
@@ -244,16 +252,16 @@ func (c *Conn) frame(f frame.Frame) {
 	case phSASL:
 		if f.Type != frame.TypeSASL {
 			c.saslFail(NewError(frame.CondFramingError, "AMQP frame during SASL"))
-			return
+			return nil
 		}
 		c.saslFrame(f.Body)
 	default:
 		if f.Type != frame.TypeAMQP {
-			c.fail(frame.CondFramingError, "frame of type "+strconv.Itoa(int(f.Type))+" on an AMQP connection")
-			return
+			return &connError{frame.CondFramingError, "frame of type " + strconv.Itoa(int(f.Type)) + " on an AMQP connection"}
 		}
-		c.amqpFrame(f.Channel, f.Body)
+		return c.amqpFrame(f.Channel, f.Body)
 	}
+	return nil
 }
 
 // header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3).
@@ -262,7 +270,7 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 	case c.in != phHeader && c.in != phHeaderAMQP:
 		c.fail(frame.CondFramingError, "protocol header in the middle of the stream")
 	case h.ID == frame.ProtocolTLS:
-		c.refuse(ErrTLSHeader.Error())
+		c.refuse(frame.CondNotAllowed, "TLS by protocol header is not supported: use TLS from the first byte (amqps)")
 	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
 		c.refuseHeader("unsupported protocol version " + h.String())
 	case c.client:
@@ -292,7 +300,7 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 		c.saslMechanisms()
 		c.in = phSASL
 	case h.ID == frame.ProtocolAMQP && c.cfg.Auth != nil:
-		c.refuseHeader("SASL required")
+		c.refuse(frame.CondNotAllowed, "SASL required")
 	case h.ID == frame.ProtocolAMQP:
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
@@ -308,19 +316,17 @@ func (c *Conn) refuseHeader(desc string) {
 		c.finish(NewError(frame.CondFramingError, desc))
 		return
 	}
-	c.refuse(desc)
+	c.refuse(frame.CondFramingError, desc)
 }
 
-func (c *Conn) refuse(desc string) {
+// refuse answers with the header the server speaks and ends the
+// connection with cond.
+func (c *Conn) refuse(cond frame.Condition, desc string) {
 	h := frame.HeaderAMQP
 	if c.cfg.Auth != nil && c.in == phHeader {
 		h = frame.HeaderSASL
 	}
 	c.out = frame.AppendProtocolHeader(c.out, h)
-	cond := frame.CondFramingError
-	if desc == ErrTLSHeader.Error() || desc == "SASL required" {
-		cond = frame.CondNotAllowed
-	}
 	c.finish(NewError(cond, desc))
 }
 
@@ -335,22 +341,22 @@ func descriptor(body []byte) (amqpsax.Descriptor, error) {
 
 // amqpFrame handles an AMQP frame (part 2 §2.7): the performative's
 // function per type.
-func (c *Conn) amqpFrame(ch uint16, body []byte) {
+func (c *Conn) amqpFrame(ch uint16, body []byte) error {
 	if len(body) == 0 {
-		return // heartbeat (§2.4.5): lastRecv is set by Feed
+		return nil // heartbeat (§2.4.5): lastRecv is set by Feed
 	}
 	d, err := descriptor(body)
 	if err != nil {
-		c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	if c.in == phOpen {
 		if d != amqpsax.DescriptorOpen {
-			c.fail(frame.CondIllegalState, "first frame is not open")
-			return
+			return &connError{frame.CondIllegalState, "first frame is not open"}
 		}
-		c.onOpen(body)
-		return
+		return c.onOpen(body)
+	}
+	if c.st.remote == closed {
+		return nil // after the peer's close: nothing more counts (CloseWait ends it)
 	}
 	switch d {
 	case amqpsax.DescriptorTransfer, amqpsax.DescriptorFlow, amqpsax.DescriptorDisposition,
@@ -360,44 +366,45 @@ func (c *Conn) amqpFrame(ch uint16, body []byte) {
 			s = c.byRemote[ch]
 		}
 		if s == nil {
-			c.fail(frame.CondNotAllowed, "frame on channel "+strconv.Itoa(int(ch))+", where no session has begun")
-			return
+			return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(ch)) + ", where no session has begun"}
 		}
-		s.frame(d, body)
+		return s.frame(d, body)
 	case amqpsax.DescriptorBegin:
-		c.onBegin(ch, body)
+		return c.onBegin(ch, body)
 	case amqpsax.DescriptorClose:
-		c.onClose(body)
+		return c.onClose(body)
 	case amqpsax.DescriptorOpen:
-		c.fail(frame.CondIllegalState, "second open")
+		return &connError{frame.CondIllegalState, "second open"}
 	default:
-		c.fail(frame.CondDecodeError, "frame body is no performative (descriptor "+strconv.FormatUint(uint64(d), 16)+")")
+		return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
 	}
 }
 
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
 // channel-max and idle-time-out negotiated.
-func (c *Conn) onOpen(body []byte) {
+func (c *Conn) onOpen(body []byte) error {
 	o, err := frame.ParseOpen(body)
 	if err != nil {
-		c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	maxFrame := o.MaxFrameSize.Or(math.MaxUint32)
 	if maxFrame < 512 {
-		c.fail(frame.CondInvalidField, "max-frame-size below 512")
-		return
+		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
 	}
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
 	c.peerChannelMax = o.ChannelMax.Or(math.MaxUint16)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.peerContainer = string(o.ContainerID)
 	c.peerHostname = string(o.Hostname)
-	if !c.openSent {
+	c.st.remote = active
+	if c.st.local == unset {
 		c.writeOpen()
 	}
 	c.in = phOpened
-	c.h.OnConnectionOpen(c)
+	if c.st.local == active {
+		c.h.OnConnectionOpen(c)
+	}
+	return nil
 }
 
 func (c *Conn) writeOpen() {
@@ -412,31 +419,35 @@ func (c *Conn) writeOpen() {
 	start := c.begin(0)
 	c.out = frame.AppendOpen(c.out, o)
 	c.end(start)
-	c.openSent = true
+	c.st.local = active
 }
 
 // onClose handles the peer's close (part 2 §2.7.9, §2.4.3).
-func (c *Conn) onClose(body []byte) {
+func (c *Conn) onClose(body []byte) error {
 	cl, err := frame.ParseClose(body)
 	if err != nil {
-		c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
-	c.closeRecv = true
+	c.st.remote = closed
 	rerr := remoteError(cl.Has(frame.CloseError), cl.Error)
-	if !c.closeSent {
+	if c.st.local == active {
 		c.writeClose(nil)
 	}
 	if c.err == nil {
 		c.err = rerr
 	}
 	c.finish(c.err)
+	return nil
 }
 
 // Close closes the connection with the error e (nil for none): it sends
 // close; OnConnectionClose follows the peer's.
+//
+// Before the AMQP layer is reached (protocol headers, SASL) there is no
+// close to send: the connection ends at once. Once this end's close is
+// written, or the connection is over, Close returns ErrState.
 func (c *Conn) Close(e *Error) error {
-	if c.closeSent || c.in == phDone {
+	if c.st.local == closed || c.in == phDone {
 		return ErrState
 	}
 	if c.in != phOpened && c.in != phOpen {
@@ -446,7 +457,7 @@ func (c *Conn) Close(e *Error) error {
 	if c.err == nil {
 		c.err = e
 	}
-	if !c.openSent {
+	if c.st.local == unset {
 		c.writeOpen()
 	}
 	c.writeClose(e)
@@ -458,7 +469,7 @@ func (c *Conn) writeClose(e *Error) {
 	start := c.begin(0)
 	c.out = frame.AppendClose(c.out, cl)
 	c.end(start)
-	c.closeSent = true
+	c.st.local = closed
 	c.closeAt = c.now
 }
 
@@ -470,8 +481,8 @@ func (c *Conn) fail(cond frame.Condition, desc string) {
 		return
 	}
 	e := NewError(cond, desc)
-	if !c.closeSent {
-		if !c.openSent {
+	if c.st.local != closed {
+		if c.st.local == unset {
 			c.writeOpen() // a close must follow an open (§2.4.5)
 		}
 		c.writeClose(e)
@@ -482,48 +493,78 @@ func (c *Conn) fail(cond frame.Condition, desc string) {
 
 // finish ends the connection: every session and link still up ends with
 // it (their events first), then OnConnectionClose.
+//
+// The connection's error is handed down: a session or link that ends
+// with it, and had no error of its own, reports the connection's.
 func (c *Conn) finish(e *Error) {
-	if c.finished {
+	if c.in == phDone {
 		return
 	}
 	if c.err == nil {
 		c.err = e
 	}
 	c.in = phDone
-	c.finished = true
+	c.st = endpoint{closed, closed}
 	c.flushDisp()
 	for _, s := range c.byLocal {
 		if s != nil {
-			s.gone(nil)
+			s.gone(c.err)
 		}
 	}
 	c.asm.Reset()
 	c.h.OnConnectionClose(c, c.err)
 }
 
-// CloseRead tells the engine that the peer's stream has ended (EOF) or
-// failed. A connection not closed by then is lost: OnConnectionClose
-// reports amqp:connection:framing-error "connection lost" (or the error
-// of a close already sent).
-func (c *Conn) CloseRead() {
-	if c.finished {
+// CloseRead tells the engine that the peer's stream has ended (EOF). It
+// is ReadFailed(io.EOF).
+func (c *Conn) CloseRead() { c.ReadFailed(io.EOF) }
+
+// ReadFailed tells the engine that the peer's stream has ended: err is
+// io.EOF for an orderly end, else the read's error (a reset, a time-out).
+// A connection not closed by then is lost: OnConnectionClose reports
+// amqp:connection:framing-error with a description that names the stage
+// (protocol header, SASL, open, after the open, closing) and what ended
+// it ("peer sent EOF", or the error), such as "connection lost during
+// SASL: peer sent EOF". After this end's close was written, the close's
+// error (or none) stands.
+func (c *Conn) ReadFailed(err error) {
+	if c.in == phDone {
 		return
 	}
 	e := c.err
-	if e == nil || !c.closeSent {
-		e = NewError(frame.CondFramingError, "connection lost")
+	if e == nil || c.st.local != closed {
+		why := "peer sent EOF"
+		if err != nil && err != io.EOF {
+			why = err.Error()
+		}
+		e = NewError(frame.CondFramingError, "connection lost "+c.stage()+": "+why)
 		c.err = e
 	}
 	c.finish(e)
 }
 
+// stage names where the connection is, for failure texts.
+func (c *Conn) stage() string {
+	switch {
+	case c.st.local == closed:
+		return "while closing"
+	case c.in == phHeader, c.in == phHeaderAMQP:
+		return "before the protocol header"
+	case c.in == phSASL:
+		return "during SASL"
+	case c.in == phOpen:
+		return "before the open"
+	}
+	return "after the open"
+}
+
 // Done reports that the connection is over and its output written out:
 // the driver closes the transport.
-func (c *Conn) Done() bool { return c.finished && c.outHead == len(c.out) && !c.disp.on }
+func (c *Conn) Done() bool { return c.in == phDone && c.outHead == len(c.out) && !c.disp.on }
 
 // Closed reports that the connection is over (OnConnectionClose has
 // fired), output perhaps still to be written.
-func (c *Conn) Closed() bool { return c.finished }
+func (c *Conn) Closed() bool { return c.in == phDone }
 
 // Output returns the bytes to write to the peer, in order: a view into the
 // engine's buffer, valid until the next call of any other method. Report
@@ -546,7 +587,7 @@ func (c *Conn) Written(n int) {
 	}
 	if c.full && c.pending() <= c.cfg.MaxOutput/2 {
 		c.full = false
-		if !c.finished {
+		if c.in != phDone {
 			c.h.OnWritable(c)
 		}
 	}
@@ -559,7 +600,7 @@ func (c *Conn) pending() int { return len(c.out) - c.outHead }
 // while the output is over Config.MaxOutput (a peer that does not read
 // cannot make the engine buffer without bound), nor once the connection
 // is done.
-func (c *Conn) WantRead() bool { return !c.finished && c.pending() <= c.cfg.MaxOutput }
+func (c *Conn) WantRead() bool { return c.in != phDone && c.pending() <= c.cfg.MaxOutput }
 
 // CloseWait is how long a connection waits for the peer's close after
 // sending its own; then it is over (Done) without it.
@@ -572,7 +613,7 @@ const CloseWait = 10 * time.Second
 // It returns when to call it next (zero: no timer).
 func (c *Conn) Tick(now time.Time) time.Time {
 	c.setNow(now)
-	if c.finished {
+	if c.in == phDone {
 		return time.Time{}
 	}
 	if c.in < phOpened {
@@ -584,7 +625,7 @@ func (c *Conn) Tick(now time.Time) time.Time {
 			return c.started.Add(c.cfg.HandshakeTimeout)
 		}
 	}
-	if c.closeSent {
+	if c.st.local == closed {
 		// The peer has CloseWait to answer this end's close.
 		if now.Sub(c.closeAt) >= CloseWait {
 			c.finish(c.err)
@@ -596,7 +637,7 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())
 		return time.Time{}
 	}
-	if c.peerIdle > 0 && c.openSent && now.Sub(c.lastSent) >= c.peerIdle/2 {
+	if c.peerIdle > 0 && c.st.local == active && now.Sub(c.lastSent) >= c.peerIdle/2 {
 		start := c.begin(0)
 		c.end(start)
 	}
@@ -604,7 +645,7 @@ func (c *Conn) Tick(now time.Time) time.Time {
 	if c.in < phOpened {
 		next = c.started.Add(c.cfg.HandshakeTimeout)
 	}
-	if c.peerIdle > 0 && c.openSent {
+	if c.peerIdle > 0 && c.st.local == active {
 		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
 			next = t
 		}
@@ -647,11 +688,11 @@ func (c *Conn) end(start int) {
 // Begin begins a session (part 2 §2.7.2); OnSessionBegin follows the
 // peer's answer. The connection must be open (OnConnectionOpen).
 func (c *Conn) Begin() (*Session, error) {
-	if c.in != phOpened || c.closeSent {
+	if !c.usable() || c.in != phOpened {
 		return nil, ErrState
 	}
 	ch, ok := c.freeChannel()
-	if !ok {
+	if !ok || c.charge(sessionCost) != nil {
 		return nil, ErrLimit
 	}
 	s := c.newSession(ch)
@@ -680,19 +721,16 @@ func (c *Conn) freeChannel() (uint16, bool) {
 
 // onBegin handles a begin (part 2 §2.7.2, §2.5.1): an answer to this
 // end's, or a session the peer starts, which the engine answers.
-func (c *Conn) onBegin(ch uint16, body []byte) {
+func (c *Conn) onBegin(ch uint16, body []byte) error {
 	b, err := frame.ParseBegin(body)
 	if err != nil {
-		c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	if ch > c.cfg.ChannelMax {
-		c.fail(frame.CondFramingError, "begin on channel "+strconv.Itoa(int(ch))+" above channel-max "+strconv.Itoa(int(c.cfg.ChannelMax)))
-		return
+		return &connError{frame.CondFramingError, "begin on channel " + strconv.Itoa(int(ch)) + " above channel-max " + strconv.Itoa(int(c.cfg.ChannelMax))}
 	}
 	if int(ch) < len(c.byRemote) && c.byRemote[ch] != nil {
-		c.fail(frame.CondNotAllowed, "begin on channel "+strconv.Itoa(int(ch))+", where a session is already begun")
-		return
+		return &connError{frame.CondNotAllowed, "begin on channel " + strconv.Itoa(int(ch)) + ", where a session is already begun"}
 	}
 	var s *Session
 	if rc16, ok := b.RemoteChannel.Get(); ok {
@@ -700,15 +738,19 @@ func (c *Conn) onBegin(ch uint16, body []byte) {
 		if rc < len(c.byLocal) {
 			s = c.byLocal[rc]
 		}
-		if s == nil || s.beginRecv {
-			c.fail(frame.CondNotAllowed, "begin answers channel "+strconv.Itoa(rc)+", where no begin waits for an answer")
-			return
+		if s == nil || s.st.remote != unset {
+			return &connError{frame.CondNotAllowed, "begin answers channel " + strconv.Itoa(rc) + ", where no begin waits for an answer"}
 		}
 	} else {
+		if c.st.local != active {
+			return nil // closing: a new session is not answered
+		}
 		lc, ok := c.freeChannel()
 		if !ok {
-			c.fail(frame.CondResourceLimitExceeded, "no channel left to answer a begin")
-			return
+			return &connError{frame.CondResourceLimitExceeded, "no channel left to answer a begin"}
+		}
+		if err := c.charge(sessionCost); err != nil {
+			return err
 		}
 		s = c.newSession(lc)
 	}
@@ -717,13 +759,16 @@ func (c *Conn) onBegin(ch uint16, body []byte) {
 	}
 	c.byRemote[ch] = s
 	s.remote = ch
-	s.beginRecv = true
+	s.st.remote = active
 	s.nextIncomingID = b.NextOutgoingID
 	s.remoteIncomingWindow = b.IncomingWindow
 	s.remoteOutgoingWindow = b.OutgoingWindow
 	s.peerHandleMax = b.HandleMax.Or(math.MaxUint32)
-	if !s.beginSent {
+	if s.st.local == unset {
 		s.writeBegin()
 	}
-	c.h.OnSessionBegin(s)
+	if s.st.local == active {
+		c.h.OnSessionBegin(s)
+	}
+	return nil
 }

@@ -69,7 +69,7 @@ func TestCountingSessions(t *testing.T) {
 	// Past channel-max: the connection closes; nothing grows with what
 	// follows.
 	_, _, c = cost(Config{ChannelMax: 100}, begins(400))
-	if c.Err() == nil || c.Err().Cond() != frame.CondFramingError || len(c.byRemote) > 101 {
+	if c.Err() == nil || c.Err().Condition != frame.CondFramingError || len(c.byRemote) > 101 {
 		t.Fatalf("err %v, %d channels", c.Err(), len(c.byRemote))
 	}
 }
@@ -92,7 +92,7 @@ func TestCountingLinks(t *testing.T) {
 		t.Fatal(c.Err())
 	}
 	_, _, c = cost(Config{HandleMax: 100}, attaches(400))
-	if c.Err() == nil || c.Err().Cond() != frame.CondFramingError || !c.Done() {
+	if c.Err() == nil || c.Err().Condition != frame.CondFramingError || !c.Done() {
 		t.Fatalf("err %v", c.Err())
 	}
 }

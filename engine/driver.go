@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/amqpsax/amqpsax/frame"
 )
 
 // The driver runs Conns over net.Conns: the only part of the package that
@@ -163,7 +165,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		}
 	}
 	d.err = nil
-	if e := c.Err(); e != nil && !(!e.Remote && e.Condition == "amqp:connection:forced" && e.Description == "shutdown") {
+	if e := c.Err(); e != nil && !(!e.Remote && e.Condition == frame.CondConnectionForced && e.Description == "shutdown") {
 		d.err = e
 	}
 	return d.err
@@ -172,7 +174,7 @@ func (d *Driver) Run(ctx context.Context) error {
 func (d *Driver) shutdown() {
 	c := d.c
 	d.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if c.Close(&Error{Condition: "amqp:connection:forced", Description: "shutdown"}) != nil && !c.Closed() {
+	if c.Close(NewError(frame.CondConnectionForced, "shutdown")) != nil && !c.Closed() {
 		c.CloseRead()
 	}
 }

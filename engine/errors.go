@@ -11,9 +11,13 @@ import (
 // with Remote set, and the engine's own (a protocol violation by the peer,
 // an idle time-out, a lost connection) with Remote false.
 type Error struct {
-	// Condition is the condition's symbol, such as "amqp:not-found"
-	// (frame.CondNotFound.Symbol()).
-	Condition string
+	// Condition is the condition: one of the spec's, or frame.CondOther
+	// for another symbol (a vendor's, such as "com.microsoft:timeout"),
+	// which Symbol then holds.
+	Condition frame.Condition
+	// Symbol is the condition's symbol when Condition is frame.CondOther;
+	// empty otherwise (Condition.Symbol() names it).
+	Symbol string
 	// Description is free text for a person.
 	Description string
 	// Remote reports an error the peer sent.
@@ -23,13 +27,21 @@ type Error struct {
 // NewError returns an Error with the condition cond (one of the spec's)
 // and the description desc.
 func NewError(cond frame.Condition, desc string) *Error {
-	return &Error{Condition: cond.Symbol(), Description: desc}
+	return &Error{Condition: cond, Description: desc}
+}
+
+// Name returns the condition's symbol, such as "amqp:not-found".
+func (e *Error) Name() string {
+	if e.Condition == frame.CondOther {
+		return e.Symbol
+	}
+	return e.Condition.Symbol()
 }
 
 // Error formats the error as "engine: condition: description", with
 // "(remote)" after the condition for an error the peer sent.
 func (e *Error) Error() string {
-	s := "engine: " + e.Condition
+	s := "engine: " + e.Name()
 	if e.Remote {
 		s += " (remote)"
 	}
@@ -39,23 +51,32 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Cond returns the condition as one of the spec's, or frame.CondOther.
-func (e *Error) Cond() frame.Condition { return frame.LookupCondition([]byte(e.Condition)) }
+// Is reports that target is an *Error with the same condition (and
+// symbol, for CondOther): errors.Is(err, engine.NewError(frame.CondNotFound, ""))
+// matches any not-found, whatever its description or direction.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Condition == e.Condition && (e.Condition != frame.CondOther || t.Symbol == e.Symbol)
+}
 
 // remoteError copies an error the peer sent; nil when it sent none.
 func remoteError(has bool, e frame.AMQPError) *Error {
 	if !has && e.Condition == nil {
 		return nil
 	}
-	return &Error{Condition: string(e.Condition), Description: string(e.Description), Remote: true}
+	r := &Error{Condition: frame.LookupCondition(e.Condition), Description: string(e.Description), Remote: true}
+	if r.Condition == frame.CondOther {
+		r.Symbol = string(e.Condition)
+	}
+	return r
 }
 
-// appendable turns e into the frame's error composite (nil: none).
+// amqp turns e into the frame's error composite (nil: none).
 func (e *Error) amqp() frame.AMQPError {
 	if e == nil {
 		return frame.AMQPError{}
 	}
-	c := e.Condition
+	c := e.Name()
 	if c == "" {
 		c = frame.CondInternalError.Symbol()
 	}
@@ -86,11 +107,10 @@ var (
 	ErrState = errors.New("engine: not allowed in this state")
 	// ErrSettleMode: settled contradicts the link's sender settle mode.
 	ErrSettleMode = errors.New("engine: settlement contradicts the link's settle mode")
-	// ErrLimit: no free channel (channel-max) or handle (handle-max).
-	ErrLimit = errors.New("engine: channel or handle limit reached")
-	// ErrTLSHeader: the peer sent the TLS protocol header (part 5 §5.2).
-	// The engine answers with the AMQP header and closes; a driver that
-	// wants TLS wraps the connection in crypto/tls before the engine sees
-	// it (port 5671, amqps).
-	ErrTLSHeader = errors.New("engine: peer asked for TLS by protocol header")
+	// ErrLimit: no free channel (channel-max) or handle (handle-max), or
+	// the connection's memory budget (Config.MaxMemory) is used up.
+	ErrLimit = errors.New("engine: channel, handle or memory limit reached")
+	// ErrLinkName: AttachSender or AttachReceiver with a name that a link
+	// of the same direction on the connection has (part 2 §2.6.1).
+	ErrLinkName = errors.New("engine: link name in use in this direction")
 )

@@ -21,7 +21,7 @@ func (server) OnLinkAttach(l *engine.Link) {
 }
 
 func (server) OnDelivery(l *engine.Link, d engine.Delivery) {
-	fmt.Printf("server: delivery %d: %q\n", d.ID, d.Payload)
+	fmt.Printf("server: delivery %d: %q\n", d.DeliveryID, d.Payload)
 	d.Accept()
 }
 

@@ -98,7 +98,7 @@ func TestViolations(t *testing.T) {
 			}
 			t.Logf("%s: %s", got.cond, got.text)
 			if tc.want == amqpsax.DescriptorClose {
-				if !c.Done() || c.Err() == nil || c.Err().Condition != tc.cond.Symbol() {
+				if !c.Done() || c.Err() == nil || c.Err().Name() != tc.cond.Symbol() {
 					t.Fatalf("done %v, err %v", c.Done(), c.Err())
 				}
 				if last := h.log[len(h.log)-1]; !strings.HasPrefix(last, "close ") {
@@ -162,7 +162,7 @@ func TestProtocolHeaders(t *testing.T) {
 			if len(fs) != 1 || !fs[0].IsHeader || fs[0].Header != tc.answer {
 				t.Fatalf("%+v", fs)
 			}
-			if !c.Done() || c.Err() == nil || c.Err().Condition != tc.cond.Symbol() {
+			if !c.Done() || c.Err() == nil || c.Err().Name() != tc.cond.Symbol() {
 				t.Fatalf("done %v err %v", c.Done(), c.Err())
 			}
 		})

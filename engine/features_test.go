@@ -89,10 +89,10 @@ func TestHeartbeatsAndIdleTimeout(t *testing.T) {
 	p.now = p.now.Add(11 * time.Second)
 	p.c.Tick(p.now)
 	p.run()
-	if e := p.c.Err(); e == nil || e.Cond() != frame.CondResourceLimitExceeded {
+	if e := p.c.Err(); e == nil || e.Condition != frame.CondResourceLimitExceeded {
 		t.Fatalf("client err %v", e)
 	}
-	if e := p.s.Err(); e == nil || !e.Remote || e.Cond() != frame.CondResourceLimitExceeded {
+	if e := p.s.Err(); e == nil || !e.Remote || e.Condition != frame.CondResourceLimitExceeded {
 		t.Fatalf("server err %v", e)
 	}
 	if !p.c.Done() || !p.s.Done() {
@@ -113,7 +113,7 @@ func TestCloseWithError(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.run()
-		if e := b.Err(); e == nil || !e.Remote || e.Condition != "amqp:connection:forced" || e.Description != "bye" {
+		if e := b.Err(); e == nil || !e.Remote || e.Name() != "amqp:connection:forced" || e.Description != "bye" {
 			t.Fatalf("peer saw %v", e)
 		}
 		if e := a.Err(); e == nil || e.Remote {
@@ -152,8 +152,8 @@ func TestServerInitiated(t *testing.T) {
 		}
 	}
 	cli.onDel = func(l *Link, d Delivery) {
-		if string(d.Tag) != "tag" {
-			t.Errorf("tag %q", d.Tag)
+		if string(d.DeliveryTag) != "tag" {
+			t.Errorf("tag %q", d.DeliveryTag)
 		}
 		d.Accept()
 	}
@@ -180,7 +180,7 @@ func TestDetachClosedOrNot(t *testing.T) {
 	p, cli, l := openPair(t, Config{}, Config{}, LinkOptions{Name: "d"}, srv)
 	l.DetachOnly(NewError(frame.CondDetachForced, "later"))
 	p.run()
-	if remote.Closed() || !has(srv.log, "detach d engine: amqp:link:detach-forced (remote): later") || !has(cli.log, "detach d") {
+	if remote.RemoteClosed() || !has(srv.log, "detach d engine: amqp:link:detach-forced (remote): later") || !has(cli.log, "detach d") {
 		t.Fatal(srv.log, cli.log)
 	}
 	// attach again on the same session, closed this time
@@ -195,7 +195,7 @@ func TestDetachClosedOrNot(t *testing.T) {
 	}
 	l2.Detach(nil)
 	p.run()
-	if !remote.Closed() {
+	if !remote.RemoteClosed() {
 		t.Fatal("not closed")
 	}
 }
@@ -222,15 +222,15 @@ func TestSourceTargetAndModes(t *testing.T) {
 	srv.onAtt = func(l *Link) { remote = l }
 	src := frame.Source{Address: []byte("from"), Durable: frame.DurabilityConfiguration, DistributionMode: []byte("copy")}
 	_, _, l := openPair(t, Config{}, Config{}, LinkOptions{Name: "m", Source: &src, Address: "to", Presettled: true, RcvSecond: true}, srv)
-	if string(remote.Source().Address) != "from" || string(remote.Source().DistributionMode) != "copy" ||
-		remote.Source().Durable != frame.DurabilityConfiguration || string(remote.Target().Address) != "to" {
-		t.Fatalf("%+v %+v", remote.Source(), remote.Target())
+	if string(remote.RemoteSource().Address) != "from" || string(remote.RemoteSource().DistributionMode) != "copy" ||
+		remote.RemoteSource().Durable != frame.DurabilityConfiguration || string(remote.RemoteTarget().Address) != "to" {
+		t.Fatalf("%+v %+v", remote.RemoteSource(), remote.RemoteTarget())
 	}
 	if remote.SndSettleMode() != frame.SndSettled || remote.RcvSettleMode() != frame.RcvSecond || l.SndSettleMode() != frame.SndSettled {
 		t.Fatal(remote.SndSettleMode(), remote.RcvSettleMode())
 	}
-	if string(l.Target().Address) != "to" { // the server's answer mirrors the terminus
-		t.Fatalf("%q", l.Target().Address)
+	if string(l.RemoteTarget().Address) != "to" { // the server's answer mirrors the terminus
+		t.Fatalf("%q", l.RemoteTarget().Address)
 	}
 }
 
@@ -440,7 +440,7 @@ func TestSenderSettlesFirst(t *testing.T) {
 
 func TestManualSettle(t *testing.T) {
 	srv := &recorder{}
-	srv.onDel = func(l *Link, d Delivery) { d.Link.Dispose(d.ID, Accepted, false) }
+	srv.onDel = func(l *Link, d Delivery) { d.Link.Dispose(d.DeliveryID, Accepted, false) }
 	p, _, l := openPair(t, Config{ManualSettle: true}, Config{Credit: 10}, LinkOptions{Unsettled: true}, srv)
 	id, _ := l.Send(nil, []byte("m"), false)
 	p.run()
@@ -565,7 +565,7 @@ func TestHandshakeTimeout(t *testing.T) {
 		t.Fatal(next.Sub(r.now))
 	}
 	c.Tick(r.now.Add(time.Second))
-	if !c.Done() || c.Err().Cond() != frame.CondResourceLimitExceeded {
+	if !c.Done() || c.Err().Condition != frame.CondResourceLimitExceeded {
 		t.Fatal(c.Err())
 	}
 	c = NewServer(Config{HandshakeTimeout: time.Second}, nil)

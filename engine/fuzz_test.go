@@ -25,7 +25,7 @@ func (busy) OnFlow(l *Link) {
 }
 
 func (busy) OnDelivery(l *Link, d Delivery) {
-	switch d.ID % 4 {
+	switch d.DeliveryID % 4 {
 	case 0:
 		d.Accept()
 	case 1:

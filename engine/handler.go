@@ -77,29 +77,23 @@ func (NopHandler) OnWritable(*Conn)                 {}
 var _ Handler = NopHandler{}
 
 // Delivery is an incoming delivery (part 2 §2.6.12), whole: all its
-// transfers have arrived. Its byte slices are views, valid only during
-// OnDelivery: into the frame when the delivery took one transfer, else
-// into the engine's reassembly buffer. Its methods act on it by ID and may
-// be called after OnDelivery returns, as long as the link is attached.
+// transfers have arrived. It is the frame package's Delivery (delivery-id,
+// tag, message-format, settled, aborted, frames, payload: one shape in
+// both packages) with the link it came on. Its byte slices are views,
+// valid only during OnDelivery: into the frame when the delivery took one
+// transfer, else into the link's reassembly buffer. Its methods act on it
+// by DeliveryID and may be called after OnDelivery returns, as long as
+// the link is attached. Settled reports that the sender settled it (no
+// disposition is needed, or possible); Aborted, a delivery the sender
+// aborted (no payload, nothing to dispose of; it used one credit).
 type Delivery struct {
-	Link    *Link
-	ID      uint32 // delivery-id
-	Tag     []byte // delivery-tag
-	Format  uint32 // message-format
-	Payload []byte // the message: its sections as encoded
-	// Settled reports that the sender settled it (sent it settled): no
-	// disposition is needed, or possible.
-	Settled bool
-	// Aborted reports a delivery the sender aborted: no payload, nothing
-	// to dispose of; it used one credit.
-	Aborted bool
-	// Frames is the number of transfers it took.
-	Frames int
+	Link *Link
+	frame.Delivery
 }
 
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
-func (d Delivery) Accept() error { return d.Link.Dispose(d.ID, Accepted, true) }
+func (d Delivery) Accept() error { return d.Link.Dispose(d.DeliveryID, Accepted, true) }
 
 // Reject rejects the delivery with the error e (may be nil) and settles it.
 func (d Delivery) Reject(e *Error) error {
@@ -107,23 +101,23 @@ func (d Delivery) Reject(e *Error) error {
 	if e != nil {
 		st.Error = e.amqp()
 	}
-	return d.Link.Dispose(d.ID, st, true)
+	return d.Link.Dispose(d.DeliveryID, st, true)
 }
 
 // Release releases the delivery (the sender may deliver it again
 // elsewhere) and settles it.
-func (d Delivery) Release() error { return d.Link.Dispose(d.ID, Released, true) }
+func (d Delivery) Release() error { return d.Link.Dispose(d.DeliveryID, Released, true) }
 
 // Modify gives the delivery the modified outcome and settles it:
 // failed counts a failed delivery attempt, undeliverable asks that it
 // not be delivered here again.
 func (d Delivery) Modify(failed, undeliverable bool) error {
 	st := frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: failed, UndeliverableHere: undeliverable}
-	return d.Link.Dispose(d.ID, st, true)
+	return d.Link.Dispose(d.DeliveryID, st, true)
 }
 
 // Settle settles the delivery with no outcome.
-func (d Delivery) Settle() error { return d.Link.Dispose(d.ID, frame.DeliveryState{}, true) }
+func (d Delivery) Settle() error { return d.Link.Dispose(d.DeliveryID, frame.DeliveryState{}, true) }
 
 // Outcomes to pass to Link.Dispose.
 var (

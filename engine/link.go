@@ -60,10 +60,11 @@ type Link struct {
 	name   []byte
 	sender bool
 
-	attachSent, attachRecv, detachSent, detachRecv bool
-	closed                                         bool // the peer's detach had closed set
-	ended                                          bool
-	err                                            *Error
+	st           endpoint // attach and detach, sent and received; over once unmapped
+	remoteClosed bool     // the peer's detach had closed set
+	hidden       bool     // refused by the engine: the application never sees it
+	held         int      // bytes the connection's budget counts for it
+	err          *Error
 
 	attach    frame.Attach // the peer's, parsed from attachBuf
 	attachBuf []byte
@@ -100,10 +101,19 @@ type pending struct {
 	off   int
 }
 
-func (s *Session) newLink(h uint32, sender bool, name []byte) *Link {
+// newLink makes the link of handle h; named, it takes its name in the
+// connection (part 2 §2.6.1).
+func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link {
 	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
 	s.byLocal[h] = l
 	s.nLocal++
+	if named {
+		c := s.c
+		if c.names == nil {
+			c.names = make(map[linkName]*Link)
+		}
+		c.names[linkName{string(name), sender}] = l
+	}
 	return l
 }
 
@@ -122,15 +132,16 @@ func (l *Link) IsSender() bool { return l.sender }
 // Handle returns this end's handle.
 func (l *Link) Handle() uint32 { return l.local }
 
-// Attach returns the peer's attach as parsed (its Source, Target,
-// properties and capabilities are views the link keeps).
-func (l *Link) Attach() *frame.Attach { return &l.attach }
+// RemoteAttach returns the peer's attach as parsed (its Source, Target,
+// properties and capabilities are views the link keeps); zero until it
+// has arrived.
+func (l *Link) RemoteAttach() *frame.Attach { return &l.attach }
 
-// Source returns the source of the peer's attach.
-func (l *Link) Source() *frame.Source { return &l.src }
+// RemoteSource returns the source of the peer's attach.
+func (l *Link) RemoteSource() *frame.Source { return &l.src }
 
-// Target returns the target of the peer's attach.
-func (l *Link) Target() *frame.Target { return &l.tgt }
+// RemoteTarget returns the target of the peer's attach.
+func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
@@ -165,11 +176,9 @@ func (l *Link) Drain() bool { return l.drain }
 // Err returns the error the link detached with, or nil.
 func (l *Link) Err() *Error { return l.err }
 
-// Closed reports that the peer's detach closed the link (rather than
-// only detaching it).
-func (l *Link) Closed() bool { return l.closed }
-
-func (l *Link) attached() bool { return l.attachSent && l.attachRecv && !l.detachSent && !l.ended }
+// RemoteClosed reports that the peer's detach closed the link (rather
+// than only detaching it, part 2 §2.6.6).
+func (l *Link) RemoteClosed() bool { return l.remoteClosed }
 
 // AttachSender attaches a sending link (part 2 §2.7.3); OnLinkAttach
 // follows the peer's answer, OnFlow its credit.
@@ -180,7 +189,7 @@ func (s *Session) AttachSender(o LinkOptions) (*Link, error) { return s.attachLi
 func (s *Session) AttachReceiver(o LinkOptions) (*Link, error) { return s.attachLink(false, o) }
 
 func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
-	if !s.beginSent || s.endSent || s.ended || s.c.closeSent {
+	if !s.usable() {
 		return nil, ErrState
 	}
 	h, ok := s.freeHandle()
@@ -191,7 +200,10 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	if name == "" {
 		name = s.c.cfg.ContainerID + "-" + strconv.Itoa(int(s.local)) + "-" + strconv.FormatUint(uint64(h), 10)
 	}
-	l := s.newLink(h, sender, []byte(name))
+	if s.c.names[linkName{name, sender}] != nil {
+		return nil, ErrLinkName
+	}
+	l := s.newLink(h, sender, []byte(name), true)
 	switch {
 	case o.Presettled:
 		l.sndMode = frame.SndSettled
@@ -238,7 +250,7 @@ func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targ
 	start := c.begin(l.s.local)
 	c.out = frame.AppendAttach(c.out, a)
 	c.end(start)
-	l.attachSent = true
+	l.st.local = active
 }
 
 // Detach detaches the link with the error e (nil for none), closing it
@@ -250,27 +262,27 @@ func (l *Link) Detach(e *Error) error { return l.detach(true, e) }
 // for a later attach, part 2 §2.6.5).
 func (l *Link) DetachOnly(e *Error) error { return l.detach(false, e) }
 
-func (l *Link) detach(closed bool, e *Error) error {
-	if l.detachSent || l.ended || l.s.endSent || l.s.c.closeSent {
+func (l *Link) detach(close bool, e *Error) error {
+	if !l.usable() {
 		return ErrState
 	}
 	l.err = e
-	l.writeDetach(closed, e)
+	l.writeDetach(close, e)
 	return nil
 }
 
-func (l *Link) writeDetach(closed bool, e *Error) {
+func (l *Link) writeDetach(close bool, e *Error) {
 	c := l.s.c
 	start := c.begin(l.s.local)
-	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: closed, Error: e.amqp()})
+	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: close, Error: e.amqp()})
 	c.end(start)
-	l.detachSent = true
+	l.st.local = closed
 	l.pend.on = false
 }
 
 // fail detaches the link for a fault of the peer.
 func (l *Link) fail(cond frame.Condition, desc string) {
-	if l.detachSent {
+	if l.st.local != active {
 		return
 	}
 	l.err = NewError(cond, desc)
@@ -278,16 +290,25 @@ func (l *Link) fail(cond frame.Condition, desc string) {
 }
 
 // gone unmaps a detached link and reports OnLinkDetach.
+//
+// The link is over from here on: both halves closed, its name free.
 func (l *Link) gone(e *Error) {
-	if l.ended {
+	if l.st.over() {
 		return
 	}
-	l.ended = true
+	remote := l.st.remote != unset
+	l.st = endpoint{closed, closed}
 	if l.err == nil {
 		l.err = e
 	}
 	s := l.s
-	if l.attachRecv && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
+	c := s.c
+	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
+		delete(c.names, k)
+	}
+	c.release(l.held)
+	l.held = 0
+	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
 		s.c.asm.Forget(s.remote, l.remote)
 	}
@@ -304,12 +325,14 @@ func (l *Link) gone(e *Error) {
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
-	s.h().OnLinkDetach(l, l.err)
+	if !l.hidden {
+		s.h().OnLinkDetach(l, l.err)
+	}
 }
 
 // onFlow handles the link part of a flow (part 2 §2.6.7).
 func (l *Link) onFlow(f *frame.Flow) {
-	if l.detachSent {
+	if l.st.local != active {
 		return
 	}
 	c := l.s.c
@@ -324,20 +347,7 @@ func (l *Link) onFlow(f *frame.Flow) {
 		}
 		l.drain = f.Drain
 		c.h.OnFlow(l)
-		if l.ended || l.detachSent {
-			return
-		}
-		if l.drain && !l.pend.on {
-			// Drain: use up the credit by advancing delivery-count, and
-			// answer with the flow state even when no credit was left
-			// (§2.6.7: the receiver waits for it; go-amqp's DrainCredit
-			// sends link-credit 0 with drain set).
-			l.deliveryCount += l.credit
-			l.credit = 0
-			l.s.writeFlow(l, false)
-		} else if f.Echo {
-			l.s.writeFlow(l, false)
-		}
+		l.drained(f.Echo)
 		return
 	}
 	l.available = f.Available.Or(0)
@@ -352,7 +362,26 @@ func (l *Link) onFlow(f *frame.Flow) {
 		}
 	}
 	c.h.OnFlow(l)
-	if f.Echo && !l.ended && !l.detachSent {
+	if f.Echo && l.usable() {
+		l.s.writeFlow(l, false)
+	}
+}
+
+// drained is the step after a sender's OnFlow: a drain asked for is
+// completed, using up the credit the handler did not use, by advancing
+// delivery-count and answering with the flow state even when no credit
+// was left (§2.6.7: the receiver waits for it; go-amqp's DrainCredit
+// sends link-credit 0 with drain set). A flow with echo is answered.
+// Like any action it needs a usable link.
+func (l *Link) drained(echo bool) {
+	if !l.usable() {
+		return
+	}
+	if l.drain && !l.pend.on {
+		l.deliveryCount += l.credit
+		l.credit = 0
+		l.s.writeFlow(l, false)
+	} else if echo {
 		l.s.writeFlow(l, false)
 	}
 }
@@ -360,7 +389,7 @@ func (l *Link) onFlow(f *frame.Flow) {
 // Flow grants the peer credit for credit deliveries on a receiver (sets
 // link-credit, part 2 §2.6.7) and sends it.
 func (l *Link) Flow(credit uint32) error {
-	if l.sender || !l.attachSent || l.detachSent || l.ended {
+	if l.sender || !l.usable() {
 		return ErrState
 	}
 	l.credit = credit
@@ -374,7 +403,7 @@ func (l *Link) Flow(credit uint32) error {
 // Config.Credit and LinkOptions.Credit do from the attach on). 0 stops
 // the top-ups, leaving the credit granted.
 func (l *Link) KeepCredit(n uint32) error {
-	if l.sender || !l.attachSent || l.detachSent || l.ended {
+	if l.sender || !l.usable() {
 		return ErrState
 	}
 	l.autoCredit = n
@@ -388,7 +417,7 @@ func (l *Link) KeepCredit(n uint32) error {
 // back (flow with drain set); OnFlow reports the sender's answer, with
 // Credit 0.
 func (l *Link) DrainCredit() error {
-	if l.sender || !l.attachSent || l.detachSent || l.ended {
+	if l.sender || !l.usable() {
 		return ErrState
 	}
 	l.drain = true
@@ -400,7 +429,7 @@ func (l *Link) DrainCredit() error {
 // waiting (flow's available); it is sent with the next flow, or now when
 // send is set.
 func (l *Link) SetAvailable(n uint32, send bool) error {
-	if !l.sender || l.ended || l.detachSent {
+	if !l.sender || !l.usable() {
 		return ErrState
 	}
 	l.available = n
@@ -412,20 +441,18 @@ func (l *Link) SetAvailable(n uint32, send bool) error {
 
 // onTransfer handles a transfer on a receiving link: credit (part 2
 // §2.6.7), reassembly (§2.6.12), then OnDelivery.
-func (l *Link) onTransfer(t *frame.Transfer, payload []byte) {
-	if l.detachSent || l.ended {
-		return
+func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
+	if l.st.local != active {
+		return nil
 	}
 	s := l.s
 	c := s.c
 	if l.sender {
-		l.fail(frame.CondNotAllowed, "transfer on a link where the peer is the receiver")
-		return
+		return &linkError{l, frame.CondNotAllowed, "transfer on a link where the peer is the receiver"}
 	}
 	if !l.more {
 		if l.credit == 0 {
-			l.fail(frame.CondTransferLimitExceeded, "transfer without link credit")
-			return
+			return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
 		}
 		l.credit--
 		l.deliveryCount++
@@ -443,41 +470,46 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) {
 		var err error
 		d, done, err = c.asm.Add(s.remote, *t, payload)
 		if err != nil {
-			l.assemblyFault(err)
-			return
+			return l.assemblyFault(err)
 		}
 		if !done && !d.Aborted {
-			return
+			return nil
 		}
 	}
 	if !d.Aborted && !d.Settled {
 		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
+			if s.incoming.n == len(s.incoming.e) {
+				// The ring grows: the budget counts it.
+				if err := c.charge(max(16, s.incoming.n) * deliveryCost); err != nil {
+					return err
+				}
+				s.ringHeld += max(16, s.incoming.n) * deliveryCost
+			}
 			s.incoming.push(d.DeliveryID, l)
 		}
 	}
 	l.cur, l.disposed = d.DeliveryID, false
-	c.h.OnDelivery(l, Delivery{Link: l, ID: d.DeliveryID, Tag: d.DeliveryTag, Format: d.MessageFormat,
-		Payload: d.Payload, Settled: d.Settled, Aborted: d.Aborted, Frames: d.Frames})
-	if l.ended || l.detachSent {
-		return
-	}
+	c.h.OnDelivery(l, Delivery{Link: l, Delivery: d})
+	// After the event, the engine's own actions, each guarded as any
+	// action is: the automatic accept, then the credit top-up.
 	if !d.Aborted && !d.Settled && !l.disposed && l.autoAccept {
 		l.Dispose(d.DeliveryID, Accepted, true)
 	}
-	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 && !s.endSent && !c.closeSent {
+	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 {
 		l.Flow(l.autoCredit)
 	}
+	return nil
 }
 
-func (l *Link) assemblyFault(err error) {
+// assemblyFault is the error of a transfer the assembler refused.
+func (l *Link) assemblyFault(err error) error {
 	switch {
 	case errors.Is(err, frame.ErrMessageTooLarge):
-		l.fail(frame.CondMessageSizeExceeded, err.Error())
+		return &linkError{l, frame.CondMessageSizeExceeded, err.Error()}
 	case errors.Is(err, frame.ErrTooManyPending):
-		l.s.c.fail(frame.CondResourceLimitExceeded, err.Error())
-	default:
-		l.fail(frame.CondInvalidField, err.Error())
+		return &connError{frame.CondResourceLimitExceeded, err.Error()}
 	}
+	return &linkError{l, frame.CondInvalidField, err.Error()}
 }
 
 // Dispose sends the disposition of delivery id (part 2 §2.7.6): its
@@ -487,7 +519,7 @@ func (l *Link) assemblyFault(err error) {
 // reports the sender settling. Dispositions of consecutive deliveries
 // with the same simple state go out as one range.
 func (l *Link) Dispose(id uint32, state frame.DeliveryState, settle bool) error {
-	if l.ended || l.detachSent || l.s.endSent || l.s.c.closeSent {
+	if !l.usable() {
 		return ErrState
 	}
 	s := l.s
@@ -530,7 +562,7 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	s := l.s
 	c := s.c
 	switch {
-	case !l.sender || !l.attached() || s.endSent || s.ended || c.closeSent || c.finished:
+	case !l.sender || !l.attached():
 		return 0, ErrState
 	case l.pend.on:
 		return 0, ErrBusy
@@ -639,7 +671,7 @@ func (l *Link) resume() {
 // (part 2 §2.6.12): a transfer with aborted set ends it, at once or when
 // the window reopens (Send reports ErrBusy until then).
 func (l *Link) Abort() error {
-	if !l.pend.on || l.detachSent || l.ended {
+	if !l.pend.on || !l.usable() {
 		return ErrState
 	}
 	l.pend.abort = true

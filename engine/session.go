@@ -24,9 +24,8 @@ type Session struct {
 	local  uint16 // this end's channel
 	remote uint16 // the peer's channel, once its begin arrived
 
-	beginSent, beginRecv, endSent, endRecv bool
-	ended                                  bool // OnSessionEnd has fired (or is due)
-	err                                    *Error
+	st  endpoint // begin and end, sent and received; over once unmapped
+	err *Error
 
 	// §2.5.6, counted in transfer frames; ids are RFC 1982 serial numbers.
 	nextIncomingID       uint32 // expected transfer-id of the next incoming transfer
@@ -46,6 +45,7 @@ type Session struct {
 	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
 
+	ringHeld       int    // bytes of the budget the incoming ring holds
 	nextDeliveryID uint32 // of the next outgoing delivery
 	outgoing       ring   // outgoing deliveries, from the oldest unsettled on
 	incoming       ring   // incoming deliveries not settled by both ends
@@ -84,19 +84,19 @@ func (s *Session) Err() *Error { return s.err }
 func (s *Session) writeBegin() {
 	b := frame.Begin{NextOutgoingID: s.nextOutgoingID, IncomingWindow: s.incomingWindow,
 		OutgoingWindow: s.outgoingWindow, HandleMax: frame.Some(s.handleMax)}
-	if s.beginRecv {
+	if s.st.remote != unset {
 		b.RemoteChannel = frame.Some(s.remote)
 	}
 	start := s.c.begin(s.local)
 	s.c.out = frame.AppendBegin(s.c.out, b)
 	s.c.end(start)
-	s.beginSent = true
+	s.st.local = active
 }
 
 // End ends the session with the error e (nil for none): it sends end;
 // OnSessionEnd follows the peer's.
 func (s *Session) End(e *Error) error {
-	if s.endSent || s.ended || s.c.closeSent {
+	if !s.usable() {
 		return ErrState
 	}
 	s.err = e
@@ -108,13 +108,13 @@ func (s *Session) writeEnd(e *Error) {
 	start := s.c.begin(s.local)
 	s.c.out = frame.AppendEnd(s.c.out, frame.End{Error: e.amqp()})
 	s.c.end(start)
-	s.endSent = true
+	s.st.local = closed
 }
 
 // fail ends the session for a fault of the peer (part 2 §2.5.5, §2.7.8): end
 // carries cond; frames on it are ignored until the peer's end.
 func (s *Session) fail(cond frame.Condition, desc string) {
-	if s.endSent {
+	if s.st.local != active {
 		return
 	}
 	s.err = NewError(cond, desc)
@@ -122,70 +122,73 @@ func (s *Session) fail(cond frame.Condition, desc string) {
 }
 
 // frame handles a performative on the session's channel.
-func (s *Session) frame(d amqpsax.Descriptor, body []byte) {
+func (s *Session) frame(d amqpsax.Descriptor, body []byte) error {
 	if d == amqpsax.DescriptorEnd {
-		s.onEnd(body)
-		return
+		return s.onEnd(body)
 	}
-	if s.endSent && d != amqpsax.DescriptorTransfer {
-		return // ending: only the peer's end counts
+	if s.st.local != active && d != amqpsax.DescriptorTransfer {
+		return nil // ending: only the peer's end counts
 	}
 	switch d {
 	case amqpsax.DescriptorTransfer:
-		s.onTransfer(body)
+		return s.onTransfer(body)
 	case amqpsax.DescriptorFlow:
-		s.onFlow(body)
+		return s.onFlow(body)
 	case amqpsax.DescriptorDisposition:
-		s.onDisposition(body)
+		return s.onDisposition(body)
 	case amqpsax.DescriptorAttach:
-		s.onAttach(body)
+		return s.onAttach(body)
 	case amqpsax.DescriptorDetach:
-		s.onDetach(body)
+		return s.onDetach(body)
 	}
+	return nil
 }
 
 // onEnd handles the peer's end (part 2 §2.7.8, §2.5.5).
-func (s *Session) onEnd(body []byte) {
+func (s *Session) onEnd(body []byte) error {
 	e, err := frame.ParseEnd(body)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
-	s.endRecv = true
 	rerr := remoteError(e.Has(frame.EndError), e.Error)
-	if !s.endSent {
+	if s.st.local == active {
 		s.writeEnd(nil)
 	}
 	if s.err == nil {
 		s.err = rerr
 	}
 	s.gone(s.err)
+	return nil
 }
 
-// gone unmaps an ended session: its links detach (events), then
-// OnSessionEnd.
+// gone unmaps an ended session (both halves closed from here on): its
+// links detach (events, each with the session's error when it has none
+// of its own), then OnSessionEnd.
 func (s *Session) gone(e *Error) {
-	if s.ended {
+	if s.st.over() {
 		return
 	}
-	s.ended = true
+	remote := s.st.remote != unset
+	s.st = endpoint{closed, closed}
 	if s.err == nil {
 		s.err = e
 	}
 	for _, l := range s.byLocal {
 		if l != nil {
-			l.gone(nil)
+			l.gone(s.err)
 		}
 	}
 	c := s.c
-	if s.beginRecv && int(s.remote) < len(c.byRemote) && c.byRemote[s.remote] == s {
+	if remote && int(s.remote) < len(c.byRemote) && c.byRemote[s.remote] == s {
 		c.byRemote[s.remote] = nil
 	}
 	if int(s.local) < len(c.byLocal) && c.byLocal[s.local] == s {
 		c.byLocal[s.local] = nil
 		c.nLocal--
 	}
-	if s.beginRecv {
+	c.release(sessionCost + s.ringHeld)
+	s.ringHeld = 0
+	if remote {
 		c.asm.ForgetChannel(s.remote)
 	}
 	if c.disp.on && c.disp.ch == s.local {
@@ -198,11 +201,10 @@ func (s *Session) h() Handler { return s.c.h }
 
 // onFlow handles a flow (part 2 §2.7.4): the session's windows (§2.5.6)
 // and, with a handle, the link's credit (§2.6.7).
-func (s *Session) onFlow(body []byte) {
+func (s *Session) onFlow(body []byte) error {
 	f, err := frame.ParseFlow(body)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	// remote-incoming-window = next-incoming-id(flow) + incoming-window(flow) - next-outgoing-id(here);
 	// a flow without next-incoming-id counts from this end's initial
@@ -214,17 +216,18 @@ func (s *Session) onFlow(body []byte) {
 	}
 	s.remoteOutgoingWindow = f.OutgoingWindow
 	if h, ok := f.Handle.Get(); ok {
-		l := s.link(h)
-		if l == nil {
-			return
+		l, err := s.link(h)
+		if err != nil {
+			return err
 		}
 		l.onFlow(&f)
 	} else if f.Echo {
 		s.writeFlow(nil, false)
 	}
-	if wasShut && s.remoteIncomingWindow > 0 {
+	if wasShut && s.remoteIncomingWindow > 0 && s.usable() {
 		s.reopened()
 	}
+	return nil
 }
 
 // reopened resumes the senders the peer's session window had stopped.
@@ -241,17 +244,16 @@ func (s *Session) reopened() {
 	}
 }
 
-// link returns the link the peer's handle names, or ends the session with
-// amqp:session:unattached-handle (part 2 §2.8.15) and returns nil. A link
-// this end is detaching is returned too: its frames are ignored there.
-func (s *Session) link(handle uint32) *Link {
+// link returns the link the peer's handle names, or the session error
+// amqp:session:unattached-handle (part 2 §2.8.15). A link this end is
+// detaching is returned too: its frames are ignored there.
+func (s *Session) link(handle uint32) (*Link, error) {
 	if uint64(handle) < uint64(len(s.byRemote)) {
 		if l := s.byRemote[handle]; l != nil {
-			return l
+			return l, nil
 		}
 	}
-	s.fail(frame.CondUnattachedHandle, "handle "+strconv.FormatUint(uint64(handle), 10)+" is not attached")
-	return nil
+	return nil, &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
 }
 
 // writeFlow writes a flow with the session's state and, for l, the
@@ -275,24 +277,26 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
-func (s *Session) onTransfer(body []byte) {
+func (s *Session) onTransfer(body []byte) error {
 	t, payload, err := frame.ParseTransfer(body)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	if s.incomingWindow == 0 {
-		s.fail(frame.CondWindowViolation, "transfer beyond the session's incoming window")
-		return
+		return &sessionError{s, frame.CondWindowViolation, "transfer beyond the session's incoming window"}
 	}
 	s.nextIncomingID++
 	s.incomingWindow--
 	s.remoteOutgoingWindow--
-	if s.endSent {
-		return
+	if s.st.local != active {
+		return nil
 	}
-	if l := s.link(t.Handle); l != nil {
-		l.onTransfer(&t, payload)
+	l, err := s.link(t.Handle)
+	if err != nil {
+		return err
+	}
+	if err := l.onTransfer(&t, payload); err != nil {
+		return err
 	}
 	if s.incomingWindow <= s.window/2 && !s.flowDue {
 		// Topped up once the bytes fed are processed: one flow per Feed
@@ -300,39 +304,55 @@ func (s *Session) onTransfer(body []byte) {
 		s.flowDue = true
 		s.c.due = append(s.c.due, s)
 	}
+	return nil
 }
 
 // onDisposition handles a disposition (part 2 §2.7.6): the peer's
-// outcome or settlement of the deliveries first to last.
-func (s *Session) onDisposition(body []byte) {
+// outcome or settlement of the deliveries first to last. The transition
+// comes first, whole: each delivery of the range that the ring holds
+// takes the peer's word, is dropped when settled, and is settled by this
+// end when the peer gave a sender's delivery a terminal outcome without
+// settling it (unless Config.ManualSettle). Then OnDisposition reports
+// each, from a list of its own, so what a handler does (Send, Dispose)
+// meets a ring that no loop is walking.
+func (s *Session) onDisposition(body []byte) error {
 	d, err := frame.ParseDisposition(body)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
 	first, last := d.Range()
 	if int32(last-first) < 0 {
-		s.c.fail(frame.CondInvalidField, "disposition range last before first")
-		return
+		return &connError{frame.CondInvalidField, "disposition range last before first"}
 	}
 	r := &s.outgoing // the peer is the receiver: this end's deliveries
 	if d.Role == frame.RoleSender {
 		r = &s.incoming
 	}
 	if r.n == 0 {
-		return
+		return nil
 	}
-	// Visit what the range and the ring have in common, in at most
-	// min(range, ring) steps. Events may settle (Dispose) or send (a
-	// push, perhaps growing the ring): the ring is not trimmed until the
-	// end, so positions stay put, and deliveries pushed meanwhile are not
-	// visited.
-	r.hold = true
-	n := r.n
-	if uint64(last-first) < uint64(n) {
+	c := s.c
+	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
+	told := c.told[:0]
+	tags := c.toldTags[:0]
+	visit := func(e *rentry) {
+		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag)})
+		tags = append(tags, e.tag...)
+		if d.Settled || autoSettle {
+			e.free = true
+		}
+		if autoSettle {
+			c.addDisp(s.local, frame.RoleSender, e.id, true, frame.DeliveryState{})
+		}
+	}
+	// What the range and the ring have in common, in at most
+	// min(range, ring) steps.
+	if n := r.n; uint64(last-first) < uint64(n) {
 		for id := first; ; id++ {
-			if i := r.find(id); i >= 0 && i < n {
-				s.disposed(r, i, &d)
+			if i := r.find(id); i >= 0 {
+				if e := r.at(i); e.link != nil {
+					visit(e)
+				}
 			}
 			if id == last {
 				break
@@ -340,86 +360,103 @@ func (s *Session) onDisposition(body []byte) {
 		}
 	} else {
 		for i := 0; i < n; i++ {
-			if e := r.at(i); !e.free && inRange(e.id, first, last) {
-				s.disposed(r, i, &d)
+			if e := r.at(i); !e.free && e.link != nil && inRange(e.id, first, last) {
+				visit(e)
 			}
 		}
 	}
-	r.hold = false
 	r.trim()
+	c.told, c.toldTags = told, tags
+	for _, t := range told {
+		if t.link.st.over() || t.link.hidden {
+			continue
+		}
+		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, Settled: d.Settled})
+	}
+	return nil
+}
+
+// toldDisp is a delivery a disposition named, to be reported: its tag is
+// tags[tag:tag+n] of the connection's toldTags.
+type toldDisp struct {
+	link   *Link
+	id     uint32
+	tag, n int
+}
+
+// terminal reports an outcome (part 3 §3.4): accepted, rejected,
+// released, modified.
+func terminal(t frame.StateType) bool {
+	switch t {
+	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
+		return true
+	}
+	return false
 }
 
 func inRange(id, first, last uint32) bool { return id-first <= last-first }
 
-// disposed reports the peer's disposition of the delivery at i of r.
-func (s *Session) disposed(r *ring, i int, d *frame.Disposition) {
-	e := r.at(i)
-	l, id := e.link, e.id
-	if e.free || l == nil {
-		return
-	}
-	if d.Settled || l.ended {
-		e.free = true
-	}
-	if l.ended {
-		return
-	}
-	s.h().OnDisposition(l, Disposition{ID: id, Tag: e.tag, State: d.State, Settled: d.Settled})
-	e = r.at(i) // the ring may have grown
-	if e.free || r != &s.outgoing || s.c.cfg.ManualSettle || s.endSent || s.c.closeSent {
-		return
-	}
-	switch d.State.Type {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-		e.free = true
-		s.c.addDisp(s.local, frame.RoleSender, id, true, frame.DeliveryState{})
-	}
-}
-
 // onAttach handles an attach (part 2 §2.7.3, §2.6.3): an answer to this
-// end's, or a link the peer attaches, which the engine answers.
-func (s *Session) onAttach(body []byte) {
+// end's, or a link the peer attaches, which the engine answers. A new
+// link whose name is in use in the same direction (§2.6.1: unique per
+// direction between two containers) is refused: answered and detached
+// with amqp:not-allowed, or, with Config.LinkStealing, it takes the name
+// and the old link is detached with amqp:link:stolen.
+func (s *Session) onAttach(body []byte) error {
+	c := s.c
+	if err := c.charge(linkCost + len(body)); err != nil {
+		return err
+	}
 	buf := append([]byte(nil), body...) // the link keeps its attach: Source, Target
 	a, err := frame.ParseAttach(buf)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		c.release(linkCost + len(body))
+		return decodeError(err)
 	}
 	if a.Handle > s.handleMax {
-		s.c.fail(frame.CondFramingError, "attach with handle "+strconv.FormatUint(uint64(a.Handle), 10)+
-			" above handle-max "+strconv.FormatUint(uint64(s.handleMax), 10))
-		return
+		return &connError{frame.CondFramingError, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) +
+			" above handle-max " + strconv.FormatUint(uint64(s.handleMax), 10)}
 	}
 	if uint64(a.Handle) < uint64(len(s.byRemote)) && s.byRemote[a.Handle] != nil {
-		s.fail(frame.CondHandleInUse, "attach with handle "+strconv.FormatUint(uint64(a.Handle), 10)+", which is in use")
-		return
+		return &sessionError{s, frame.CondHandleInUse, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) + ", which is in use"}
 	}
+	sender := a.Role == frame.RoleReceiver // this end's role
 	var l *Link
 	for i, w := range s.waiting {
-		if w.sender == (a.Role == frame.RoleReceiver) && string(w.name) == string(a.Name) {
+		if w.sender == sender && string(w.name) == string(a.Name) {
 			l = w
 			s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
 			break
 		}
 	}
 	answer := l == nil
+	var refuse *Error
 	if answer {
 		h, ok := s.freeHandle()
 		if !ok {
-			s.fail(frame.CondResourceLimitExceeded, "no handle left to answer an attach")
-			return
+			return &sessionError{s, frame.CondResourceLimitExceeded, "no handle left to answer an attach"}
 		}
-		l = s.newLink(h, a.Role == frame.RoleReceiver, a.Name)
+		if old := c.names[linkName{string(a.Name), sender}]; old != nil {
+			if c.cfg.LinkStealing {
+				old.Detach(NewError(frame.CondStolen, "link "+string(a.Name)+" attached again"))
+				delete(c.names, linkName{string(a.Name), sender})
+			} else {
+				refuse = NewError(frame.CondNotAllowed, "a link named "+strconv.Quote(string(a.Name))+" is already attached in this direction")
+			}
+		}
+		l = s.newLink(h, sender, a.Name, refuse == nil)
+		l.hidden = refuse != nil
 		l.sndMode, l.rcvMode = a.SndSettleMode.Or(frame.SndMixed), a.RcvSettleMode
-		l.autoCredit = s.c.cfg.Credit
-		l.autoAccept = s.c.cfg.AutoAccept
+		l.autoCredit = c.cfg.Credit
+		l.autoAccept = c.cfg.AutoAccept
 	}
+	l.held = linkCost + len(body)
 	for uint64(a.Handle) >= uint64(len(s.byRemote)) {
 		s.byRemote = append(s.byRemote, nil)
 	}
 	s.byRemote[a.Handle] = l
 	l.remote = a.Handle
-	l.attachRecv = true
+	l.st.remote = active
 	l.attach, l.attachBuf = a, buf
 	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
 	l.peerMaxMessage = a.MaxMessageSize.Or(0)
@@ -428,13 +465,36 @@ func (s *Session) onAttach(body []byte) {
 	} else if !answer {
 		l.sndMode = a.SndSettleMode.Or(frame.SndMixed) // the sender's mode is the one in force
 	}
+	if refuse != nil {
+		// A refusal is an attach with no terminus at this end, then the
+		// detach (part 2 §2.6.3).
+		if l.sender {
+			l.writeAttach(frame.Opt[frame.Source]{}, a.Target)
+		} else {
+			l.writeAttach(a.Source, frame.Opt[frame.Target]{})
+		}
+		l.err = refuse
+		l.writeDetach(true, refuse)
+		return nil
+	}
 	if answer {
 		l.writeAttach(a.Source, a.Target)
 	}
+	if l.st.local != active {
+		return nil // detached before the answer came: only the detach exchange is left
+	}
 	s.h().OnLinkAttach(l)
-	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 && !s.endSent {
+	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 {
 		l.Flow(l.autoCredit)
 	}
+	return nil
+}
+
+// linkName keys a connection's links by name and this end's role
+// (part 2 §2.6.1).
+type linkName struct {
+	name   string
+	sender bool
 }
 
 // freeHandle returns the lowest handle this end does not use, within
@@ -457,26 +517,25 @@ func (s *Session) freeHandle() (uint32, bool) {
 }
 
 // onDetach handles a detach (part 2 §2.7.7, §2.6.5).
-func (s *Session) onDetach(body []byte) {
+func (s *Session) onDetach(body []byte) error {
 	d, err := frame.ParseDetach(body)
 	if err != nil {
-		s.c.fail(frame.CondDecodeError, err.Error())
-		return
+		return decodeError(err)
 	}
-	l := s.link(d.Handle)
-	if l == nil {
-		return
+	l, err := s.link(d.Handle)
+	if err != nil {
+		return err
 	}
-	l.detachRecv = true
-	l.closed = d.Closed
+	l.remoteClosed = d.Closed
 	rerr := remoteError(d.Has(frame.DetachError), d.Error)
-	if !l.detachSent {
+	if l.st.local == active {
 		l.writeDetach(d.Closed, nil)
 	}
 	if l.err == nil {
 		l.err = rerr
 	}
 	l.gone(l.err)
+	return nil
 }
 
 // ring holds deliveries by delivery-id, oldest first, in a buffer of a
@@ -487,7 +546,6 @@ func (s *Session) onDetach(body []byte) {
 type ring struct {
 	e       []rentry
 	head, n int
-	hold    bool // trim waits: positions must not move
 }
 
 type rentry struct {
@@ -536,7 +594,7 @@ func (r *ring) find(id uint32) int {
 
 // trim drops the settled deliveries at the head.
 func (r *ring) trim() {
-	for !r.hold && r.n > 0 && r.at(0).free {
+	for r.n > 0 && r.at(0).free {
 		r.at(0).link = nil
 		r.head = (r.head + 1) & (len(r.e) - 1)
 		r.n--

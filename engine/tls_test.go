@@ -109,7 +109,7 @@ func TestServerShutdown(t *testing.T) {
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if e := <-h.err; e == nil || !e.Remote || e.Condition != "amqp:connection:forced" {
+	if e := <-h.err; e == nil || !e.Remote || e.Name() != "amqp:connection:forced" {
 		t.Fatalf("client saw %v", e)
 	}
 	d.Wait()

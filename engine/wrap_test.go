@@ -20,7 +20,7 @@ func TestSerialWrap(t *testing.T) {
 		s.nextOutgoingID, s.nextDeliveryID = start, start
 		s.writeBegin()
 		h, _ := s.freeHandle()
-		l = s.newLink(h, true, []byte("wrap"))
+		l = s.newLink(h, true, []byte("wrap"), true)
 		l.sndMode = frame.SndUnsettled
 		l.deliveryCount = start + 3
 		l.writeAttach(frame.Some(frame.Source{}), frame.Some(frame.Target{Address: []byte("q")}))

@@ -129,7 +129,7 @@ func (b *Broker) OnDelivery(l *engine.Link, d engine.Delivery) {
 		}
 		return
 	}
-	q.msgs = append(q.msgs, msg{payload: append([]byte(nil), d.Payload...), format: d.Format})
+	q.msgs = append(q.msgs, msg{payload: append([]byte(nil), d.Payload...), format: d.MessageFormat})
 	kick := b.kickLocked(q)
 	b.mu.Unlock()
 	if !d.Settled {
@@ -200,7 +200,7 @@ func (b *Broker) dispatch(c *consumer) {
 		// The first message this consumer can take: one above its
 		// max-message-size stays queued for the others.
 		i := 0
-		if max, ok := c.link.Attach().MaxMessageSize.Get(); ok && max > 0 {
+		if max, ok := c.link.RemoteAttach().MaxMessageSize.Get(); ok && max > 0 {
 			for i < len(c.q.msgs) && uint64(len(c.q.msgs[i].payload)) > max {
 				i++
 			}

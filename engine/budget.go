@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"strconv"
+
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// The per-connection memory budget (Config.MaxMemory): the bytes the
+// engine holds for what the peer can make it keep — sessions, links with
+// their attach, the ring of unsettled incoming deliveries, deliveries
+// being joined — are counted as they are taken and given back as they
+// go. A peer that would take the connection past its budget gets the
+// connection closed with amqp:resource-limit-exceeded. What this end's
+// own application creates (its sessions, links and sends) is counted the
+// same way, so the figure is the connection's whole holding.
+
+// DefaultMaxMemory is the budget of a connection whose Config.MaxMemory is
+// 0: room for one message of the default MaxMessageSize being joined and
+// the sessions and links of a busy client beside it.
+const DefaultMaxMemory = 96 << 20
+
+// What the budget counts for each object, beyond the bytes it keeps: the
+// engine's own structures, rounded up.
+const (
+	sessionCost  = 1024 // a Session with its slices of links
+	linkCost     = 768  // a Link, its name and its place in the maps
+	deliveryCost = 48   // one place in a ring of unsettled deliveries
+)
+
+// charge takes n bytes of the budget, or returns the connection error
+// amqp:resource-limit-exceeded when the budget has not that much left.
+func (c *Conn) charge(n int) error {
+	if c.held+n > c.cfg.MaxMemory {
+		return &connError{frame.CondResourceLimitExceeded, "memory budget of " + strconv.Itoa(c.cfg.MaxMemory) +
+			" bytes exceeded (Config.MaxMemory): " + strconv.Itoa(c.held) + " held, " + strconv.Itoa(n) + " more asked"}
+	}
+	c.held += n
+	c.peak = max(c.peak, c.held)
+	return nil
+}
+
+// release gives n bytes back to the budget.
+func (c *Conn) release(n int) { c.held -= n }
+
+// Held returns the bytes of the connection's memory budget in use now,
+// and the most it has used (Config.MaxMemory bounds both).
+func (c *Conn) Held() (now, peak int) { return c.held, c.peak }
