@@ -51,7 +51,9 @@ func (e endpoint) open() bool { return e.local == active && e.remote == active }
 // over reports both halves closed: nothing more happens on it.
 func (e endpoint) over() bool { return e.local == closed && e.remote == closed }
 
-func (e endpoint) String() string { return "local " + e.local.String() + ", remote " + e.remote.String() }
+func (e endpoint) String() string {
+	return "local " + e.local.String() + ", remote " + e.remote.String()
+}
 
 // The guards: an action of this end is legal while its own half and
 // every half above it is active. (A peer's frames are checked by the
