@@ -450,7 +450,7 @@ func (c *Conn) Close(e *Error) error {
 	if c.st.local == closed || c.in == phDone {
 		return ErrState
 	}
-	if c.in != phOpened && c.in != phOpen {
+	if c.st.local == unset && c.in != phOpened && c.in != phOpen {
 		c.finish(e)
 		return nil
 	}

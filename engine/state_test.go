@@ -1,0 +1,432 @@
+package engine
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// The state × action table (STYLE 27; h11 tests its state machine on its
+// own): every public action of Conn, Session and Link, tried in every
+// state of the connection, the session and the link, with the error it
+// returns and the performatives it writes. An action this end may no
+// longer take (after its own close, end or detach, or before it has
+// opened) returns ErrState and writes nothing.
+
+// world is a client end in a given state, with its session and two
+// links: a sender and a receiver. The server grants the sender credit.
+type world struct {
+	p        *pipe
+	c        *Conn
+	s        *Session
+	snd, rcv *Link
+}
+
+// stateSetups puts a world in each state; the name says whose state it
+// is. The setup of a link or session state also applies to the objects
+// below it (the links of a session that is ending).
+var stateSetups = []struct {
+	name  string
+	setup func(t *testing.T) *world
+}{
+	{"conn opening", func(t *testing.T) *world {
+		w := newWorld(t, 0)
+		return w
+	}},
+	{"conn open", func(t *testing.T) *world { w := newWorld(t, 1); return w }},
+	{"session beginning", func(t *testing.T) *world { return newWorld(t, 2) }},
+	{"session begun", func(t *testing.T) *world { return newWorld(t, 3) }},
+	{"link attaching", func(t *testing.T) *world { return newWorld(t, 4) }},
+	{"link attached", func(t *testing.T) *world { return newWorld(t, 5) }},
+	{"link detaching", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.snd.Detach(nil)
+		w.rcv.Detach(nil)
+		w.c.Output()
+		w.c.Written(len(w.c.Output()))
+		return w
+	}},
+	{"link detached", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.snd.Detach(nil)
+		w.rcv.Detach(nil)
+		w.p.run()
+		return w
+	}},
+	{"link detached by the peer", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		for _, l := range w.p.s.byLocal[0].byLocal {
+			l.Detach(NewError(frame.CondNotFound, "gone"))
+		}
+		w.p.run()
+		return w
+	}},
+	{"session ending", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.s.End(nil)
+		w.c.Written(len(w.c.Output()))
+		return w
+	}},
+	{"session ended", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.s.End(nil)
+		w.p.run()
+		return w
+	}},
+	{"session ended by the peer", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.p.s.byLocal[0].End(NewError(frame.CondNotFound, "gone"))
+		w.p.run()
+		return w
+	}},
+	{"conn closing", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.c.Close(nil)
+		w.c.Written(len(w.c.Output()))
+		return w
+	}},
+	{"conn closed", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.c.Close(nil)
+		w.p.run()
+		return w
+	}},
+	{"conn lost", func(t *testing.T) *world {
+		w := newWorld(t, 5)
+		w.c.CloseRead()
+		return w
+	}},
+}
+
+// newWorld builds a world up to a step: 0 the client's open written,
+// 1 open, 2 begin written, 3 begun, 4 attaches written, 5 attached.
+func newWorld(t *testing.T, step int) *world {
+	w := &world{}
+	w.p = newPipe(t, Config{NoSASL: true}, Config{Credit: 10}, nil, nil)
+	w.c = w.p.c
+	if step == 0 {
+		w.c.Written(len(w.c.Output()))
+		return w
+	}
+	w.p.run()
+	if step == 1 {
+		return w
+	}
+	var err error
+	if w.s, err = w.c.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	if step == 2 {
+		w.c.Written(len(w.c.Output()))
+		return w
+	}
+	w.p.run()
+	if step == 3 {
+		return w
+	}
+	if w.snd, err = w.s.AttachSender(LinkOptions{Name: "snd", Address: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.rcv, err = w.s.AttachReceiver(LinkOptions{Name: "rcv", Address: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if step == 4 {
+		w.c.Written(len(w.c.Output()))
+		return w
+	}
+	w.p.run()
+	return w
+}
+
+// actions are every public action, each on the object it acts on; an
+// action whose object the state has not made yet is "-".
+var actions = []struct {
+	name string
+	do   func(w *world) error
+}{
+	{"Conn.Begin", func(w *world) error { _, err := w.c.Begin(); return err }},
+	{"Conn.Close", func(w *world) error { return w.c.Close(nil) }},
+	{"Session.AttachSender", func(w *world) error { _, err := w.s.AttachSender(LinkOptions{Name: "x"}); return err }},
+	{"Session.AttachReceiver", func(w *world) error { _, err := w.s.AttachReceiver(LinkOptions{Name: "y"}); return err }},
+	{"Session.End", func(w *world) error { return w.s.End(nil) }},
+	{"Link.Flow", func(w *world) error { return w.rcv.Flow(5) }},
+	{"Link.KeepCredit", func(w *world) error { return w.rcv.KeepCredit(50) }},
+	{"Link.DrainCredit", func(w *world) error { return w.rcv.DrainCredit() }},
+	{"Link.SetAvailable", func(w *world) error { return w.snd.SetAvailable(3, true) }},
+	{"Link.Send", func(w *world) error { _, err := w.snd.Send(nil, []byte{0x00, 0x53, 0x77, 0x40}, false); return err }},
+	{"Link.Dispose", func(w *world) error { return w.rcv.Dispose(0, Accepted, true) }},
+	{"Link.Settle", func(w *world) error { return w.snd.Settle(0) }},
+	{"Link.Abort", func(w *world) error { return w.snd.Abort() }},
+	{"Link.Detach", func(w *world) error { return w.snd.Detach(nil) }},
+	{"Link.DetachOnly", func(w *world) error { return w.rcv.DetachOnly(nil) }},
+}
+
+// try runs one action in a fresh world and says what came of it: the
+// error's name (ok for nil) and the performatives written.
+func try(t *testing.T, setup func(*testing.T) *world, act func(*world) error, name string) string {
+	w := setup(t)
+	if w.s == nil && (strings.HasPrefix(name, "Session.") || strings.HasPrefix(name, "Link.")) ||
+		w.snd == nil && strings.HasPrefix(name, "Link.") {
+		return "-"
+	}
+	before := len(w.c.Output())
+	err := act(w)
+	out := w.c.Output()[before:]
+	res := "ok"
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrState):
+		res = "ErrState"
+	case errors.Is(err, ErrNoCredit):
+		res = "ErrNoCredit"
+	default:
+		res = err.Error()
+	}
+	for _, f := range splitFrames(t, out) {
+		res += " " + f
+	}
+	return res
+}
+
+// splitFrames names the performatives in b.
+func splitFrames(t *testing.T, b []byte) []string {
+	var names []string
+	for len(b) >= 8 {
+		size := int(b[0])<<24 | int(b[1])<<16 | int(b[2])<<8 | int(b[3])
+		doff := int(b[4]) * 4
+		body := b[doff:size]
+		b = b[size:]
+		if len(body) == 0 {
+			names = append(names, "heartbeat")
+			continue
+		}
+		d, err := frame.Performative(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, d.TypeName())
+	}
+	return names
+}
+
+
+func TestStateActionTable(t *testing.T) {
+	var got strings.Builder
+	for _, st := range stateSetups {
+		for _, a := range actions {
+			if r := try(t, st.setup, a.do, a.name); r != "-" {
+				fmt.Fprintf(&got, "%s | %s | %s\n", st.name, a.name, r)
+			}
+		}
+	}
+	if *updateTable {
+		t.Log("\n" + got.String())
+		return
+	}
+	want := strings.TrimLeft(stateTable, "\n")
+	if got.String() != want {
+		gl, wl := strings.Split(got.String(), "\n"), strings.Split(want, "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Errorf("got  %s\nwant %s", g, w)
+			}
+		}
+	}
+}
+
+var updateTable = flag.Bool("update-table", false, "print the state × action table instead of checking it")
+
+// stateTable is what each action does in each state: the error, then the
+// performatives written.
+const stateTable = `
+conn opening | Conn.Begin | ErrState
+conn opening | Conn.Close | ok close
+conn open | Conn.Begin | ok begin
+conn open | Conn.Close | ok close
+session beginning | Conn.Begin | ok begin
+session beginning | Conn.Close | ok close
+session beginning | Session.AttachSender | ok attach
+session beginning | Session.AttachReceiver | ok attach
+session beginning | Session.End | ok end
+session begun | Conn.Begin | ok begin
+session begun | Conn.Close | ok close
+session begun | Session.AttachSender | ok attach
+session begun | Session.AttachReceiver | ok attach
+session begun | Session.End | ok end
+link attaching | Conn.Begin | ok begin
+link attaching | Conn.Close | ok close
+link attaching | Session.AttachSender | ok attach
+link attaching | Session.AttachReceiver | ok attach
+link attaching | Session.End | ok end
+link attaching | Link.Flow | ok flow
+link attaching | Link.KeepCredit | ok flow
+link attaching | Link.DrainCredit | ok flow
+link attaching | Link.SetAvailable | ok flow
+link attaching | Link.Send | ErrState
+link attaching | Link.Dispose | ok disposition
+link attaching | Link.Settle | ok disposition
+link attaching | Link.Abort | ErrState
+link attaching | Link.Detach | ok detach
+link attaching | Link.DetachOnly | ok detach
+link attached | Conn.Begin | ok begin
+link attached | Conn.Close | ok close
+link attached | Session.AttachSender | ok attach
+link attached | Session.AttachReceiver | ok attach
+link attached | Session.End | ok end
+link attached | Link.Flow | ok flow
+link attached | Link.KeepCredit | ok flow
+link attached | Link.DrainCredit | ok flow
+link attached | Link.SetAvailable | ok flow
+link attached | Link.Send | ok transfer
+link attached | Link.Dispose | ok disposition
+link attached | Link.Settle | ok disposition
+link attached | Link.Abort | ErrState
+link attached | Link.Detach | ok detach
+link attached | Link.DetachOnly | ok detach
+link detaching | Conn.Begin | ok begin
+link detaching | Conn.Close | ok close
+link detaching | Session.AttachSender | ok attach
+link detaching | Session.AttachReceiver | ok attach
+link detaching | Session.End | ok end
+link detaching | Link.Flow | ErrState
+link detaching | Link.KeepCredit | ErrState
+link detaching | Link.DrainCredit | ErrState
+link detaching | Link.SetAvailable | ErrState
+link detaching | Link.Send | ErrState
+link detaching | Link.Dispose | ErrState
+link detaching | Link.Settle | ErrState
+link detaching | Link.Abort | ErrState
+link detaching | Link.Detach | ErrState
+link detaching | Link.DetachOnly | ErrState
+link detached | Conn.Begin | ok begin
+link detached | Conn.Close | ok close
+link detached | Session.AttachSender | ok attach
+link detached | Session.AttachReceiver | ok attach
+link detached | Session.End | ok end
+link detached | Link.Flow | ErrState
+link detached | Link.KeepCredit | ErrState
+link detached | Link.DrainCredit | ErrState
+link detached | Link.SetAvailable | ErrState
+link detached | Link.Send | ErrState
+link detached | Link.Dispose | ErrState
+link detached | Link.Settle | ErrState
+link detached | Link.Abort | ErrState
+link detached | Link.Detach | ErrState
+link detached | Link.DetachOnly | ErrState
+link detached by the peer | Conn.Begin | ok begin
+link detached by the peer | Conn.Close | ok close
+link detached by the peer | Session.AttachSender | ok attach
+link detached by the peer | Session.AttachReceiver | ok attach
+link detached by the peer | Session.End | ok end
+link detached by the peer | Link.Flow | ErrState
+link detached by the peer | Link.KeepCredit | ErrState
+link detached by the peer | Link.DrainCredit | ErrState
+link detached by the peer | Link.SetAvailable | ErrState
+link detached by the peer | Link.Send | ErrState
+link detached by the peer | Link.Dispose | ErrState
+link detached by the peer | Link.Settle | ErrState
+link detached by the peer | Link.Abort | ErrState
+link detached by the peer | Link.Detach | ErrState
+link detached by the peer | Link.DetachOnly | ErrState
+session ending | Conn.Begin | ok begin
+session ending | Conn.Close | ok close
+session ending | Session.AttachSender | ErrState
+session ending | Session.AttachReceiver | ErrState
+session ending | Session.End | ErrState
+session ending | Link.Flow | ErrState
+session ending | Link.KeepCredit | ErrState
+session ending | Link.DrainCredit | ErrState
+session ending | Link.SetAvailable | ErrState
+session ending | Link.Send | ErrState
+session ending | Link.Dispose | ErrState
+session ending | Link.Settle | ErrState
+session ending | Link.Abort | ErrState
+session ending | Link.Detach | ErrState
+session ending | Link.DetachOnly | ErrState
+session ended | Conn.Begin | ok begin
+session ended | Conn.Close | ok close
+session ended | Session.AttachSender | ErrState
+session ended | Session.AttachReceiver | ErrState
+session ended | Session.End | ErrState
+session ended | Link.Flow | ErrState
+session ended | Link.KeepCredit | ErrState
+session ended | Link.DrainCredit | ErrState
+session ended | Link.SetAvailable | ErrState
+session ended | Link.Send | ErrState
+session ended | Link.Dispose | ErrState
+session ended | Link.Settle | ErrState
+session ended | Link.Abort | ErrState
+session ended | Link.Detach | ErrState
+session ended | Link.DetachOnly | ErrState
+session ended by the peer | Conn.Begin | ok begin
+session ended by the peer | Conn.Close | ok close
+session ended by the peer | Session.AttachSender | ErrState
+session ended by the peer | Session.AttachReceiver | ErrState
+session ended by the peer | Session.End | ErrState
+session ended by the peer | Link.Flow | ErrState
+session ended by the peer | Link.KeepCredit | ErrState
+session ended by the peer | Link.DrainCredit | ErrState
+session ended by the peer | Link.SetAvailable | ErrState
+session ended by the peer | Link.Send | ErrState
+session ended by the peer | Link.Dispose | ErrState
+session ended by the peer | Link.Settle | ErrState
+session ended by the peer | Link.Abort | ErrState
+session ended by the peer | Link.Detach | ErrState
+session ended by the peer | Link.DetachOnly | ErrState
+conn closing | Conn.Begin | ErrState
+conn closing | Conn.Close | ErrState
+conn closing | Session.AttachSender | ErrState
+conn closing | Session.AttachReceiver | ErrState
+conn closing | Session.End | ErrState
+conn closing | Link.Flow | ErrState
+conn closing | Link.KeepCredit | ErrState
+conn closing | Link.DrainCredit | ErrState
+conn closing | Link.SetAvailable | ErrState
+conn closing | Link.Send | ErrState
+conn closing | Link.Dispose | ErrState
+conn closing | Link.Settle | ErrState
+conn closing | Link.Abort | ErrState
+conn closing | Link.Detach | ErrState
+conn closing | Link.DetachOnly | ErrState
+conn closed | Conn.Begin | ErrState
+conn closed | Conn.Close | ErrState
+conn closed | Session.AttachSender | ErrState
+conn closed | Session.AttachReceiver | ErrState
+conn closed | Session.End | ErrState
+conn closed | Link.Flow | ErrState
+conn closed | Link.KeepCredit | ErrState
+conn closed | Link.DrainCredit | ErrState
+conn closed | Link.SetAvailable | ErrState
+conn closed | Link.Send | ErrState
+conn closed | Link.Dispose | ErrState
+conn closed | Link.Settle | ErrState
+conn closed | Link.Abort | ErrState
+conn closed | Link.Detach | ErrState
+conn closed | Link.DetachOnly | ErrState
+conn lost | Conn.Begin | ErrState
+conn lost | Conn.Close | ErrState
+conn lost | Session.AttachSender | ErrState
+conn lost | Session.AttachReceiver | ErrState
+conn lost | Session.End | ErrState
+conn lost | Link.Flow | ErrState
+conn lost | Link.KeepCredit | ErrState
+conn lost | Link.DrainCredit | ErrState
+conn lost | Link.SetAvailable | ErrState
+conn lost | Link.Send | ErrState
+conn lost | Link.Dispose | ErrState
+conn lost | Link.Settle | ErrState
+conn lost | Link.Abort | ErrState
+conn lost | Link.Detach | ErrState
+conn lost | Link.DetachOnly | ErrState
+`
