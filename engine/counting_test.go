@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/amqpsax/amqpsax/frame"
@@ -77,7 +78,7 @@ func TestCountingSessions(t *testing.T) {
 func attaches(n int) []byte {
 	var b []byte
 	for i := 1; i <= n; i++ {
-		b = perf(b, 0, attachSender(uint32(i), "l"+string(rune('a'+i%26))+string(rune('0'+i%10))))
+		b = perf(b, 0, attachSender(uint32(i), "l"+strconv.Itoa(i)))
 	}
 	return b
 }

@@ -16,7 +16,7 @@
 //	out := c.Output()          // bytes to write
 //	c.Written(n)               // n of them written
 //	next := c.Tick(now)        // heartbeats and idle time-out; call again by next
-//	c.CloseRead()              // the peer's stream ended
+//	c.CloseRead()              // the peer's stream ended (ReadFailed(err): how)
 //
 // plus the actions of the application, in events or between the calls:
 // [Conn.Begin] and [Conn.Close]; [Session.AttachSender],
@@ -25,6 +25,21 @@
 // ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
 // [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
 // [Server] run one per accepted connection; [Dial] runs a client.
+//
+// # State
+//
+// Each Conn, Session and Link holds one state of two halves (after Qpid
+// Proton's pn_endpoint_t): what this end has sent — nothing yet, its
+// open, begin or attach (active), its close, end or detach (closed) —
+// and the same of the peer. Every public action checks it once: an
+// action is legal while this end's half of the object and of every
+// object above it is active, so once this end has sent its close, end
+// or detach, or before it has sent its open, begin or attach, the action
+// returns [ErrState] and writes nothing. (Send also needs the peer's
+// attach: it needs credit.) The peer's close, end or detach is answered
+// at once, so an object whose peer has closed its half is over: both
+// halves closed, unmapped, its events reported. A test walks every
+// action through every state (state_test.go).
 //
 // The engine answers on its own what the protocol asks of it: protocol
 // headers, SASL (ANONYMOUS, PLAIN, EXTERNAL, decided by the
@@ -56,11 +71,17 @@
 //   - Then, for an attached link, in the order of the frames: OnFlow
 //     (peer's flow), OnDelivery (each delivery once its last transfer
 //     has arrived, in order of arrival on the connection), OnDisposition
-//     (per delivery in a disposition's range, in id order).
+//     (per delivery in a disposition's range, in id order, once the whole
+//     range has been applied: settled deliveries forgotten, and a
+//     terminal outcome the peer did not settle settled by this end
+//     unless Config.ManualSettle).
 //   - OnWritable, after Written drains output that made Send report
 //     ErrOutputFull.
 //   - OnLinkDetach, once per link, after the detach exchange (or when its
-//     session or connection ends under it: then before OnSessionEnd).
+//     session or connection ends under it: then before OnSessionEnd, with
+//     the session's or connection's error when the link had none of its
+//     own — a refusal by ending the session, as RabbitMQ does, reaches
+//     the link).
 //   - OnSessionEnd, once per session, after its links' OnLinkDetach.
 //   - OnConnectionClose, once, last: after the close exchange, a failure
 //     (a fault of the peer, the idle time-out) or CloseRead; the
@@ -72,7 +93,17 @@
 // valid only during the event: into the frame for a delivery in one
 // transfer (no copy), else into a reassembly buffer the engine reuses
 // ([frame.Assembler]). Output's bytes are valid until the next call of
-// another method. Link.Attach, Source and Target are kept by the link.
+// another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
+// kept by the link.
+//
+// # Errors
+//
+// The handler of each performative returns the fault it finds, scoped to
+// the connection, the session or the link, with the spec's condition;
+// one function applies it as a close, end or detach. [Error] carries the
+// condition as a [frame.Condition] (and the symbol of a condition outside
+// the spec's list), so code decides by comparing conditions, never text;
+// errors.Is(err, NewError(cond, "")) matches any error of that condition.
 //
 // # Faults
 //
@@ -87,7 +118,12 @@
 // session's incoming window (amqp:session:window-violation), a transfer
 // without link credit (amqp:link:transfer-limit-exceeded, the link), a
 // message above the link's max-message-size
-// (amqp:link:message-size-exceeded), a bad SASL exchange (outcome
+// (amqp:link:message-size-exceeded), a second attach of a link name in use
+// in the same direction (part 2 §2.6.1: answered without a terminus and
+// detached with amqp:not-allowed; with Config.LinkStealing the old link is
+// detached with amqp:link:stolen instead), a peer that takes the
+// connection past its memory budget (amqp:resource-limit-exceeded, the
+// connection), a bad SASL exchange (outcome
 // sys-perm, and the connection ends), a silent peer past the idle
 // time-out (amqp:resource-limit-exceeded), a peer that has not opened
 // within Config.HandshakeTimeout (the same). A close the peer does not
@@ -97,9 +133,15 @@
 //
 // # Limits
 //
-// Memory is bounded by the configuration, not by the peer: channel-max
-// sessions, handle-max links per session, one frame of max-frame-size
-// being read, MaxMessageSize per message being joined, and output: Send
+// Memory is bounded by the configuration, not by the peer. A
+// connection's budget, [Config].MaxMemory ([DefaultMaxMemory], 96 MiB),
+// counts what the peer can make it keep — sessions, links and their
+// attach frames, unsettled incoming deliveries, deliveries being joined —
+// and closes the connection with amqp:resource-limit-exceeded past it;
+// beside the budget there is one frame of max-frame-size being read, and
+// output ([Conn.Held] reports the budget in use). Within it: channel-max
+// sessions, handle-max links per session, MaxMessageSize per message
+// being joined, and output: Send
 // reports [ErrOutputFull] past [Config].MaxOutput and [Conn.WantRead] turns false,
 // so a driver stops reading from a peer that does not read (back-pressure
 // reaches the application). Nothing is allocated per message once warm,

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// Link names are unique per direction between two containers (part 2
+// §2.6.1): a second attach of a name in use is refused, answered without
+// a terminus and detached with amqp:not-allowed, and the application
+// never sees it; the first link is untouched.
+func TestLinkNameInUse(t *testing.T) {
+	h := &recorder{}
+	c := NewServer(Config{Credit: 10}, h)
+	r := newRaw(t, c)
+	r.feed(handshake()) // "l0", handle 0, the peer sends
+	r.performatives()
+	r.feed(perf(nil, 0, attachSender(1, "l0")))
+	ps := r.performatives()
+	if len(ps) != 2 || ps[0].desc != amqpsax.DescriptorAttach || ps[1].desc != amqpsax.DescriptorDetach ||
+		ps[1].cond != "amqp:not-allowed" || !strings.Contains(ps[1].text, `"l0" is already attached`) {
+		t.Fatalf("%+v", ps)
+	}
+	if n := strings.Count(strings.Join(h.log, "\n"), "attach l0"); n != 1 || has(h.log, "detach") {
+		t.Fatal(h.log)
+	}
+	// The peer answers the refusal's detach: handle 1 is free again and
+	// nothing reaches the application.
+	r.feed(perf(nil, 0, func(b []byte) []byte { return frame.AppendDetach(b, frame.Detach{Handle: 1, Closed: true}) }))
+	if has(h.log, "detach") || c.Err() != nil {
+		t.Fatal(h.log, c.Err())
+	}
+	// The same name in the other direction is another link.
+	r.feed(perf(nil, 0, func(b []byte) []byte {
+		return frame.AppendAttach(b, frame.Attach{Name: []byte("l0"), Handle: 1, Role: frame.RoleReceiver,
+			Source: frame.Some(frame.Source{Address: []byte("q")})})
+	}))
+	if ps := r.performatives(); len(ps) != 1 || ps[0].desc != amqpsax.DescriptorAttach {
+		t.Fatalf("%+v", ps)
+	}
+	// The first link still takes deliveries.
+	r.feed(perf(nil, 0, transferBody(0, 0, []byte("x"))))
+	if !has(h.log, `delivery 0 "x"`) {
+		t.Fatal(h.log)
+	}
+}
+
+// With LinkStealing the new attach takes the name: the old link is
+// detached with amqp:link:stolen.
+func TestLinkStealing(t *testing.T) {
+	h := &recorder{}
+	c := NewServer(Config{LinkStealing: true}, h)
+	r := newRaw(t, c)
+	r.feed(handshake())
+	r.performatives()
+	r.feed(perf(nil, 0, attachSender(1, "l0")))
+	ps := r.performatives()
+	if len(ps) != 2 || ps[0].desc != amqpsax.DescriptorDetach || ps[0].cond != "amqp:link:stolen" || ps[1].desc != amqpsax.DescriptorAttach {
+		t.Fatalf("%+v", ps)
+	}
+	if n := strings.Count(strings.Join(h.log, "\n"), "attach l0"); n != 2 {
+		t.Fatal(h.log)
+	}
+}
+
+// This end's own attach of a name in use fails at once.
+func TestAttachNameInUse(t *testing.T) {
+	w := newWorld(t, 5)
+	if _, err := w.s.AttachSender(LinkOptions{Name: "snd"}); !errors.Is(err, ErrLinkName) {
+		t.Fatal(err)
+	}
+	if _, err := w.s.AttachReceiver(LinkOptions{Name: "snd"}); err != nil {
+		t.Fatal(err)
+	}
+	// A detached link gives its name back.
+	w.snd.Detach(nil)
+	w.p.run()
+	if _, err := w.s.AttachSender(LinkOptions{Name: "snd"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A refused link learns why even when the peer ends the session (as
+// RabbitMQ does for an address it refuses) or closes the connection
+// under it: OnLinkDetach carries that error.
+func TestLinkDetachCarriesReason(t *testing.T) {
+	for _, how := range []string{"end", "close"} {
+		t.Run(how, func(t *testing.T) {
+			srv := &recorder{}
+			srv.onAtt = func(l *Link) {
+				e := NewError(frame.CondNotFound, "no queue q")
+				if how == "end" {
+					l.Session().End(e)
+				} else {
+					l.Conn().Close(e)
+				}
+			}
+			var got *Error
+			cli := &linkWatcher{recorder: &recorder{}, detached: &got}
+			cli.onOpen = func(c *Conn) {
+				s, _ := c.Begin()
+				s.AttachReceiver(LinkOptions{Address: "q"})
+			}
+			p := newPipe(t, Config{}, Config{}, cli, srv)
+			p.run()
+			if got == nil || got.Condition != frame.CondNotFound || got.Description != "no queue q" || !got.Remote {
+				t.Fatalf("OnLinkDetach got %v; %v", got, cli.log)
+			}
+		})
+	}
+}
+
+type linkWatcher struct {
+	*recorder
+	detached **Error
+}
+
+func (w *linkWatcher) OnLinkDetach(l *Link, e *Error) { *w.detached = e; w.recorder.OnLinkDetach(l, e) }
+
+// A lost connection says at which stage, and how it ended.
+func TestReadFailedNamesStage(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(r *raw)
+		err   error
+		want  string
+	}{
+		{"header", func(r *raw) {}, io.EOF, "connection lost before the protocol header: peer sent EOF"},
+		{"sasl", func(r *raw) { r.feed(frame.AppendProtocolHeader(nil, frame.HeaderSASL)) }, syscall.ECONNRESET,
+			"connection lost during SASL: " + syscall.ECONNRESET.Error()},
+		{"open", func(r *raw) { r.feed(frame.AppendProtocolHeader(nil, frame.HeaderAMQP)) }, io.EOF, "connection lost before the open: peer sent EOF"},
+		{"opened", func(r *raw) { r.feed(handshake()) }, io.EOF, "connection lost after the open: peer sent EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewServer(Config{}, nil)
+			r := newRaw(t, c)
+			tc.setup(r)
+			c.ReadFailed(tc.err)
+			if e := c.Err(); e == nil || e.Condition != frame.CondFramingError || e.Description != tc.want {
+				t.Fatalf("%v, want %q", e, tc.want)
+			}
+		})
+	}
+}
+
+// bigAttaches are n attaches of sending links, each carrying about 2 KiB
+// of link properties (kept by the engine with the attach).
+func bigAttaches(n int) []byte {
+	pad := make([]byte, 2000)
+	var b []byte
+	for i := 1; i <= n; i++ {
+		name := "big" + strconv.Itoa(i)
+		b = perf(b, 0, func(b []byte) []byte {
+			return frame.AppendAttach(b, frame.Attach{Name: []byte(name), Handle: uint32(i), Role: frame.RoleSender,
+				Source: frame.Some(frame.Source{Address: pad}), Target: frame.Some(frame.Target{Address: []byte("q")}),
+				InitialDeliveryCount: frame.Some[uint32](0)})
+		})
+	}
+	return b
+}
+
+// The memory budget (Config.MaxMemory) bounds what a hostile peer makes
+// a connection hold, at two sizes of budget: past it the connection is
+// closed with amqp:resource-limit-exceeded. What is held, and what is
+// allocated, follows the budget and not the input.
+func TestMemoryBudget(t *testing.T) {
+	var allocs [2]uint64
+	for i, budget := range []int{256 << 10, 512 << 10} {
+		cfg := Config{HandleMax: 10000, MaxMemory: budget}
+		input := bigAttaches(2 * budget / 2000) // twice what fits
+		a, _, c := cost(cfg, input)
+		now, peak := c.Held()
+		e := c.Err()
+		if e == nil || e.Condition != frame.CondResourceLimitExceeded || !strings.Contains(e.Description, "memory budget") {
+			t.Fatalf("budget %d: err %v", budget, e)
+		}
+		if peak > budget {
+			t.Fatalf("budget %d: peak %d held", budget, peak)
+		}
+		if now != 0 {
+			t.Fatalf("budget %d: %d still held after the close", budget, now)
+		}
+		// Allocated: the attaches kept (about the budget), and what each
+		// attach costs to parse; well under 4x the budget.
+		if a > uint64(4*budget) {
+			t.Fatalf("budget %d: %d bytes allocated", budget, a)
+		}
+		t.Logf("budget %d: peak held %d, %d bytes allocated for %d input bytes", budget, peak, a, len(input))
+		allocs[i] = a
+		// Twice the input at the same budget costs no more.
+		a2, _, _ := cost(cfg, bigAttaches(4*budget/2000))
+		if a2 > a+64<<10 {
+			t.Fatalf("budget %d: %d bytes allocated for twice the input, %d for once", budget, a2, a)
+		}
+	}
+	linear(t, "bytes allocated against the budget", allocs[0], allocs[1])
+}
