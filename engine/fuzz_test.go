@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"io"
 	"testing"
 
 	"github.com/amqpsax/amqpsax/frame"
@@ -45,10 +46,16 @@ func (busy) OnDisposition(l *Link, d Disposition) {
 // conversation: SASL, open, begin, attach, transfers, dispositions,
 // detach, end, close.
 func recordedClient(t testing.TB) []byte {
+	cli, _ := recorded(t)
+	return cli
+}
+
+// recorded returns what each end of a whole conversation writes.
+func recorded(t testing.TB) (cliOut, srvOut []byte) {
 	srv := &recorder{}
 	srv.onDel = func(l *Link, d Delivery) { d.Accept() }
 	cli := &recorder{}
-	var rec []byte
+	var rec, srec []byte
 	cli.onOpen = func(c *Conn) {
 		s, _ := c.Begin()
 		s.AttachSender(LinkOptions{Name: "s", Address: "q", Unsettled: true})
@@ -67,6 +74,7 @@ func recordedClient(t testing.TB) []byte {
 			break
 		}
 		rec = append(rec, co...)
+		srec = append(srec, so...)
 		b := append([]byte(nil), co...)
 		p.c.Written(len(co))
 		p.s.Feed(b, p.now)
@@ -76,7 +84,8 @@ func recordedClient(t testing.TB) []byte {
 	}
 	p.c.Close(nil)
 	rec = append(rec, p.c.Output()...)
-	return rec
+	p.run()
+	return rec, append(srec, p.s.Output()...)
 }
 
 // FuzzServer feeds arbitrary bytes to a server engine, from the start
@@ -124,6 +133,59 @@ func FuzzServer(f *testing.F) {
 		c.CloseRead()
 		if !c.Closed() {
 			t.Fatal("not closed after CloseRead")
+		}
+	})
+}
+
+// clientBusy is busy with the attaches a client makes once open.
+type clientBusy struct{ busy }
+
+func (clientBusy) OnConnectionOpen(c *Conn) {
+	s, err := c.Begin()
+	if err != nil {
+		return
+	}
+	s.AttachSender(LinkOptions{Name: "s", Address: "q", Unsettled: true})
+	s.AttachReceiver(LinkOptions{Name: "r", Address: "q", Credit: 5})
+	s.AttachSender(LinkOptions{Name: "p", Address: "q", Presettled: true})
+}
+
+// FuzzClient feeds arbitrary bytes, as a server's, to a client engine
+// that begins a session and attaches senders and a receiver once open,
+// in reads of arbitrary sizes: nothing panics, output stays within a
+// constant times the input, and nothing is written once it is done.
+func FuzzClient(f *testing.F) {
+	_, srv := recorded(f)
+	f.Add([]byte(nil), uint16(7), false)
+	f.Add(srv, uint16(100), false)
+	f.Add(srv, uint16(1), true)
+	f.Add(srv[:len(srv)/2], uint16(13), false)
+	f.Fuzz(func(t *testing.T, data []byte, read uint16, noSASL bool) {
+		c := NewClient(Config{MaxFrameSize: 2048, ChannelMax: 3, HandleMax: 3, Window: 8, NoSASL: noSASL,
+			Username: "u", Password: "p"}, clientBusy{})
+		r := newRaw(t, c)
+		r.feed(nil)
+		in := 0
+		step := int(read%512) + 1
+		for len(data) > 0 {
+			n := min(step, len(data))
+			wasDone := c.Done()
+			before := len(r.in)
+			r.feed(data[:n])
+			in += n
+			if wasDone && len(r.in) != before {
+				t.Fatal("wrote after done")
+			}
+			data = data[n:]
+			if len(r.in) > 16*in+64<<10 {
+				t.Fatalf("%d bytes written for %d read", len(r.in), in)
+			}
+			r.now = r.now.Add(1e9)
+			c.Tick(r.now)
+		}
+		c.ReadFailed(io.ErrUnexpectedEOF)
+		if !c.Closed() {
+			t.Fatal("not closed after ReadFailed")
 		}
 	})
 }
