@@ -88,18 +88,24 @@ func (e *Error) amqp() frame.AMQPError {
 }
 
 // Errors returned by the methods that act on a connection, session or
-// link. None of them changes the engine's state.
+// link. None of them changes the engine's state. Four say "try later",
+// each with the event that says when: ErrNoCredit and ErrNoWindow,
+// OnFlow; ErrBusy, OnFlow once the held-back frames are out; ErrOutputFull,
+// OnWritable.
 var (
 	// ErrNoCredit: Send on a link whose peer has granted no credit.
+	// OnFlow reports the peer's next grant.
 	ErrNoCredit = errors.New("engine: no link credit")
 	// ErrNoWindow: Send while the peer's session incoming window is 0.
+	// OnFlow follows, for each sender with credit, when it reopens.
 	ErrNoWindow = errors.New("engine: session window closed")
 	// ErrOutputFull: Send while the output buffer holds more than
 	// Config.MaxOutput bytes (the peer, or the driver, is not reading).
 	// OnWritable follows when it has been written out.
 	ErrOutputFull = errors.New("engine: output buffer full")
 	// ErrBusy: Send while the link's previous delivery is still waiting
-	// for the peer's session window to take its last frames.
+	// for the peer's session window to take its last frames. OnFlow
+	// follows once they are out and the link has credit.
 	ErrBusy = errors.New("engine: previous delivery not sent yet")
 	// ErrState: the object is not in a state that allows the call (a
 	// link not attached or detached, a session ended, a connection not
