@@ -42,8 +42,8 @@
 //     spec default is not the zero value (max-frame-size, channel-max,
 //     handle-max, snd-settle-mode), is an [Opt]: absent unless built with
 //     [Some], present when it was on the wire. [Opt.Or] applies the spec's
-//     default ([DefaultChannelMax], [DefaultHandleMax],
-//     [DefaultSndSettleMode]). Attach's Source and Target are Opts too: a
+//     default ([SpecChannelMax], [SpecHandleMax],
+//     [SpecSndSettleMode]). Attach's Source and Target are Opts too: a
 //     refusing link end sends null.
 //   - Mandatory fields are plain and always written.
 //   - The other fields are plain, and their zero value is the spec's
@@ -135,7 +135,7 @@
 //
 // # Limits
 //
-// Reader.MaxFrameSize ([DefaultMaxFrameSize], 1 MiB, when 0) bounds a frame;
+// Reader.MaxFrameSize ([DefaultReaderMaxFrameSize], 1 MiB, when 0) bounds a frame;
 // a larger size, a size below 8 or a data offset below 2 is refused from
 // the frame's 8-byte header, before anything more is read or allocated.
 // Below the limit the buffer grows only as bytes arrive (doubling), so a

@@ -14,11 +14,11 @@ const (
 	TypeSASL uint8 = 1 // a SASL frame: part 5 §5.3.3
 )
 
-// DefaultMaxFrameSize is the largest frame a Reader whose MaxFrameSize is
+// DefaultReaderMaxFrameSize is the largest frame a Reader whose MaxFrameSize is
 // 0 accepts: 1 MiB, above what common brokers negotiate (Proton, Artemis
 // and RabbitMQ offer 32 KiB to 1 MiB) and small enough that a peer
 // claiming more cannot make the reader hold much memory.
-const DefaultMaxFrameSize = 1 << 20
+const DefaultReaderMaxFrameSize = 1 << 20
 
 // minBuffer is the first size of a Reader's buffer and the least it grows by.
 const minBuffer = 4096
@@ -186,7 +186,7 @@ type Reader struct {
 	// Next accepts: a larger one is a *ReadError wrapping
 	// ErrFrameTooLarge, raised from its header alone, before the reader
 	// reads the rest or makes room for it. Zero means
-	// DefaultMaxFrameSize. Set it to the max-frame-size this end
+	// DefaultReaderMaxFrameSize. Set it to the max-frame-size this end
 	// announced in its open. Where int has 32 bits, frames above
 	// math.MaxInt32 bytes are refused whatever it says.
 	MaxFrameSize uint32
@@ -271,7 +271,7 @@ func (r *Reader) Next() (Frame, error) {
 func (r *Reader) maxFrame() uint32 {
 	m := r.MaxFrameSize
 	if m == 0 {
-		m = DefaultMaxFrameSize
+		m = DefaultReaderMaxFrameSize
 	}
 	if uint64(m) > math.MaxInt32 && math.MaxInt == math.MaxInt32 {
 		m = math.MaxInt32
