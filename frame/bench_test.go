@@ -69,6 +69,19 @@ func benchCases(tb testing.TB) []benchCase {
 				}
 			}
 		}})
+		cases = append(cases, benchCase{"Split/" + s.name, len(data), frames, func() error {
+			for b := data; len(b) > 0; {
+				_, n, err := Split(b, 0)
+				if err != nil {
+					return err
+				}
+				if n == 0 {
+					return io.ErrUnexpectedEOF
+				}
+				b = b[n:]
+			}
+			return nil
+		}})
 		var a Assembler
 		cases = append(cases, benchCase{"Loop/" + s.name, len(data), frames, func() error {
 			src.Reset(data)
@@ -165,7 +178,7 @@ func benchCases(tb testing.TB) []benchCase {
 	return cases
 }
 
-// BenchmarkFrame measures the Reader over whole captured connections (and
+// BenchmarkFrame measures the Reader and Split over whole captured connections (and
 // a generated one of 1000 transfers), the frame loop a broker runs (Next,
 // Performative, ParseTransfer, Assembler.Add), each Parse function, some
 // Append functions, and the joining of a delivery of four transfers.

@@ -21,6 +21,21 @@
 //		}
 //	}
 //
+// A caller that holds the stream's bytes itself (an event loop, a sans-IO
+// engine) splits them where they lie with [Split], which returns the first
+// header or frame of a byte slice as a view into it and the bytes it
+// takes, n 0 while the slice holds only a prefix of one:
+//
+//	for {
+//		f, n, err := frame.Split(buf, maxFrameSize)
+//		if err != nil || n == 0 { … }  // a bad header; or keep buf and read more
+//		…
+//		buf = buf[n:]
+//	}
+//
+// The Reader splits with it: the two accept the same streams and refuse
+// them with the same errors.
+//
 // A protocol header ("AMQP" and an id: 0 AMQP, 2 TLS, 3 SASL) is a Frame
 // with IsHeader set; a heartbeat is an AMQP frame with an empty Body.
 // [Performative] tells which performative a body holds; [ParseOpen],
@@ -42,8 +57,8 @@
 //     spec default is not the zero value (max-frame-size, channel-max,
 //     handle-max, snd-settle-mode), is an [Opt]: absent unless built with
 //     [Some], present when it was on the wire. [Opt.Or] applies the spec's
-//     default ([DefaultChannelMax], [DefaultHandleMax],
-//     [DefaultSndSettleMode]). Attach's Source and Target are Opts too: a
+//     default ([SpecChannelMax], [SpecHandleMax],
+//     [SpecSndSettleMode]). Attach's Source and Target are Opts too: a
 //     refusing link end sends null.
 //   - Mandatory fields are plain and always written.
 //   - The other fields are plain, and their zero value is the spec's
@@ -97,7 +112,7 @@
 // # Lifetimes
 //
 // A Frame's Body and Ext are views into the [Reader]'s buffer, valid until
-// the next Next (or Reset). Everything a Parse function returns that is
+// the next Next (or Reset); [Split]'s, into the slice it was given. Everything a Parse function returns that is
 // bytes (strings, symbols, binaries, Map, [Symbols], the payload, a
 // [StateOther]'s Raw) is a view into the body it was given, valid as long
 // as that body is: copy what must outlive the frame. A [Delivery]'s Payload
@@ -115,7 +130,9 @@
 // [ErrDataOffset] for a frame header that cannot be right (these stay: the
 // stream cannot be split any further), [ErrEncrypted] after a TLS header.
 // Errors of the underlying reader are returned as they are, and Next may
-// be called again after them.
+// be called again after them. [Split] reports the same faults of a frame
+// header, with an Offset relative to its slice; a slice that ends inside
+// a frame is not a fault there (n is 0: more may come).
 //
 // Parse functions report a fault as an
 // *[github.com/amqpsax/amqpsax.Error] with Op "frame" and the offset in the body of the value at fault. A field of the wrong type,
@@ -135,7 +152,7 @@
 //
 // # Limits
 //
-// Reader.MaxFrameSize ([DefaultMaxFrameSize], 1 MiB, when 0) bounds a frame;
+// Reader.MaxFrameSize, and Split's maxFrameSize ([DefaultReaderMaxFrameSize], 1 MiB, when 0), bound a frame;
 // a larger size, a size below 8 or a data offset below 2 is refused from
 // the frame's 8-byte header, before anything more is read or allocated.
 // Below the limit the buffer grows only as bytes arrive (doubling), so a

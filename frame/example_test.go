@@ -236,3 +236,49 @@ func ExampleAppendFlow() {
 	// flow: handle 0 delivery-count 0 link-credit 10 available absent
 	// disposition: receiver 0 to 4 accepted settled true
 }
+
+// ExampleSplit splits bytes held by the caller, as an event loop or a
+// sans-IO engine holds them, where they lie: each frame is a view into the
+// slice, and a slice that ends inside a frame gives n 0 until the rest is
+// there.
+func ExampleSplit() {
+	stream, _ := io.ReadAll(connection())
+	held := stream[:100] // what the first read brought
+	rest := stream[100:]
+	for {
+		f, n, err := frame.Split(held, 0)
+		if err != nil {
+			log.Fatal(err) // a frame header that cannot be right: close the connection
+		}
+		if n == 0 { // a prefix of a frame: keep it, read more
+			if len(rest) == 0 {
+				break
+			}
+			held = append(held, rest...) // the next read
+			rest = nil
+			continue
+		}
+		switch {
+		case f.IsHeader:
+			fmt.Println(f.Header)
+		case f.IsHeartbeat():
+			fmt.Println("heartbeat")
+		default:
+			d, _ := frame.Performative(f.Body)
+			fmt.Println(d.Name(), f.Size)
+		}
+		held = held[n:]
+	}
+	fmt.Println(len(held), "bytes left")
+	// Output:
+	// AMQP amqp 1.0.0
+	// amqp:open:list 22
+	// amqp:begin:list 20
+	// amqp:attach:list 41
+	// amqp:transfer:list 651
+	// amqp:transfer:list 652
+	// amqp:transfer:list 423
+	// heartbeat
+	// amqp:transfer:list 250
+	// 0 bytes left
+}

@@ -28,7 +28,7 @@ func Some[T any](v T) Opt[T] { return Opt[T]{v: v, ok: true} }
 func (o Opt[T]) Get() (T, bool) { return o.v, o.ok }
 
 // Or returns the value when present, and def when not: a field's value
-// with the spec's default applied, as in o.ChannelMax.Or(DefaultChannelMax).
+// with the spec's default applied, as in o.ChannelMax.Or(SpecChannelMax).
 func (o Opt[T]) Or(def T) T {
 	if o.ok {
 		return o.v
@@ -59,7 +59,7 @@ func (o Opt[T]) String() string {
 
 // The spec's defaults of the fields that are Opt, for Opt.Or.
 const (
-	DefaultChannelMax    uint16           = 1<<16 - 1 // open channel-max
-	DefaultHandleMax     uint32           = 1<<32 - 1 // begin handle-max
-	DefaultSndSettleMode SenderSettleMode = SndMixed  // attach snd-settle-mode
+	SpecChannelMax    uint16           = 1<<16 - 1 // open channel-max
+	SpecHandleMax     uint32           = 1<<32 - 1 // begin handle-max
+	SpecSndSettleMode SenderSettleMode = SndMixed  // attach snd-settle-mode
 )

@@ -77,7 +77,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 type parser struct{ composite.Reader }
 
 // field is the field Next moved to.
-func (p *parser) field() Field { return Field(p.I) }
+func (p *parser) field() FieldIndex { return FieldIndex(p.I) }
 
 // error returns the parser's error as this package reports it.
 func (p *parser) error() error {

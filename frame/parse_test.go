@@ -458,7 +458,7 @@ func TestAppendBuilt(t *testing.T) {
 	got, err := ParseAttach(AppendAttach(nil, a))
 	require.NoError(t, err)
 	assert.False(t, got.SndSettleMode.Present(), "absent is left out")
-	assert.Equal(t, SndMixed, got.SndSettleMode.Or(DefaultSndSettleMode))
+	assert.Equal(t, SndMixed, got.SndSettleMode.Or(SpecSndSettleMode))
 	src, _ := got.Source.Get()
 	tgt, _ := got.Target.Get()
 	assert.Equal(t, "q", string(src.Address))

@@ -278,7 +278,7 @@ func writeComposite(t *testing.T, toks *[]string, v reflect.Value) {
 	fields := v.FieldByName("Fields").Interface().(Fields)
 	*toks = append(*toks, "described", "ulong:"+strconv.FormatUint(uint64(d), 10), "list:"+strconv.Itoa(fields.Elements()))
 	for i := 0; i < fields.Elements(); i++ {
-		if !fields.Has(Field(i)) {
+		if !fields.Has(FieldIndex(i)) {
 			*toks = append(*toks, "null")
 			continue
 		}

@@ -1,10 +1,8 @@
 package frame
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
-	"math"
 	"strconv"
 )
 
@@ -14,11 +12,11 @@ const (
 	TypeSASL uint8 = 1 // a SASL frame: part 5 §5.3.3
 )
 
-// DefaultMaxFrameSize is the largest frame a Reader whose MaxFrameSize is
+// DefaultReaderMaxFrameSize is the largest frame a Reader whose MaxFrameSize is
 // 0 accepts: 1 MiB, above what common brokers negotiate (Proton, Artemis
 // and RabbitMQ offer 32 KiB to 1 MiB) and small enough that a peer
 // claiming more cannot make the reader hold much memory.
-const DefaultMaxFrameSize = 1 << 20
+const DefaultReaderMaxFrameSize = 1 << 20
 
 // minBuffer is the first size of a Reader's buffer and the least it grows by.
 const minBuffer = 4096
@@ -186,7 +184,7 @@ type Reader struct {
 	// Next accepts: a larger one is a *ReadError wrapping
 	// ErrFrameTooLarge, raised from its header alone, before the reader
 	// reads the rest or makes room for it. Zero means
-	// DefaultMaxFrameSize. Set it to the max-frame-size this end
+	// DefaultReaderMaxFrameSize. Set it to the max-frame-size this end
 	// announced in its open. Where int has 32 bits, frames above
 	// math.MaxInt32 bytes are refused whatever it says.
 	MaxFrameSize uint32
@@ -236,47 +234,21 @@ func (r *Reader) Next() (Frame, error) {
 	if r.tls {
 		return Frame{}, r.fail(&ReadError{Offset: r.off, Err: ErrEncrypted})
 	}
-	if err := r.fill(headerSize); err != nil {
-		return Frame{}, r.eof(err, false, 0)
+	for {
+		f, n, need, cause := split(r.buf[r.start:r.end], limit(r.MaxFrameSize))
+		switch {
+		case n > 0:
+			f.Offset = r.off
+			r.consume(n)
+			r.tls = f.IsHeader && f.Header.ID == ProtocolTLS
+			return f, nil
+		case cause != nil:
+			return Frame{}, r.fail(headerFault(r.buf[r.start:r.end], r.off, cause))
+		}
+		if err := r.fill(need); err != nil {
+			return Frame{}, r.eof(err)
+		}
 	}
-	h := r.buf[r.start : r.start+headerSize]
-	if h[0] == 'A' && h[1] == 'M' && h[2] == 'Q' && h[3] == 'P' {
-		f := Frame{Offset: r.off, Size: headerSize, IsHeader: true,
-			Header: ProtocolHeader{ID: ProtocolID(h[4]), Major: h[5], Minor: h[6], Revision: h[7]}}
-		r.consume(headerSize)
-		r.tls = f.Header.ID == ProtocolTLS
-		return f, nil
-	}
-	size := binary.BigEndian.Uint32(h)
-	doff := uint32(h[4]) * 4
-	switch {
-	case size < headerSize:
-		return Frame{}, r.bad(size, ErrFrameSize)
-	case size > r.maxFrame():
-		return Frame{}, r.bad(size, ErrFrameTooLarge)
-	case doff < headerSize || doff > size:
-		return Frame{}, r.bad(size, ErrDataOffset)
-	}
-	n := int(size) // fits: maxFrame is at most math.MaxInt32 where int is 32 bits
-	if err := r.fill(n); err != nil {
-		return Frame{}, r.eof(err, true, size)
-	}
-	p := r.buf[r.start : r.start+n : r.start+n]
-	f := Frame{Offset: r.off, Size: size, Type: p[5], Channel: binary.BigEndian.Uint16(p[6:]),
-		Ext: p[headerSize:doff:doff], Body: p[doff:]}
-	r.consume(n)
-	return f, nil
-}
-
-func (r *Reader) maxFrame() uint32 {
-	m := r.MaxFrameSize
-	if m == 0 {
-		m = DefaultMaxFrameSize
-	}
-	if uint64(m) > math.MaxInt32 && math.MaxInt == math.MaxInt32 {
-		m = math.MaxInt32
-	}
-	return m
 }
 
 func (r *Reader) consume(n int) {
@@ -287,19 +259,6 @@ func (r *Reader) consume(n int) {
 	}
 }
 
-// bad records a frame header that cannot be right (sticky).
-func (r *Reader) bad(size uint32, cause error) error {
-	return r.fail(r.headerError(size, cause))
-}
-
-// headerError is the error about the frame whose 8-byte header is at
-// r.start.
-func (r *Reader) headerError(size uint32, cause error) *ReadError {
-	h := r.buf[r.start : r.start+headerSize]
-	return &ReadError{Offset: r.off, Size: size, HasSize: true,
-		DataOffset: h[4], Type: h[5], Channel: binary.BigEndian.Uint16(h[6:]), Err: cause}
-}
-
 func (r *Reader) fail(e *ReadError) error {
 	r.err = e
 	return e
@@ -307,17 +266,17 @@ func (r *Reader) fail(e *ReadError) error {
 
 // eof turns the error of fill into Next's: io.EOF before the first byte
 // of an item is a clean end, after it a truncation.
-func (r *Reader) eof(err error, hasSize bool, size uint32) error {
+func (r *Reader) eof(err error) error {
 	if err != io.EOF {
 		return err
 	}
-	if r.end == r.start && !hasSize {
+	got := r.buf[r.start:r.end]
+	switch {
+	case len(got) == 0:
 		return io.EOF
+	case len(got) >= headerSize: // a frame's header is read: split found it valid
+		return headerFault(got, r.off, io.ErrUnexpectedEOF)
 	}
-	if hasSize {
-		return r.headerError(size, io.ErrUnexpectedEOF)
-	}
-	got := r.buf[r.start:r.end] // fewer than 8 bytes
 	return &ReadError{Offset: r.off, IsHeader: string(got[:min(len(got), 4)]) == "AMQP"[:min(len(got), 4)],
 		Err: io.ErrUnexpectedEOF}
 }

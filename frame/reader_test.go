@@ -123,7 +123,7 @@ func TestReaderCorrupt(t *testing.T) {
 			}{
 				{0, 2, 0, ErrFrameSize},
 				{7, 2, 0, ErrFrameSize},
-				{DefaultMaxFrameSize + 1, 2, 0, ErrFrameTooLarge},
+				{DefaultReaderMaxFrameSize + 1, 2, 0, ErrFrameTooLarge},
 				{1<<32 - 1, 2, 0, ErrFrameTooLarge},
 				{largest + 1, 2, largest, ErrFrameTooLarge},
 				{it.size, 0, 0, ErrDataOffset},

@@ -5,16 +5,16 @@ import (
 	"github.com/amqpsax/amqpsax/internal/composite"
 )
 
-// Field is the position of a field in the list of a composite type, from
+// FieldIndex is the position of a field in the list of a composite type, from
 // 0, in the order the spec lists them: TransferDeliveryID is 1 because
 // delivery-id is the second field of transfer. The constants below are
 // named after the Go type and field; use them with Fields.Has and
 // FieldName.
-type Field uint8
+type FieldIndex uint8
 
 // Fields of open (part 2 §2.7.1).
 const (
-	OpenContainerID Field = iota
+	OpenContainerID FieldIndex = iota
 	OpenHostname
 	OpenMaxFrameSize
 	OpenChannelMax
@@ -28,7 +28,7 @@ const (
 
 // Fields of begin (part 2 §2.7.2).
 const (
-	BeginRemoteChannel Field = iota
+	BeginRemoteChannel FieldIndex = iota
 	BeginNextOutgoingID
 	BeginIncomingWindow
 	BeginOutgoingWindow
@@ -40,7 +40,7 @@ const (
 
 // Fields of attach (part 2 §2.7.3).
 const (
-	AttachName Field = iota
+	AttachName FieldIndex = iota
 	AttachHandle
 	AttachRole
 	AttachSndSettleMode
@@ -58,7 +58,7 @@ const (
 
 // Fields of flow (part 2 §2.7.4).
 const (
-	FlowNextIncomingID Field = iota
+	FlowNextIncomingID FieldIndex = iota
 	FlowIncomingWindow
 	FlowNextOutgoingID
 	FlowOutgoingWindow
@@ -73,7 +73,7 @@ const (
 
 // Fields of transfer (part 2 §2.7.5).
 const (
-	TransferHandle Field = iota
+	TransferHandle FieldIndex = iota
 	TransferDeliveryID
 	TransferDeliveryTag
 	TransferMessageFormat
@@ -88,7 +88,7 @@ const (
 
 // Fields of disposition (part 2 §2.7.6).
 const (
-	DispositionRole Field = iota
+	DispositionRole FieldIndex = iota
 	DispositionFirst
 	DispositionLast
 	DispositionSettled
@@ -98,47 +98,47 @@ const (
 
 // Fields of detach (part 2 §2.7.7).
 const (
-	DetachHandle Field = iota
+	DetachHandle FieldIndex = iota
 	DetachClosed
 	DetachError
 )
 
 // Fields of end (part 2 §2.7.8).
 const (
-	EndError Field = iota
+	EndError FieldIndex = iota
 )
 
 // Fields of close (part 2 §2.7.9).
 const (
-	CloseError Field = iota
+	CloseError FieldIndex = iota
 )
 
 // Fields of error (part 2 §2.8.14).
 const (
-	AMQPErrorCondition Field = iota
+	AMQPErrorCondition FieldIndex = iota
 	AMQPErrorDescription
 	AMQPErrorInfo
 )
 
 // Fields of the SASL frames (part 5 §5.3.3).
 const (
-	SASLMechanismsMechanisms Field = 0 // sasl-server-mechanisms
+	SASLMechanismsMechanisms FieldIndex = 0 // sasl-server-mechanisms
 
-	SASLInitMechanism       Field = 0
-	SASLInitInitialResponse Field = 1
-	SASLInitHostname        Field = 2
+	SASLInitMechanism       FieldIndex = 0
+	SASLInitInitialResponse FieldIndex = 1
+	SASLInitHostname        FieldIndex = 2
 
-	SASLChallengeChallenge Field = 0
+	SASLChallengeChallenge FieldIndex = 0
 
-	SASLResponseResponse Field = 0
+	SASLResponseResponse FieldIndex = 0
 
-	SASLOutcomeCode           Field = 0
-	SASLOutcomeAdditionalData Field = 1
+	SASLOutcomeCode           FieldIndex = 0
+	SASLOutcomeAdditionalData FieldIndex = 1
 )
 
 // Fields of source (part 3 §3.5.3).
 const (
-	SourceAddress Field = iota
+	SourceAddress FieldIndex = iota
 	SourceDurable
 	SourceExpiryPolicy
 	SourceTimeout
@@ -153,7 +153,7 @@ const (
 
 // Fields of target (part 3 §3.5.4).
 const (
-	TargetAddress Field = iota
+	TargetAddress FieldIndex = iota
 	TargetDurable
 	TargetExpiryPolicy
 	TargetTimeout
@@ -164,19 +164,19 @@ const (
 
 // The field of coordinator (part 4 §4.5.1), a target whose fields a
 // Target holds with Coordinator set.
-const CoordinatorCapabilities Field = 0
+const CoordinatorCapabilities FieldIndex = 0
 
 // Fields of the delivery states (part 3 §3.4); accepted and released
 // have none.
 const (
-	ReceivedSectionNumber Field = 0
-	ReceivedSectionOffset Field = 1
+	ReceivedSectionNumber FieldIndex = 0
+	ReceivedSectionOffset FieldIndex = 1
 
-	RejectedError Field = 0
+	RejectedError FieldIndex = 0
 
-	ModifiedDeliveryFailed     Field = 0
-	ModifiedUndeliverableHere  Field = 1
-	ModifiedMessageAnnotations Field = 2
+	ModifiedDeliveryFailed     FieldIndex = 0
+	ModifiedUndeliverableHere  FieldIndex = 1
+	ModifiedMessageAnnotations FieldIndex = 2
 )
 
 // Fields records what a Parse function saw of a composite value: which
@@ -195,7 +195,7 @@ type Fields struct {
 
 // Has reports whether a Parse function found field i present and not
 // null. For an [Opt] field it agrees with the field's Present.
-func (f Fields) Has(i Field) bool { return i < 32 && f.set&(1<<i) != 0 }
+func (f Fields) Has(i FieldIndex) bool { return i < 32 && f.set&(1<<i) != 0 }
 
 // Elements returns how many of the type's fields the decoded list held,
 // trailing nulls included (0 for a value built in code). Append functions
@@ -355,7 +355,7 @@ var otherFields = map[amqpsax.Descriptor][]string{
 // package decodes, the message's header and properties sections and the
 // transaction types — or "" when d is not one or has no field i. Tools
 // that print performatives and sections use it to label fields.
-func FieldName(d amqpsax.Descriptor, i Field) string {
+func FieldName(d amqpsax.Descriptor, i FieldIndex) string {
 	s := specs[d]
 	if s == nil {
 		s = sections[d]
@@ -395,7 +395,7 @@ func NumFields(d amqpsax.Descriptor) int {
 // §5.3.3.6). It returns "" and false for any other field (symbols, such
 // as expiry policies and error conditions, name themselves). Tools that
 // print performatives use it to label such values.
-func ChoiceName(d amqpsax.Descriptor, i Field, v uint64) (string, bool) {
+func ChoiceName(d amqpsax.Descriptor, i FieldIndex, v uint64) (string, bool) {
 	switch {
 	case d == amqpsax.DescriptorAttach && i == AttachRole, d == amqpsax.DescriptorDisposition && i == DispositionRole:
 		if v > 1 {

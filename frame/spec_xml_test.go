@@ -30,12 +30,12 @@ type specField struct {
 // specChoice is one <choice> of a restricted type.
 type specChoice struct{ Name, Value string }
 
-// specConst names the Field constant of field Index of the composite
+// specConst names the FieldIndex constant of field Index of the composite
 // type Type.
 type specConst struct {
 	Type  string
 	Index int
-	Const Field
+	Const FieldIndex
 }
 
 // specTypes holds every <type> of the four files (72 in all), in document order.
@@ -413,7 +413,7 @@ var specTypes = []specType{
 	},
 }
 
-// specConsts names the Field constant of every field of the composite types
+// specConsts names the FieldIndex constant of every field of the composite types
 // package frame decodes.
 var specConsts = []specConst{
 	{Type: "open", Index: 0, Const: OpenContainerID},

@@ -21,7 +21,7 @@
 //
 // The output declares specTypes, every <type> of the four files in
 // document order with its descriptor, fields and choices, and specConsts,
-// which names the Field constant of package frame for each field of the
+// which names the FieldIndex constant of package frame for each field of the
 // composite types frame decodes (so a constant that is missing or has the
 // wrong value fails the tests: the first at compile time). The Go names
 // follow one rule: each word of the spec's name capitalised, "id" and
@@ -160,12 +160,12 @@ type specField struct {
 // specChoice is one <choice> of a restricted type.
 type specChoice struct{ Name, Value string }
 
-// specConst names the Field constant of field Index of the composite
+// specConst names the FieldIndex constant of field Index of the composite
 // type Type.
 type specConst struct {
 	Type  string
 	Index int
-	Const Field
+	Const FieldIndex
 }
 
 `)
@@ -233,7 +233,7 @@ type specConst struct {
 			log.Fatalf("type %s not found in the spec", name)
 		}
 	}
-	b.WriteString("// specConsts names the Field constant of every field of the composite types\n")
+	b.WriteString("// specConsts names the FieldIndex constant of every field of the composite types\n")
 	b.WriteString("// package frame decodes.\n")
 	b.WriteString("var specConsts = []specConst{\n")
 	for _, t := range types {

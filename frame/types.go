@@ -27,7 +27,7 @@ type Open struct {
 	Hostname     []byte      // string
 	MaxFrameSize Opt[uint32] // absent: 4294967295, no limit but the spec's
 	// ChannelMax is the highest channel number the sender may use; absent:
-	// DefaultChannelMax (65535). Some(0) allows channel 0 only.
+	// SpecChannelMax (65535). Some(0) allows channel 0 only.
 	ChannelMax Opt[uint16]
 	// IdleTimeOut is in milliseconds; absent: none.
 	IdleTimeOut         Opt[uint32]
@@ -48,7 +48,7 @@ type Begin struct {
 	IncomingWindow uint32 // mandatory
 	OutgoingWindow uint32 // mandatory
 	// HandleMax is the highest handle the sender may use; absent:
-	// DefaultHandleMax (4294967295).
+	// SpecHandleMax (4294967295).
 	HandleMax           Opt[uint32]
 	OfferedCapabilities Symbols
 	DesiredCapabilities Symbols
@@ -61,7 +61,7 @@ type Attach struct {
 	Name   []byte // string, mandatory
 	Handle uint32 // mandatory
 	Role   Role   // mandatory
-	// SndSettleMode is absent: DefaultSndSettleMode (mixed).
+	// SndSettleMode is absent: SpecSndSettleMode (mixed).
 	SndSettleMode Opt[SenderSettleMode]
 	RcvSettleMode ReceiverSettleMode // default first (the zero value)
 	// Source and Target are absent when null: a link end refusing an

@@ -180,7 +180,7 @@ func (tb table[T]) cases() []protonCase {
 	for _, vr := range tb.variants {
 		v := tb.base
 		vr.set(&v)
-		name := strings.ReplaceAll(frame.FieldName(tb.desc, frame.Field(vr.field)), " ", "-")
+		name := strings.ReplaceAll(frame.FieldName(tb.desc, frame.FieldIndex(vr.field)), " ", "-")
 		out = append(out, build(name+"="+vr.label, v, map[int]any{vr.field: vr.want}))
 	}
 	return out

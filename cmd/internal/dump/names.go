@@ -13,7 +13,7 @@ func fieldName(d amqpsax.Descriptor, i int) string {
 	if i < 0 || i > 255 {
 		return ""
 	}
-	return frame.FieldName(d, frame.Field(i))
+	return frame.FieldName(d, frame.FieldIndex(i))
 }
 
 // hasFields reports whether the list of a value described by d has named
@@ -91,6 +91,6 @@ func enumName(d amqpsax.Descriptor, i int, c *stream.Cursor) string {
 	if c.Kind() != want {
 		return ""
 	}
-	name, _ := frame.ChoiceName(d, frame.Field(i), v)
+	name, _ := frame.ChoiceName(d, frame.FieldIndex(i), v)
 	return name
 }

@@ -199,7 +199,7 @@ func expectedFields(t *testing.T, c *stream.Cursor, d amqpsax.Descriptor) map[st
 	fields := map[string]any{}
 	require.True(t, c.Enter())
 	for i := 0; c.Next(); i++ {
-		name := frame.FieldName(d, frame.Field(i))
+		name := frame.FieldName(d, frame.FieldIndex(i))
 		if name == "" {
 			name = strconv.Itoa(i)
 		}
