@@ -30,25 +30,6 @@ const (
 	phDone                    // nothing more is read: closed or failed
 )
 
-// errNeedMore is what the feed source returns when the bytes fed so far
-// are used up.
-var errNeedMore = errors.New("engine: need more input")
-
-// feedSource hands the bytes given to Feed to the frame.Reader.
-type feedSource struct{ p []byte }
-
-func (s *feedSource) Read(b []byte) (int, error) {
-	if len(s.p) == 0 {
-		return 0, errNeedMore
-	}
-	n := copy(b, s.p)
-	s.p = s.p[n:]
-	if len(s.p) == 0 {
-		return n, errNeedMore
-	}
-	return n, nil
-}
-
 // Conn is one end of an AMQP connection (part 2 §2.4), server or client,
 // with no I/O of its own: Feed it the bytes read from the peer, write out
 // what Output returns and report it with Written, call Tick by the
@@ -66,9 +47,10 @@ type Conn struct {
 	h      Handler
 	client bool
 
-	rd  frame.Reader
-	src feedSource
-	now time.Time
+	part    []byte // a frame begun in one Feed and not complete yet: its bytes so far
+	partOff int64  // where it starts in the stream
+	off     int64  // bytes fed before the current Feed, for error offsets
+	now  time.Time
 
 	lastRecv, lastSent time.Time
 	started            time.Time // the first time given
@@ -135,8 +117,6 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 		h = NopHandler{}
 	}
 	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: math.MaxUint16}
-	c.rd.Reset(&c.src)
-	c.rd.MaxFrameSize = cfg.MaxFrameSize
 	c.asm.MaxMessageSize = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
@@ -178,30 +158,39 @@ func (c *Conn) setNow(now time.Time) {
 }
 
 // Feed hands the engine bytes read from the peer, with the time they were
-// read. It processes every complete frame among them (and those left
-// from earlier calls), raising events, and keeps an incomplete frame's
-// bytes for the next call. The bytes of p are not kept: p may be reused
-// once Feed returns. It returns the connection's error once it has
-// failed or closed with one (a fault of the peer: the close carrying it
-// is in Output), else nil.
+// read. It processes every complete frame among them (and one left
+// incomplete by the last call), raising events, and keeps an incomplete
+// frame's bytes for the next call. Whole frames are parsed where they lie
+// in p (frame.Split); only the bytes of a frame that p does not complete
+// are copied. The bytes of p are not kept: p may be reused once Feed
+// returns. It returns the connection's error once it has failed or
+// closed with one (a fault of the peer: the close carrying it is in
+// Output), else nil.
 func (c *Conn) Feed(p []byte, now time.Time) error {
 	c.setNow(now)
 	c.lastRecv = now
 	if c.in == phDone {
 		return c.fedErr()
 	}
-	c.src.p = p
-	for c.in != phDone {
-		f, err := c.rd.Next()
+	fed := len(p)
+	if len(c.part) > 0 {
+		p = c.fill(p)
+	}
+	for c.in != phDone && len(p) > 0 {
+		f, n, err := frame.Split(p, c.cfg.MaxFrameSize)
 		if err != nil {
-			if err != errNeedMore {
-				c.readFault(err)
-			}
+			c.readFault(err, c.off+int64(fed-len(p)))
 			break
 		}
+		if n == 0 {
+			c.part = append(c.part[:0], p...)
+			c.partOff = c.off + int64(fed-len(p))
+			break
+		}
+		p = p[n:]
 		c.apply(c.frame(f))
 	}
-	c.src.p = nil
+	c.off += int64(fed)
 	for i, s := range c.due {
 		s.flowDue = false
 		if s.usable() && s.incomingWindow <= s.window/2 {
@@ -213,6 +202,36 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 	return c.fedErr()
 }
 
+// fill completes the partial frame kept from the last Feed with the
+// first bytes of p, processes it when whole, and returns what is left of
+// p.
+func (c *Conn) fill(p []byte) []byte {
+	for {
+		need := frame.Need(c.part, c.cfg.MaxFrameSize)
+		if need == 0 { // a header that can never be right: Split says why
+			break
+		}
+		if len(c.part) >= need {
+			break
+		}
+		k := min(need-len(c.part), len(p))
+		if k == 0 {
+			return p
+		}
+		c.part = append(c.part, p[:k]...)
+		p = p[k:]
+	}
+	f, n, err := frame.Split(c.part, c.cfg.MaxFrameSize)
+	switch {
+	case err != nil:
+		c.readFault(err, c.partOff)
+	case n > 0:
+		c.apply(c.frame(f))
+	}
+	c.part = c.part[:0]
+	return p
+}
+
 func (c *Conn) fedErr() error {
 	if c.err != nil && !c.err.Remote {
 		return c.err
@@ -220,9 +239,13 @@ func (c *Conn) fedErr() error {
 	return nil
 }
 
-// readFault handles a stream the frame.Reader cannot split.
-func (c *Conn) readFault(err error) {
+// readFault handles a stream that frame.Split cannot split, at offset
+// off of the stream.
+func (c *Conn) readFault(err error, off int64) {
 	var re *frame.ReadError
+	if errors.As(err, &re) {
+		re.Offset = off
+	}
 	if c.in == phHeader || c.in == phHeaderAMQP {
 		c.refuseHeader("protocol header expected")
 		return
@@ -230,7 +253,7 @@ func (c *Conn) readFault(err error) {
 	desc := err.Error()
 	if errors.As(err, &re) && errors.Is(err, frame.ErrFrameTooLarge) {
 		desc = "frame of " + strconv.FormatUint(uint64(re.Size), 10) + " bytes above max-frame-size " +
-			strconv.FormatUint(uint64(c.cfg.MaxFrameSize), 10)
+			strconv.FormatUint(uint64(c.cfg.MaxFrameSize), 10) + " at offset " + strconv.FormatInt(off, 10)
 	}
 	if c.in == phSASL {
 		c.saslFail(NewError(frame.CondFramingError, desc))

@@ -202,3 +202,47 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	linear(t, "bytes allocated against the budget", allocs[0], allocs[1])
 }
+
+// Feed parses frames where they lie and keeps only a frame cut between
+// two calls: fed in pieces of any size, a conversation raises the same
+// events and writes the same bytes as fed whole.
+func TestFeedInPieces(t *testing.T) {
+	cli := recordedClient(t)
+	run := func(step int) ([]string, []byte) {
+		h := &recorder{}
+		c := NewServer(Config{Credit: 10, MaxFrameSize: 1024}, h)
+		r := newRaw(t, c)
+		for b := cli; len(b) > 0; {
+			n := min(step, len(b))
+			r.feed(b[:n])
+			b = b[n:]
+		}
+		return h.log, r.in
+	}
+	wantLog, wantOut := run(len(cli))
+	if len(wantLog) < 8 {
+		t.Fatal(wantLog)
+	}
+	for _, step := range []int{1, 2, 3, 7, 8, 9, 100, 1023, 1024, 1025} {
+		log, out := run(step)
+		if strings.Join(log, "\n") != strings.Join(wantLog, "\n") || string(out) != string(wantOut) {
+			t.Fatalf("in pieces of %d: %v\nwhole: %v", step, log, wantLog)
+		}
+	}
+}
+
+// A fault in a frame cut between two calls is reported at the frame's
+// offset in the stream.
+func TestFeedFaultOffset(t *testing.T) {
+	c := NewServer(Config{MaxFrameSize: 4096}, nil)
+	r := newRaw(t, c)
+	hs := handshake()
+	r.feed(hs)
+	bad := []byte{0, 1, 0, 0, 2, 0, 0, 0} // a frame of 65,536 bytes, above max-frame-size
+	r.feed(bad[:3])
+	r.feed(bad[3:])
+	e := c.Err()
+	if e == nil || e.Condition != frame.CondFramingError || !strings.Contains(e.Description, "65536 bytes above max-frame-size 4096 at offset "+strconv.Itoa(len(hs))) {
+		t.Fatal(e)
+	}
+}

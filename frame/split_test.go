@@ -338,3 +338,30 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+func TestNeed(t *testing.T) {
+	b := AppendProtocolHeader(nil, HeaderAMQP)
+	start := len(b)
+	b = BeginFrame(b, TypeAMQP, 3)
+	b = append(b, "payload of the frame"...)
+	b = EndFrame(b, start)
+	fr := b[start:]
+	for i := range len(fr) + 1 {
+		want := 8
+		if i >= 8 {
+			want = len(fr)
+		}
+		if got := Need(fr[:i], 0); got != want {
+			t.Fatalf("Need of %d bytes: %d, want %d", i, got, want)
+		}
+	}
+	if got := Need(b[:5], 0); got != 8 {
+		t.Fatal(got)
+	}
+	if got := Need(b[:8], 0); got != 8 {
+		t.Fatal(got)
+	}
+	if got := Need(fr, 16); got != 0 {
+		t.Fatalf("a frame above the maximum: Need %d", got)
+	}
+}
