@@ -50,7 +50,7 @@ type Conn struct {
 	part    []byte // a frame begun in one Feed and not complete yet: its bytes so far
 	partOff int64  // where it starts in the stream
 	off     int64  // bytes fed before the current Feed, for error offsets
-	now  time.Time
+	now     time.Time
 
 	lastRecv, lastSent time.Time
 	started            time.Time // the first time given

@@ -213,7 +213,6 @@ func splitFrames(t *testing.T, b []byte) []string {
 	return names
 }
 
-
 func TestStateActionTable(t *testing.T) {
 	var got strings.Builder
 	for _, st := range stateSetups {
