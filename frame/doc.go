@@ -86,6 +86,14 @@
 // ([Map.Lookup], [Map.All], [Symbols.All], [Symbols.Contains]) or a
 // [github.com/amqpsax/amqpsax/stream.Cursor].
 //
+// A receiver's hot path reads a transfer with [ParseTransferHead] (or
+// [TransferHead.Parse] into a TransferHead it keeps): handle, delivery-id,
+// delivery-tag, message-format, settled and more in one pass, with no
+// [Transfer] built, for the plain encodings peers write; when it says no
+// (ok false: a state, aborted, another encoding, a fault), [ParseTransfer]
+// decodes the transfer and names the fault. The two agree on every body
+// the first takes.
+//
 // Only a transfer carries a payload: [ParseTransfer] returns it. The other
 // Parse functions refuse bytes after their performative
 // ([github.com/amqpsax/amqpsax.ErrTrailing]). A body is a whole frame's,
