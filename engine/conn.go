@@ -84,6 +84,8 @@ type Conn struct {
 	held  int                // bytes of the memory budget in use (budget.go)
 	peak  int
 
+	th frame.TransferHead // the transfer being read
+
 	told     []toldDisp // the deliveries a disposition named, to report
 	toldTags []byte
 
@@ -188,7 +190,9 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 			break
 		}
 		p = p[n:]
-		c.apply(c.frame(f))
+		if err := c.fastFrame(f); err != nil {
+			c.apply(err)
+		}
 	}
 	c.off += int64(fed)
 	for i, s := range c.due {
@@ -226,7 +230,7 @@ func (c *Conn) fill(p []byte) []byte {
 	case err != nil:
 		c.readFault(err, c.partOff)
 	case n > 0:
-		c.apply(c.frame(f))
+		c.apply(c.fastFrame(f))
 	}
 	c.part = c.part[:0]
 	return p
@@ -260,6 +264,18 @@ func (c *Conn) readFault(err error, off int64) {
 		return
 	}
 	c.fail(frame.CondFramingError, desc)
+}
+
+// fastFrame handles a frame: a transfer on an open connection goes
+// straight to its session's onTransfer, any other frame through frame.
+func (c *Conn) fastFrame(f frame.Frame) error {
+	if b := f.Body; len(b) > 3 && b[2] == byte(amqpsax.DescriptorTransfer) && b[1] == byte(amqpsax.CodeSmallUlong) && b[0] == 0 &&
+		f.Type == frame.TypeAMQP && c.in == phOpened && !f.IsHeader && int(f.Channel) < len(c.byRemote) {
+		if s := c.byRemote[f.Channel]; s != nil {
+			return s.onTransfer(b)
+		}
+	}
+	return c.frame(f)
 }
 
 // frame handles one frame or protocol header; it returns the fault of

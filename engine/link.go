@@ -476,6 +476,36 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 			return nil
 		}
 	}
+	return l.delivered(&d)
+}
+
+// onHeadTransfer is onTransfer for a transfer read by its head alone.
+func (l *Link) onHeadTransfer(h *frame.TransferHead, payload []byte) error {
+	t := h.Transfer()
+	return l.onTransfer(&t, payload)
+}
+
+// deliverOne takes a delivery in one transfer, read by its head, on a
+// receiving link this end has not detached: the common case, with no
+// Transfer built and no assembler.
+func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
+	if l.credit == 0 {
+		return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
+	}
+	l.credit--
+	l.deliveryCount++
+	d := frame.Delivery{Channel: l.s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID, DeliveryTag: h.DeliveryTag,
+		MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}
+	return l.delivered(&d)
+}
+
+// delivered reports a whole delivery: it is kept for its settlement when
+// it needs one, OnDelivery runs, then the engine's own actions, each
+// guarded as any action is: the automatic accept, then the credit
+// top-up.
+func (l *Link) delivered(d *frame.Delivery) error {
+	s := l.s
+	c := s.c
 	if !d.Aborted && !d.Settled {
 		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
 			if s.incoming.n == len(s.incoming.e) {
@@ -489,16 +519,26 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		}
 	}
 	l.cur, l.disposed = d.DeliveryID, false
-	c.h.OnDelivery(l, Delivery{Link: l, Delivery: d})
-	// After the event, the engine's own actions, each guarded as any
-	// action is: the automatic accept, then the credit top-up.
+	c.h.OnDelivery(l, Delivery{Link: l, Delivery: *d})
 	if !d.Aborted && !d.Settled && !l.disposed && l.autoAccept {
-		l.Dispose(d.DeliveryID, Accepted, true)
+		l.accept(d.DeliveryID)
 	}
 	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 {
 		l.Flow(l.autoCredit)
 	}
 	return nil
+}
+
+// accept is the automatic accept of delivery id: Dispose(id, Accepted,
+// true), without the ring's search when nothing waits for settlement
+// there.
+func (l *Link) accept(id uint32) {
+	s := l.s
+	if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.usable() {
+		l.Dispose(id, Accepted, true)
+		return
+	}
+	s.c.addSimpleDisp(s.local, frame.RoleReceiver, id, true, frame.StateAccepted)
 }
 
 // assemblyFault is the error of a transfer the assembler refused.

@@ -277,19 +277,44 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
+//
+// The fast path reads the transfer's head alone (frame.TransferHead) and
+// takes a delivery in one transfer straight to its link; anything else
+// (a delivery in several transfers, an abort, a state, or a transfer the
+// head does not read) is parsed whole and goes through the assembler.
 func (s *Session) onTransfer(body []byte) error {
+	h := &s.c.th
+	payload, ok := h.Parse(body)
+	if !ok {
+		return s.onFullTransfer(body)
+	}
+	if err := s.took(); err != nil || s.st.local != active {
+		return err
+	}
+	l, err := s.link(h.Handle)
+	if err != nil {
+		return err
+	}
+	if h.More || !h.HasDeliveryID || l.more || l.sender || l.st.local != active || len(payload) > s.c.asm.MaxMessageSize {
+		err = l.onHeadTransfer(h, payload)
+	} else {
+		err = l.deliverOne(h, payload)
+	}
+	if err != nil {
+		return err
+	}
+	s.topUp()
+	return nil
+}
+
+// onFullTransfer is onTransfer for a transfer parsed whole.
+func (s *Session) onFullTransfer(body []byte) error {
 	t, payload, err := frame.ParseTransfer(body)
 	if err != nil {
 		return decodeError(err)
 	}
-	if s.incomingWindow == 0 {
-		return &sessionError{s, frame.CondWindowViolation, "transfer beyond the session's incoming window"}
-	}
-	s.nextIncomingID++
-	s.incomingWindow--
-	s.remoteOutgoingWindow--
-	if s.st.local != active {
-		return nil
+	if err := s.took(); err != nil || s.st.local != active {
+		return err
 	}
 	l, err := s.link(t.Handle)
 	if err != nil {
@@ -298,13 +323,31 @@ func (s *Session) onTransfer(body []byte) error {
 	if err := l.onTransfer(&t, payload); err != nil {
 		return err
 	}
+	s.topUp()
+	return nil
+}
+
+// took counts a transfer against the session's incoming window (§2.5.6),
+// or returns amqp:session:window-violation when it is closed. A session
+// this end is ending counts its transfers too.
+func (s *Session) took() error {
+	if s.incomingWindow == 0 {
+		return &sessionError{s, frame.CondWindowViolation, "transfer beyond the session's incoming window"}
+	}
+	s.nextIncomingID++
+	s.incomingWindow--
+	s.remoteOutgoingWindow--
+	return nil
+}
+
+// topUp schedules the incoming window's top-up when half is used: once
+// the bytes fed are processed, so one flow per Feed at most, however many
+// transfers it held.
+func (s *Session) topUp() {
 	if s.incomingWindow <= s.window/2 && !s.flowDue {
-		// Topped up once the bytes fed are processed: one flow per Feed
-		// at most, however many transfers it held.
 		s.flowDue = true
 		s.c.due = append(s.c.due, s)
 	}
-	return nil
 }
 
 // onDisposition handles a disposition (part 2 §2.7.6): the peer's
@@ -627,18 +670,34 @@ type pendingDisp struct {
 // addDisp writes, or merges into the pending one, a disposition of
 // delivery id.
 func (c *Conn) addDisp(ch uint16, role frame.Role, id uint32, settled bool, st frame.DeliveryState) {
-	simple := st.Type == frame.StateNone || st.Type == frame.StateAccepted || st.Type == frame.StateReleased
-	p := &c.disp
-	if simple && p.on && p.ch == ch && p.role == role && p.settled == settled && p.st == st.Type && id == p.last+1 {
-		p.last = id
+	if simple(st.Type) {
+		c.addSimpleDisp(ch, role, id, settled, st.Type)
 		return
 	}
 	c.flushDisp()
-	if simple {
-		*p = pendingDisp{on: true, ch: ch, role: role, first: id, last: id, settled: settled, st: st.Type}
+	c.writeDisp(ch, frame.Disposition{Role: role, First: id, Settled: settled, State: st})
+}
+
+// simple reports a state that a range of dispositions can carry: none,
+// accepted, released (no fields of their own).
+func simple(t frame.StateType) bool {
+	return t == frame.StateNone || t == frame.StateAccepted || t == frame.StateReleased
+}
+
+// addSimpleDisp is addDisp of a simple state: the next id of the pending
+// range extends it (inlined: a receiver accepting in order pays a few
+// compares per message), anything else starts a new one.
+func (c *Conn) addSimpleDisp(ch uint16, role frame.Role, id uint32, settled bool, st frame.StateType) {
+	if p := &c.disp; p.on && id == p.last+1 && p.ch == ch && p.role == role && p.settled == settled && p.st == st {
+		p.last = id
 		return
 	}
-	c.writeDisp(ch, frame.Disposition{Role: role, First: id, Settled: settled, State: st})
+	c.newDisp(ch, role, id, settled, st)
+}
+
+func (c *Conn) newDisp(ch uint16, role frame.Role, id uint32, settled bool, st frame.StateType) {
+	c.flushDisp()
+	c.disp = pendingDisp{on: true, ch: ch, role: role, first: id, last: id, settled: settled, st: st}
 }
 
 func (c *Conn) flushDisp() {
