@@ -46,3 +46,5 @@ for impl in engine proton; do
 	fi
 done
 "$work/enginecg" -report "$work/cg"
+echo
+echo "$(valgrind --version), $(go env GOVERSION), Qpid Proton-C $(pkg-config --modversion libqpid-proton 2>/dev/null || echo '?'), lengths $LENGTHS"

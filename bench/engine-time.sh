@@ -37,6 +37,7 @@ fi
 (cd "$here" && CGO_ENABLED=1 go test -c -tags proton -o "$work/bench.test" .)
 raw=$out/engine-time.txt
 : >"$raw"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 for i in $(seq "$COUNT"); do
 	order=(engine proton)
 	[ $((i % 2)) = 0 ] && order=(proton engine)
@@ -47,6 +48,7 @@ for i in $(seq "$COUNT"); do
 	done
 done
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 cd "$here"
 for task in Receive Send; do
 	go run golang.org/x/perf/cmd/benchstat -filter ".name:$task .unit:sec/op" -col /impl "$raw"
@@ -74,4 +76,7 @@ END {
 		if (e == "" || p == "") continue
 		printf "| %s | %s | %d | %.0f | %.0f | %.2fx |\n", tolower(k[1]), k[2], split(e, tmp, " "), median(e), median(p), median(p) / median(e)
 	}
-}' "$raw" | tee "$out/engine-time.md"
+}' "$raw" >"$out/engine-time.md"
+printf '\n%s, %s passes of -benchtime %s, load average %s before, %s after\n' \
+	"$(date -u '+%Y-%m-%d %H:%M UTC')" "$COUNT" "$BENCHTIME" "$load_before" "$load_after" >>"$out/engine-time.md"
+cat "$out/engine-time.md"
