@@ -190,7 +190,7 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 			break
 		}
 		p = p[n:]
-		if err := c.fastFrame(f); err != nil {
+		if err := c.fastFrame(&f); err != nil {
 			c.apply(err)
 		}
 	}
@@ -230,7 +230,7 @@ func (c *Conn) fill(p []byte) []byte {
 	case err != nil:
 		c.readFault(err, c.partOff)
 	case n > 0:
-		c.apply(c.fastFrame(f))
+		c.apply(c.fastFrame(&f))
 	}
 	c.part = c.part[:0]
 	return p
@@ -268,14 +268,14 @@ func (c *Conn) readFault(err error, off int64) {
 
 // fastFrame handles a frame: a transfer on an open connection goes
 // straight to its session's onTransfer, any other frame through frame.
-func (c *Conn) fastFrame(f frame.Frame) error {
+func (c *Conn) fastFrame(f *frame.Frame) error {
 	if b := f.Body; len(b) > 3 && b[2] == byte(amqpsax.DescriptorTransfer) && b[1] == byte(amqpsax.CodeSmallUlong) && b[0] == 0 &&
 		f.Type == frame.TypeAMQP && c.in == phOpened && !f.IsHeader && int(f.Channel) < len(c.byRemote) {
 		if s := c.byRemote[f.Channel]; s != nil {
 			return s.onTransfer(b)
 		}
 	}
-	return c.frame(f)
+	return c.frame(*f)
 }
 
 // frame handles one frame or protocol header; it returns the fault of

@@ -93,10 +93,10 @@ type Delivery struct {
 
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
-func (d Delivery) Accept() error { return d.Link.Dispose(d.DeliveryID, Accepted, true) }
+func (d *Delivery) Accept() error { return d.Link.disposeSimple(d.DeliveryID, frame.StateAccepted, true) }
 
 // Reject rejects the delivery with the error e (may be nil) and settles it.
-func (d Delivery) Reject(e *Error) error {
+func (d *Delivery) Reject(e *Error) error {
 	st := frame.DeliveryState{Type: frame.StateRejected}
 	if e != nil {
 		st.Error = e.amqp()
@@ -106,18 +106,18 @@ func (d Delivery) Reject(e *Error) error {
 
 // Release releases the delivery (the sender may deliver it again
 // elsewhere) and settles it.
-func (d Delivery) Release() error { return d.Link.Dispose(d.DeliveryID, Released, true) }
+func (d *Delivery) Release() error { return d.Link.disposeSimple(d.DeliveryID, frame.StateReleased, true) }
 
 // Modify gives the delivery the modified outcome and settles it:
 // failed counts a failed delivery attempt, undeliverable asks that it
 // not be delivered here again.
-func (d Delivery) Modify(failed, undeliverable bool) error {
+func (d *Delivery) Modify(failed, undeliverable bool) error {
 	st := frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: failed, UndeliverableHere: undeliverable}
 	return d.Link.Dispose(d.DeliveryID, st, true)
 }
 
 // Settle settles the delivery with no outcome.
-func (d Delivery) Settle() error { return d.Link.Dispose(d.DeliveryID, frame.DeliveryState{}, true) }
+func (d *Delivery) Settle() error { return d.Link.disposeSimple(d.DeliveryID, frame.StateNone, true) }
 
 // Outcomes to pass to Link.Dispose.
 var (

@@ -82,8 +82,8 @@ type Link struct {
 
 	autoCredit uint32
 	autoAccept bool
-	disposed   bool // the delivery of the current OnDelivery was disposed of
-	cur        uint32
+	curDone    uint8  // what became of the delivery of the current OnDelivery (curNone …)
+	cur        uint32 // its delivery-id
 	more       bool // an incoming delivery continues in the next transfer
 
 	peerMaxMessage uint64
@@ -476,7 +476,7 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 			return nil
 		}
 	}
-	return l.delivered(&d)
+	return l.delivered(&Delivery{Link: l, Delivery: d})
 }
 
 // onHeadTransfer is onTransfer for a transfer read by its head alone.
@@ -494,8 +494,8 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 	}
 	l.credit--
 	l.deliveryCount++
-	d := frame.Delivery{Channel: l.s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID, DeliveryTag: h.DeliveryTag,
-		MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}
+	d := Delivery{Link: l, Delivery: frame.Delivery{Channel: l.s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID,
+		DeliveryTag: h.DeliveryTag, MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}}
 	return l.delivered(&d)
 }
 
@@ -503,43 +503,55 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 // it needs one, OnDelivery runs, then the engine's own actions, each
 // guarded as any action is: the automatic accept, then the credit
 // top-up.
-func (l *Link) delivered(d *frame.Delivery) error {
+//
+// A delivery that needs settling is kept in the session's ring of
+// incoming deliveries unless it was settled here during OnDelivery (or
+// by the automatic accept): a receiver that settles as it goes never
+// touches the ring.
+func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
-	if !d.Aborted && !d.Settled {
-		if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.autoAccept {
-			if s.incoming.n == len(s.incoming.e) {
-				// The ring grows: the budget counts it.
-				if err := c.charge(max(16, s.incoming.n) * deliveryCost); err != nil {
-					return err
-				}
-				s.ringHeld += max(16, s.incoming.n) * deliveryCost
-			}
-			s.incoming.push(d.DeliveryID, l)
-		}
-	}
-	l.cur, l.disposed = d.DeliveryID, false
-	c.h.OnDelivery(l, Delivery{Link: l, Delivery: *d})
-	if !d.Aborted && !d.Settled && !l.disposed && l.autoAccept {
+	l.cur, l.curDone = d.DeliveryID, curNone
+	c.h.OnDelivery(l, *d)
+	keep := !d.Aborted && !d.Settled
+	if keep && l.curDone == curNone && l.autoAccept {
 		l.accept(d.DeliveryID)
 	}
+	done := l.curDone
+	l.curDone = curOver
+	if keep && done != curSettled && l.usable() {
+		r := &s.incoming
+		if r.n == len(r.e) {
+			// The ring grows: the budget counts it.
+			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
+				return err
+			}
+			s.ringHeld += max(16, r.n) * deliveryCost
+		}
+		r.push(d.DeliveryID, l)
+	}
+	return l.creditTopUp()
+}
+
+// What became of the delivery of the current OnDelivery (Link.curDone).
+const (
+	curOver     uint8 = iota // no OnDelivery is running
+	curNone                  // not disposed of yet
+	curDisposed              // given a state, not settled
+	curSettled               // settled here
+)
+
+// creditTopUp grants the link's automatic credit again once half is
+// used, after a delivery (an action like any, guarded by Flow).
+func (l *Link) creditTopUp() error {
 	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 {
 		l.Flow(l.autoCredit)
 	}
 	return nil
 }
 
-// accept is the automatic accept of delivery id: Dispose(id, Accepted,
-// true), without the ring's search when nothing waits for settlement
-// there.
-func (l *Link) accept(id uint32) {
-	s := l.s
-	if s.incoming.n > 0 || l.rcvMode == frame.RcvSecond || !l.usable() {
-		l.Dispose(id, Accepted, true)
-		return
-	}
-	s.c.addSimpleDisp(s.local, frame.RoleReceiver, id, true, frame.StateAccepted)
-}
+// accept is the automatic accept of delivery id.
+func (l *Link) accept(id uint32) { l.disposeSimple(id, frame.StateAccepted, true) }
 
 // assemblyFault is the error of a transfer the assembler refused.
 func (l *Link) assemblyFault(err error) error {
@@ -559,29 +571,60 @@ func (l *Link) assemblyFault(err error) error {
 // reports the sender settling. Dispositions of consecutive deliveries
 // with the same simple state go out as one range.
 func (l *Link) Dispose(id uint32, state frame.DeliveryState, settle bool) error {
+	if simple(state.Type) {
+		return l.disposeSimple(id, state.Type, settle)
+	}
 	if !l.usable() {
 		return ErrState
 	}
-	s := l.s
-	if id == l.cur {
-		l.disposed = true
+	role, settle := l.disposing(id, settle)
+	l.s.c.addDisp(l.s.local, role, id, settle, state)
+	return nil
+}
+
+// disposeSimple is Dispose of a state with no fields (none, accepted,
+// released), passed as its type alone: what Delivery.Accept and Release
+// call.
+func (l *Link) disposeSimple(id uint32, st frame.StateType, settle bool) error {
+	if !l.usable() {
+		return ErrState
 	}
+	role, settle := l.disposing(id, settle)
+	l.s.c.addSimpleDisp(l.s.local, role, id, settle, st)
+	return nil
+}
+
+// disposing is Dispose's bookkeeping: the delivery of the current
+// OnDelivery is marked disposed of, and one settled here is forgotten,
+// except by a receiver in settle mode second, whose settlement waits for
+// the sender's (it returns settle false then). It returns this end's
+// role.
+func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
+	s := l.s
 	role := frame.RoleReceiver
 	r := &s.incoming
 	if l.sender {
 		role, r = frame.RoleSender, &s.outgoing
 	}
-	if i := r.find(id); i >= 0 && r.at(i).link == l {
-		if settle && !(l.rcvMode == frame.RcvSecond && !l.sender) {
+	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
+		settle = false
+	}
+	if id == l.cur && l.curDone != curOver && !l.sender {
+		// The delivery of the OnDelivery running: not in the ring yet.
+		if settle {
+			l.curDone = curSettled
+		} else if l.curDone == curNone {
+			l.curDone = curDisposed
+		}
+		return role, settle
+	}
+	if settle && r.n > 0 {
+		if i := r.find(id); i >= 0 && r.at(i).link == l {
 			r.at(i).free = true
 			r.trim()
 		}
 	}
-	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
-		settle = false
-	}
-	s.c.addDisp(s.local, role, id, settle, state)
-	return nil
+	return role, settle
 }
 
 // Settle settles delivery id with no new state.

@@ -246,3 +246,78 @@ func TestFeedFaultOffset(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// The ring finds a delivery by position when ids are consecutive and by
+// binary search when some were never kept (settled during OnDelivery).
+func TestRingFind(t *testing.T) {
+	var r ring
+	var l Link
+	ids := []uint32{0xFFFF_FFFE, 0xFFFF_FFFF, 1, 2, 5, 6, 7, 100} // wraps, with gaps
+	for _, id := range ids {
+		r.push(id, &l)
+	}
+	for i, id := range ids {
+		if got := r.find(id); got != i {
+			t.Fatalf("find(%d) = %d, want %d", id, got, i)
+		}
+	}
+	for _, id := range []uint32{0, 3, 4, 8, 99, 101, 0xFFFF_FFFD} {
+		if got := r.find(id); got != -1 {
+			t.Fatalf("find(%d) = %d, want -1", id, got)
+		}
+	}
+	r.at(2).free = true
+	if got := r.find(1); got != -1 {
+		t.Fatal("found a settled delivery")
+	}
+}
+
+// A receiver that settles in OnDelivery keeps nothing in the ring; one
+// that gives a state without settling, or settles later, finds its
+// deliveries there.
+func TestSettleInOrLaterThanOnDelivery(t *testing.T) {
+	for _, mode := range []string{"in", "state-then-later", "later"} {
+		t.Run(mode, func(t *testing.T) {
+			var held []Delivery
+			h := &recorder{}
+			h.onDel = func(l *Link, d Delivery) {
+				switch {
+				case mode == "in":
+					d.Accept()
+				case mode == "state-then-later" && d.DeliveryID%2 == 0:
+					l.Dispose(d.DeliveryID, frame.DeliveryState{Type: frame.StateReceived}, false)
+					held = append(held, d)
+				default:
+					held = append(held, d)
+				}
+			}
+			c := NewServer(Config{Credit: 100}, h)
+			r := newRaw(t, c)
+			r.feed(handshake())
+			var b []byte
+			for id := uint32(0); id < 10; id++ {
+				b = perf(b, 0, func(b []byte) []byte {
+					b = frame.AppendTransfer(b, frame.Transfer{Handle: 0, DeliveryID: frame.Some(id), DeliveryTag: []byte{byte(id)},
+						MessageFormat: frame.Some[uint32](0)})
+					return append(b, 'm')
+				})
+			}
+			r.feed(b)
+			s := c.byLocal[0]
+			want := 10
+			if mode == "in" {
+				want = 0
+			}
+			if s.incoming.n != want {
+				t.Fatalf("%d in the ring, want %d", s.incoming.n, want)
+			}
+			for i := len(held) - 1; i >= 0; i-- { // out of order
+				held[i].Accept()
+			}
+			r.feed(nil)
+			if s.incoming.n != 0 {
+				t.Fatalf("%d left in the ring", s.incoming.n)
+			}
+		})
+	}
+}

@@ -618,21 +618,40 @@ func (r *ring) push(id uint32, l *Link) *rentry {
 	return e
 }
 
+// find returns the position of delivery id, or -1. Ids grow along the
+// ring (as serial numbers, from the oldest's): at the position their
+// difference gives when they are consecutive, else by a binary search.
 func (r *ring) find(id uint32) int {
 	if r.n == 0 {
 		return -1
 	}
-	if i := int64(id - r.at(0).id); i >= 0 && i < int64(r.n) {
-		if e := r.at(int(i)); e.id == id && !e.free {
-			return int(i)
+	base := r.at(0).id
+	d := id - base
+	if uint64(d) < uint64(r.n) {
+		if e := r.at(int(d)); e.id == id {
+			return live(e, int(d))
 		}
 	}
-	for i := 0; i < r.n; i++ {
-		if e := r.at(i); e.id == id && !e.free {
-			return i
+	lo, hi := 0, r.n // the first position whose id is at or past id
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.at(m).id-base < d {
+			lo = m + 1
+		} else {
+			hi = m
 		}
+	}
+	if lo < r.n && r.at(lo).id == id {
+		return live(r.at(lo), lo)
 	}
 	return -1
+}
+
+func live(e *rentry, i int) int {
+	if e.free {
+		return -1
+	}
+	return i
 }
 
 // trim drops the settled deliveries at the head.
