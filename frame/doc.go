@@ -34,7 +34,10 @@
 //	}
 //
 // The Reader splits with it: the two accept the same streams and refuse
-// them with the same errors.
+// them with the same errors. Where a protocol header must come (the start
+// of a connection, after a SASL outcome), [SplitHeader] reads it and
+// refuses anything else from its first byte ([ErrNotHeader]), without
+// waiting for a frame's worth of bytes.
 //
 // A protocol header ("AMQP" and an id: 0 AMQP, 2 TLS, 3 SASL) is a Frame
 // with IsHeader set; a heartbeat is an AMQP frame with an empty Body.
@@ -146,7 +149,8 @@
 // Errors of the underlying reader are returned as they are, and Next may
 // be called again after them. [Split] reports the same faults of a frame
 // header, with an Offset relative to its slice; a slice that ends inside
-// a frame is not a fault there (n is 0: more may come).
+// a frame is not a fault there (n is 0: more may come). [SplitHeader]
+// reports bytes that are no protocol header as [ErrNotHeader].
 //
 // Parse functions report a fault as an
 // *[github.com/amqpsax/amqpsax.Error] with Op "frame" and the offset in the body of the value at fault. A field of the wrong type,
