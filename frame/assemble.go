@@ -2,11 +2,7 @@ package frame
 
 import (
 	"errors"
-	"io"
 	"strconv"
-
-	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/message"
 )
 
 // DefaultMaxMessageSize is the largest message an Assembler whose
@@ -42,7 +38,8 @@ var (
 )
 
 // DeliveryError is a fault in a delivery's transfers: which link
-// (channel and handle) and delivery, and the cause.
+// (channel and handle) and delivery, and the cause. A [Join] knows no
+// channel: its errors have Channel 0, an [Assembler]'s the transfer's.
 type DeliveryError struct {
 	Channel    uint16
 	Handle     uint32
@@ -82,18 +79,150 @@ type Delivery struct {
 	Payload []byte
 }
 
-// Assembler joins the payloads of the transfers of each delivery (part 2
-// §2.6.12), keyed by channel and link handle: a transfer with more set is
-// followed by others of the same delivery on the same link, the last with
-// more false. The zero Assembler is ready to use; set the options first.
-// It must see a link's transfers from the first of a delivery on (a
-// continuation with more false met first looks like a whole delivery),
-// and is not safe for use by several goroutines at once.
+// Join joins the transfers of one delivery (part 2 §2.6.12): a transfer
+// with more set is followed by others of the same delivery, the last with
+// more false. It holds the delivery in progress on one link, so a
+// receiver keeps one beside each link it reads; [Assembler] is a map of
+// them for a program that reads frames without keeping its links. The
+// zero Join is ready to use, and is not safe for use by several
+// goroutines at once.
 //
 // A delivery in one transfer is handed back with no copy: its Payload is
-// the transfer's payload. The payloads of a delivery in several transfers
-// are copied into a buffer that the Assembler reuses once the delivery is
-// done, so a warm Assembler joins without allocating.
+// the transfer's payload. The payloads of a delivery in several
+// transfers are copied into a buffer that the Join reuses for the next,
+// so a warm Join joins without allocating.
+type Join struct {
+	id       uint32
+	format   uint32
+	handle   uint32
+	tag      []byte
+	buf      []byte
+	settled  bool
+	frames   int
+	active   bool // a delivery is in progress
+	skipping bool // it was dropped after a fault: the rest of its transfers are ignored
+}
+
+// Add takes the next transfer of the link, as ParseTransfer returned it
+// with its payload. When the transfer completes a delivery, Add returns
+// it with done true. A transfer with more set starts or continues a
+// delivery: Add copies its payload and returns done false. An aborted
+// delivery is dropped: Add returns it with Aborted set and done false.
+// maxSize bounds the joined payload (0 means DefaultMaxMessageSize).
+//
+// A Delivery's Payload is valid as long as the transfer's payload is when
+// it took one transfer, and until the next call of Add or Reset when it
+// took several; its DeliveryTag likewise. Its Channel is 0: the Join
+// knows no channel.
+//
+// Errors are *DeliveryError: a delivery that grows past maxSize (checked
+// before copying), a continuation with another delivery-id, or a first
+// transfer without one. The delivery at fault is dropped and the rest of
+// its transfers are ignored.
+func (j *Join) Add(t *Transfer, payload []byte, maxSize int) (d Delivery, done bool, err error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxMessageSize
+	}
+	d = Delivery{Handle: t.Handle, DeliveryID: t.DeliveryID.v, DeliveryTag: t.DeliveryTag,
+		MessageFormat: t.MessageFormat.v, Settled: t.Settled, Frames: 1}
+	if !j.active {
+		// The first transfer of a delivery.
+		switch {
+		case !t.DeliveryID.ok:
+			return Delivery{}, false, j.fault(t, ErrNoDeliveryID)
+		case t.Aborted:
+			d.Aborted = true
+			return d, false, nil
+		case len(payload) > maxSize:
+			return Delivery{}, false, j.fault(t, ErrMessageTooLarge)
+		case !t.More:
+			d.Payload = payload
+			return d, true, nil
+		}
+		j.active, j.skipping = true, false
+		j.id, j.format, j.handle, j.settled, j.frames = t.DeliveryID.v, t.MessageFormat.v, t.Handle, t.Settled, 1
+		j.tag = append(j.tag[:0], t.DeliveryTag...)
+		j.buf = grow(j.buf[:0], len(payload), maxSize)
+		j.buf = append(j.buf, payload...)
+		return Delivery{}, false, nil
+	}
+	if j.skipping {
+		if !t.More {
+			j.active, j.skipping = false, false
+		}
+		return Delivery{}, false, nil
+	}
+	d.DeliveryID, d.DeliveryTag, d.MessageFormat = j.id, j.tag, j.format
+	d.Settled = j.settled || t.Settled
+	d.Frames = j.frames + 1
+	switch {
+	case t.DeliveryID.ok && t.DeliveryID.v != j.id:
+		return Delivery{}, false, j.fault(t, ErrDeliveryID)
+	case t.Aborted:
+		j.active = false
+		d.Aborted, d.DeliveryTag = true, nil
+		return d, false, nil
+	case len(payload) > maxSize-len(j.buf):
+		return Delivery{}, false, j.fault(t, ErrMessageTooLarge)
+	}
+	j.buf = grow(j.buf, len(payload), maxSize)
+	j.buf = append(j.buf, payload...)
+	j.settled, j.frames = d.Settled, d.Frames
+	if t.More {
+		return Delivery{}, false, nil
+	}
+	j.active = false
+	d.Payload = j.buf
+	return d, true, nil
+}
+
+// fault drops the delivery of transfer t and returns the error. When
+// more transfers of it are to come, the Join ignores them.
+func (j *Join) fault(t *Transfer, cause error) error {
+	e := &DeliveryError{Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: cause}
+	if j.active {
+		e.DeliveryID = j.id
+	}
+	j.active, j.skipping = t.More, t.More
+	j.buf, j.tag = j.buf[:0], j.tag[:0]
+	return e
+}
+
+// Reset drops the delivery in progress, if any (when the link detaches),
+// keeping the buffer for the next.
+func (j *Join) Reset() {
+	j.active, j.skipping = false, false
+	j.buf, j.tag = j.buf[:0], j.tag[:0]
+}
+
+// InProgress reports a delivery begun and not yet complete, aborted or
+// dropped: its later transfers are to come (a dropped one's are ignored,
+// and count as in progress until its last).
+func (j *Join) InProgress() bool { return j.active }
+
+// Held returns the bytes of buffer the Join holds (its capacity, kept
+// for the next delivery when none is in progress), for a memory budget.
+func (j *Join) Held() int { return cap(j.buf) + cap(j.tag) }
+
+// grow makes room for n more bytes in b, at most doubling it and never
+// past limit (which the caller has checked).
+func grow(b []byte, n, limit int) []byte {
+	need := len(b) + n
+	if need <= cap(b) {
+		return b
+	}
+	nb := make([]byte, len(b), min(max(2*cap(b), need, 4096), max(limit, need)))
+	copy(nb, b)
+	return nb
+}
+
+// Assembler joins the transfers of every delivery of a connection, keyed
+// by channel and link handle, with one [Join] per link that has a
+// delivery in progress: for a program that reads frames without keeping
+// its links (cmd/amqpdump does). The zero Assembler is ready to use; set
+// the options first. It must see a link's transfers from the first of a
+// delivery on (a continuation with more false met first looks like a
+// whole delivery), and is not safe for use by several goroutines at once.
 type Assembler struct {
 	// MaxMessageSize bounds a delivery's joined payload; 0 means
 	// DefaultMaxMessageSize. Set it to the max-message-size of the link
@@ -104,50 +233,11 @@ type Assembler struct {
 	// DefaultMaxPending.
 	MaxPending int
 
-	links map[uint64]*partial
-	free  []*partial // finished partials, their buffers kept
-	done  *partial   // the partial whose buffer the last Delivery points into
-	sc    message.Scanner
-	cut   cutError // the error of Sections for a part that ends inside a section
+	links   map[uint64]*Join
+	free    []*Join // Joins of finished deliveries, their buffers kept
+	done    *Join   // the Join whose buffer the last Delivery points into
+	scratch Join    // for a transfer that starts no delivery kept in links
 }
-
-// cutError is the error of Sections for a part that ends inside a
-// section, and its cause, held by the Assembler so that it costs no
-// allocation.
-type cutError struct {
-	amqpsax.Error
-	message.SectionError
-}
-
-// partial is a delivery being joined.
-type partial struct {
-	id       uint32
-	format   uint32
-	tag      []byte
-	buf      []byte
-	settled  bool
-	frames   int
-	skipping bool // dropped after an error: the rest of its transfers are ignored
-	scan     scanState
-}
-
-// scanState is where Sections stopped in a delivery's joined payload: the
-// sections complete before done, so that the next call scans only what
-// follows.
-type scanState struct {
-	started     bool
-	done        int              // where the first section not yet complete starts
-	secs        [nRanks]span     // the sections before done, by rank; off -1 when absent
-	body        message.BodyKind // of the body sections before done
-	outOfOrder  bool
-	footerFirst bool
-	err         error // a fault found: no later byte can mend it
-}
-
-// span is where a section (all body sections together, for the body)
-// lies in a delivery's payload, as offsets: the buffer may move as it
-// grows.
-type span struct{ off, n int }
 
 func linkKey(channel uint16, handle uint32) uint64 { return uint64(channel)<<32 | uint64(handle) }
 
@@ -158,364 +248,106 @@ func (a *Assembler) maxPending() int {
 	return DefaultMaxPending
 }
 
-func (a *Assembler) maxSize() int {
-	if a.MaxMessageSize > 0 {
-		return a.MaxMessageSize
-	}
-	return DefaultMaxMessageSize
-}
-
 // Add takes one transfer received on channel, as ParseTransfer returned
-// it with its payload. When the transfer completes a delivery, Add
-// returns it with done true. A transfer with more set starts or
-// continues a delivery: Add copies its payload and returns done false.
-// An aborted delivery is dropped: Add returns it with Aborted set and done
-// false.
+// it with its payload, and joins it as [Join.Add] does, into the Join of
+// its channel and handle. When the transfer completes a delivery, Add
+// returns it with done true; Channel is set.
 //
 // A Delivery's Payload is valid until the frame it came from is (the
 // Reader's next Next) when it took one transfer, and until the next call
 // of Add, Forget or Reset when it took several; its DeliveryTag likewise.
 //
-// Errors are *DeliveryError: a delivery that grows past MaxMessageSize
-// (checked before copying), a delivery started while MaxPending are in
-// progress, a continuation with another delivery-id, or a first transfer
-// without one. The delivery at fault is dropped and the rest of its
-// transfers are ignored.
+// Errors are *DeliveryError, Join's and one more: a delivery started
+// while MaxPending are in progress is ErrTooManyPending, and is not
+// joined. The delivery at fault is dropped and the rest of its transfers
+// are ignored (but for one refused as too many, which no Join holds).
 func (a *Assembler) Add(channel uint16, t Transfer, payload []byte) (d Delivery, done bool, err error) {
 	if a.done != nil {
 		a.release(a.done)
 		a.done = nil
 	}
 	key := linkKey(channel, t.Handle)
-	var p *partial
+	var j *Join
 	if len(a.links) > 0 {
-		p = a.links[key]
+		j = a.links[key]
 	}
-	d = Delivery{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, DeliveryTag: t.DeliveryTag,
-		MessageFormat: t.MessageFormat.v, Settled: t.Settled, Frames: 1}
-	if p == nil {
-		// The first transfer of a delivery.
-		switch {
-		case !t.DeliveryID.ok:
-			return Delivery{}, false, a.fault(channel, t, ErrNoDeliveryID, nil)
-		case t.Aborted:
-			d.Aborted = true
-			return d, false, nil
-		case len(payload) > a.maxSize():
-			return Delivery{}, false, a.fault(channel, t, ErrMessageTooLarge, nil)
-		case !t.More:
-			d.Payload = payload
-			return d, true, nil
-		}
-		if len(a.links) >= a.maxPending() {
-			return Delivery{}, false, &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: ErrTooManyPending}
-		}
-		p = a.get()
-		p.id, p.format, p.settled, p.frames = t.DeliveryID.v, t.MessageFormat.v, t.Settled, 1
-		p.tag = append(p.tag[:0], t.DeliveryTag...)
-		p.buf = a.grow(p.buf[:0], len(payload))
-		p.buf = append(p.buf, payload...)
-		if a.links == nil {
-			a.links = make(map[uint64]*partial)
-		}
-		a.links[key] = p
-		return Delivery{}, false, nil
-	}
-	if p.skipping {
-		if !t.More {
+	switch {
+	case j != nil:
+		d, done, err = j.Add(&t, payload, a.MaxMessageSize)
+		if !j.InProgress() {
 			delete(a.links, key)
-			a.release(p)
+			if done && d.Frames > 1 {
+				a.done = j // d.Payload is its buffer
+			} else {
+				a.release(j)
+			}
 		}
-		return Delivery{}, false, nil
-	}
-	d.DeliveryID, d.DeliveryTag, d.MessageFormat = p.id, p.tag, p.format
-	d.Settled = p.settled || t.Settled
-	d.Frames = p.frames + 1
-	switch {
-	case t.DeliveryID.ok && t.DeliveryID.v != p.id:
-		return Delivery{}, false, a.fault(channel, t, ErrDeliveryID, p)
-	case t.Aborted:
-		delete(a.links, key)
-		a.release(p)
-		d.Aborted, d.DeliveryTag = true, nil
-		return d, false, nil
-	case len(payload) > a.maxSize()-len(p.buf):
-		return Delivery{}, false, a.fault(channel, t, ErrMessageTooLarge, p)
-	}
-	p.buf = a.grow(p.buf, len(payload))
-	p.buf = append(p.buf, payload...)
-	p.settled, p.frames = d.Settled, d.Frames
-	if t.More {
-		return Delivery{}, false, nil
-	}
-	delete(a.links, key)
-	a.done = p
-	d.Payload = p.buf
-	return d, true, nil
-}
-
-// fault drops the delivery of transfer t (p, when it is being joined) and
-// returns the error. When more transfers of it are to come, they are
-// ignored.
-func (a *Assembler) fault(channel uint16, t Transfer, cause error, p *partial) error {
-	e := &DeliveryError{Channel: channel, Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: cause}
-	if p != nil {
-		e.DeliveryID = p.id
-	}
-	key := linkKey(channel, t.Handle)
-	switch {
-	case t.More && p != nil:
-		p.skipping, p.buf, p.tag = true, p.buf[:0], p.tag[:0]
-	case t.More && len(a.links) < a.maxPending():
-		if a.links == nil {
-			a.links = make(map[uint64]*partial)
+	case !t.More || len(a.links) >= a.maxPending():
+		// No Join is kept for it: a delivery in one transfer, or one that
+		// no more may join.
+		a.scratch.Reset()
+		d, done, err = a.scratch.Add(&t, payload, a.MaxMessageSize)
+		if a.scratch.InProgress() {
+			a.scratch.Reset()
+			if err == nil {
+				err = &DeliveryError{Handle: t.Handle, DeliveryID: t.DeliveryID.v, Err: ErrTooManyPending}
+			}
 		}
-		p = a.get()
-		p.skipping = true
-		a.links[key] = p
-	case p != nil:
-		delete(a.links, key)
-		a.release(p)
-	}
-	return e
-}
-
-// grow makes room for n more bytes in b, at most doubling it and never
-// past the maximum message size (which the caller has checked).
-func (a *Assembler) grow(b []byte, n int) []byte {
-	need := len(b) + n
-	if need <= cap(b) {
-		return b
-	}
-	nb := make([]byte, len(b), min(max(2*cap(b), need, 4096), max(a.maxSize(), need)))
-	copy(nb, b)
-	return nb
-}
-
-func (a *Assembler) get() *partial {
-	if n := len(a.free); n > 0 {
-		p := a.free[n-1]
-		a.free = a.free[:n-1]
-		return p
-	}
-	return new(partial)
-}
-
-func (a *Assembler) release(p *partial) {
-	*p = partial{buf: p.buf[:0], tag: p.tag[:0]}
-	if len(a.free) < maxFree {
-		a.free = append(a.free, p)
-	}
-}
-
-// Pending returns the payload joined so far of the delivery in progress
-// on channel and handle: the first part of its message, before the rest
-// arrives. It is nil when no delivery is in progress there, and valid
-// until the next call of Add, Forget or Reset.
-func (a *Assembler) Pending(channel uint16, handle uint32) []byte {
-	p := a.links[linkKey(channel, handle)]
-	if p == nil || p.skipping {
-		return nil
-	}
-	return p.buf
-}
-
-// Sections returns the sections of the message of the delivery in
-// progress on channel and handle that have fully arrived, as message.Scan
-// finds them in Pending: a router can route on the properties or
-// application-properties of a large message while its body is still on
-// the way. When the part joined so far ends inside a section, the error
-// wraps io.ErrUnexpectedEOF (the rest will come); any other error is a
-// malformed message. With no delivery in progress it returns no sections
-// and no error.
-//
-// Each call resumes where the last one stopped in that delivery (at the
-// start of the section the part ended in) and scans only what follows, so
-// that calling Sections after every Add costs, over a whole delivery, work
-// in proportion to its bytes and sections, not to their square. A fault
-// found is kept: no byte that follows can mend it. It allocates nothing:
-// the error for a part that ends inside a section is held by the
-// Assembler and valid until the next call of Sections.
-func (a *Assembler) Sections(channel uint16, handle uint32) (message.Sections, error) {
-	p := a.links[linkKey(channel, handle)]
-	if p == nil || p.skipping {
-		return a.sc.Scan(nil)
-	}
-	st := &p.scan
-	if st.err != nil {
-		return message.Sections{}, st.err
-	}
-	base := st.done
-	s, err := a.sc.Scan(p.buf[base:])
-	var cut *amqpsax.Error
-	if err != nil {
-		if cut = cutOf(err); cut == nil {
-			return a.malformed(p)
-		}
-	}
-	if !st.merge(&s, base) {
-		return a.malformed(p)
-	}
-	if cut == nil {
-		st.done = len(p.buf)
-	} else {
-		st.done = base + cut.Offset
-		a.cut.SectionError = *cut.Err.(*message.SectionError)
-		a.cut.Error = *cut
-		a.cut.Error.Offset = st.done
-		a.cut.Error.Err = &a.cut.SectionError
-		err = &a.cut.Error
-	}
-	return st.view(p.buf), err
-}
-
-// malformed is Sections on a delivery whose message is malformed: a scan of
-// the whole of it says where and why, once; the error is kept.
-func (a *Assembler) malformed(p *partial) (message.Sections, error) {
-	s, err := a.sc.Scan(p.buf)
-	if err != nil && cutOf(err) == nil {
-		p.scan.err = err
-	}
-	return s, err
-}
-
-// cutOf returns the error of a Scan that stopped at a cut (a part that
-// ends inside a section), or nil for any other.
-func cutOf(err error) *amqpsax.Error {
-	if e, ok := err.(*amqpsax.Error); ok {
-		if se, ok := e.Err.(*message.SectionError); ok && se.Err == io.ErrUnexpectedEOF {
-			return e
-		}
-	}
-	return nil
-}
-
-// Section ranks, in the order the spec gives them (part 3 §3.2).
-const (
-	rankHeader = iota
-	rankDeliveryAnnotations
-	rankMessageAnnotations
-	rankProperties
-	rankApplicationProperties
-	rankBody
-	rankFooter
-	nRanks
-)
-
-// spans lists the sections of s by rank.
-func spans(s *message.Sections) [nRanks]span {
-	o := &s.Offsets
-	return [nRanks]span{
-		{o.Header, len(s.Header)}, {o.DeliveryAnnotations, len(s.DeliveryAnnotations)},
-		{o.MessageAnnotations, len(s.MessageAnnotations)}, {o.Properties, len(s.Properties)},
-		{o.ApplicationProperties, len(s.ApplicationProperties)}, {o.Body, len(s.Body)},
-		{o.Footer, len(s.Footer)},
-	}
-}
-
-// merge adds s, the sections message.Scan found in the payload from
-// offset base on, to the sections before base, as one Scan of the whole
-// would have found them. It reports false when the two together break a
-// rule that neither breaks alone (a section twice, body sections of two
-// kinds or apart), which a Scan of the whole then names.
-func (st *scanState) merge(s *message.Sections, base int) bool {
-	if !st.started {
-		st.started = true
-		st.secs = [nRanks]span{{-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}, {-1, 0}}
-	}
-	top := -1
-	for r, x := range st.secs {
-		if x.off >= 0 {
-			top = r
-		}
-	}
-	after := spans(s)
-	for r, x := range after { // check before changing anything
-		if x.off < 0 || st.secs[r].off < 0 {
-			continue
-		}
-		b := st.secs[r]
-		if r != rankBody || s.BodyKind != st.body || st.body == message.BodyValue || b.off+b.n != base+x.off {
-			return false
-		}
-	}
-	for r, x := range after {
-		switch {
-		case x.off < 0:
-			continue
-		case r < top:
-			st.outOfOrder = true
-			st.footerFirst = st.footerFirst || r == rankBody
-		}
-		if st.secs[r].off >= 0 { // the body goes on
-			st.secs[r].n += x.n
+	default:
+		j = a.get()
+		d, done, err = j.Add(&t, payload, a.MaxMessageSize)
+		if j.InProgress() {
+			if a.links == nil {
+				a.links = make(map[uint64]*Join)
+			}
+			a.links[key] = j
 		} else {
-			st.secs[r] = span{base + x.off, x.n}
+			a.release(j)
 		}
 	}
-	if st.body == message.BodyNone {
-		st.body = s.BodyKind
+	if e, ok := err.(*DeliveryError); ok {
+		e.Channel = channel
 	}
-	st.outOfOrder = st.outOfOrder || s.OutOfOrder
-	st.footerFirst = st.footerFirst || s.FooterFirst
-	return true
+	d.Channel = channel
+	if err != nil || (!done && !d.Aborted) {
+		d = Delivery{}
+	}
+	return d, done, err
 }
 
-// view is the sections found so far, as views into buf, the payload.
-func (st *scanState) view(buf []byte) message.Sections {
-	var s message.Sections
-	at := func(x span) []byte {
-		if x.off < 0 {
-			return nil
-		}
-		return buf[x.off : x.off+x.n : x.off+x.n]
+func (a *Assembler) get() *Join {
+	if n := len(a.free); n > 0 {
+		j := a.free[n-1]
+		a.free = a.free[:n-1]
+		return j
 	}
-	s.Header, s.DeliveryAnnotations = at(st.secs[rankHeader]), at(st.secs[rankDeliveryAnnotations])
-	s.MessageAnnotations, s.Properties = at(st.secs[rankMessageAnnotations]), at(st.secs[rankProperties])
-	s.ApplicationProperties, s.Body = at(st.secs[rankApplicationProperties]), at(st.secs[rankBody])
-	s.Footer = at(st.secs[rankFooter])
-	s.Offsets = message.Offsets{Header: st.secs[rankHeader].off, DeliveryAnnotations: st.secs[rankDeliveryAnnotations].off,
-		MessageAnnotations: st.secs[rankMessageAnnotations].off, Properties: st.secs[rankProperties].off,
-		ApplicationProperties: st.secs[rankApplicationProperties].off, Body: st.secs[rankBody].off,
-		Footer: st.secs[rankFooter].off}
-	s.BodyKind, s.OutOfOrder, s.FooterFirst = st.body, st.outOfOrder, st.footerFirst
-	// The bare message (properties, application-properties, body) when
-	// its sections lie together in that order, as Scan gives it.
-	start, end := -1, -1
-	for _, x := range st.secs[rankProperties : rankBody+1] {
-		switch {
-		case x.off < 0:
-			continue
-		case start < 0:
-			start = x.off
-		case x.off != end:
-			return s
-		}
-		end = x.off + x.n
+	return new(Join)
+}
+
+func (a *Assembler) release(j *Join) {
+	j.Reset()
+	if len(a.free) < maxFree {
+		a.free = append(a.free, j)
 	}
-	if start >= 0 {
-		s.Bare = buf[start:end:end]
-	}
-	return s
 }
 
 // Forget drops the delivery in progress on channel and handle, if any:
 // call it when the link detaches.
 func (a *Assembler) Forget(channel uint16, handle uint32) {
 	key := linkKey(channel, handle)
-	if p := a.links[key]; p != nil {
+	if j := a.links[key]; j != nil {
 		delete(a.links, key)
-		a.release(p)
+		a.release(j)
 	}
 }
 
 // ForgetChannel drops the deliveries in progress on channel: call it when
 // its session ends.
 func (a *Assembler) ForgetChannel(channel uint16) {
-	for key, p := range a.links {
+	for key, j := range a.links {
 		if uint16(key>>32) == channel {
 			delete(a.links, key)
-			a.release(p)
+			a.release(j)
 		}
 	}
 }
@@ -523,9 +355,9 @@ func (a *Assembler) ForgetChannel(channel uint16) {
 // Reset drops every delivery in progress (when the connection closes),
 // keeping buffers for reuse.
 func (a *Assembler) Reset() {
-	for key, p := range a.links {
+	for key, j := range a.links {
 		delete(a.links, key)
-		a.release(p)
+		a.release(j)
 	}
 	if a.done != nil {
 		a.release(a.done)

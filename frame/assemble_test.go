@@ -2,15 +2,11 @@ package frame
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
-	"reflect"
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/corpus"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -125,7 +121,7 @@ func TestAssemble(t *testing.T) {
 						d.Payload = bytes.Clone(d.Payload)
 						got = append(got, d)
 					} else {
-						assert.Equal(t, x.ps[0], a.Pending(1, x.ts[i].Handle)[:len(x.ps[0])])
+						assert.Equal(t, x.ps[0], pending(&a, 1, x.ts[i].Handle)[:len(x.ps[0])])
 					}
 				}
 			}
@@ -138,7 +134,7 @@ func TestAssemble(t *testing.T) {
 		assert.Equal(t, []byte{10}, got[1].DeliveryTag)
 		assert.True(t, got[1].Settled, "settled on the fourth frame")
 		assert.Equal(t, len(ta), got[1].Frames)
-		assert.Nil(t, a.Pending(1, 1))
+		assert.Nil(t, pending(&a, 1, 1))
 	})
 
 	t.Run("aborted", func(t *testing.T) {
@@ -155,7 +151,7 @@ func TestAssemble(t *testing.T) {
 		assert.False(t, done)
 		assert.True(t, d.Aborted)
 		assert.Equal(t, uint32(1), d.DeliveryID)
-		assert.Nil(t, a.Pending(0, 1))
+		assert.Nil(t, pending(&a, 0, 1))
 		// An aborted first frame.
 		first := ts[0]
 		first.Aborted = true
@@ -240,23 +236,34 @@ func TestAssemble(t *testing.T) {
 			}
 		}
 		a.Forget(0, 0)
-		assert.Nil(t, a.Pending(0, 0))
-		assert.NotNil(t, a.Pending(0, 1))
+		assert.Nil(t, pending(&a, 0, 0))
+		assert.NotNil(t, pending(&a, 0, 1))
 		ts, ps := transferFrames(5, 5, msg, 100, -1)
 		_, _, err := a.Add(7, ts[0], ps[0])
 		require.NoError(t, err)
 		a.ForgetChannel(0)
-		assert.Nil(t, a.Pending(0, 1))
-		assert.NotNil(t, a.Pending(7, 5))
+		assert.Nil(t, pending(&a, 0, 1))
+		assert.NotNil(t, pending(&a, 7, 5))
 		a.Reset()
-		assert.Nil(t, a.Pending(7, 5))
+		assert.Nil(t, pending(&a, 7, 5))
 		assert.Empty(t, a.links)
 	})
 }
 
-// TestAssembleSections: the sections of a message's first frames are
-// handed out before the rest arrives. message.Scan on a prefix returns the
-// complete sections and an error wrapping io.ErrUnexpectedEOF.
+// pending returns the payload joined so far of the delivery in progress
+// on channel and handle: nil when none is, or when it was dropped.
+func pending(a *Assembler, channel uint16, handle uint32) []byte {
+	j := a.links[linkKey(channel, handle)]
+	if j == nil || j.skipping {
+		return nil
+	}
+	return j.buf
+}
+
+// TestAssembleSections: the sections of a message's first frames can be
+// read before the rest arrives: message.Scan on the prefix joined so far
+// returns the complete sections and an error wrapping
+// io.ErrUnexpectedEOF.
 func TestAssembleSections(t *testing.T) {
 	msg := routedMessage("eu", 2000)
 	s, err := message.Scan(msg)
@@ -268,7 +275,7 @@ func TestAssembleSections(t *testing.T) {
 	require.Greater(t, len(ts), 1)
 	_, _, err = a.Add(0, ts[0], ps[0])
 	require.NoError(t, err)
-	got, err := a.Sections(0, 0)
+	got, err := message.Scan(pending(&a, 0, 0))
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	assert.Equal(t, s.ApplicationProperties, got.ApplicationProperties)
 	assert.Equal(t, s.Properties, got.Properties)
@@ -276,8 +283,6 @@ func TestAssembleSections(t *testing.T) {
 	var e *amqpsax.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, s.Offsets.Body, e.Offset) // the body is where the part ends
-	// No allocation, the error included.
-	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = a.Sections(0, 0) }))
 }
 
 // routedMessage returns a message with properties, application
@@ -342,169 +347,5 @@ func TestFrameLoopAllocs(t *testing.T) {
 		loop()
 		require.NotZero(t, deliveries, name)
 		assert.Zero(t, testing.AllocsPerRun(100, loop), name)
-	}
-}
-
-// sectionsCases are messages for the resumed scan of Sections: Proton's
-// whole messages, and ones whose faults lie across the transfers (a
-// section twice, body sections of two kinds or apart, sections out of
-// order, a bad byte after good sections, a message cut short).
-func sectionsCases(t testing.TB) map[string][]byte {
-	cases := map[string][]byte{}
-	for _, e := range corpus.Load(t, "messages.jsonl") {
-		cases["proton/"+e.Name] = e.Data
-	}
-	header := []byte{0x00, 0x53, 0x70, 0x45}
-	footer := []byte{0x00, 0x53, 0x78, 0xc1, 0x01, 0x00}
-	data := []byte{0x00, 0x53, 0x75, 0xa0, 0x03, 'a', 'b', 'c'}
-	seq := []byte{0x00, 0x53, 0x76, 0x45}
-	value := []byte{0x00, 0x53, 0x77, 0x41}
-	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	routed := routedMessage("eu", 300)
-	cases["routed"] = routed
-	cases["data×40"] = cat(header, bytes.Repeat(data, 40), footer)
-	cases["header twice"] = cat(header, bytes.Repeat(data, 10), header)
-	cases["data then sequence"] = cat(bytes.Repeat(data, 5), seq)
-	cases["value twice"] = cat(value, value)
-	cases["body apart"] = cat(data, footer, data)
-	cases["footer first"] = cat(header, footer, data, data)
-	cases["out of order"] = cat(routed[len(routed)-len(data):], header)
-	cases["bad byte"] = cat(header, bytes.Repeat(data, 6), []byte{0xff})
-	cases["cut"] = routed[:len(routed)-100]
-	cases["empty"] = nil
-	return cases
-}
-
-// checkSections compares what Sections says of the delivery in progress
-// with what message.Scan says of its Pending bytes: the same sections,
-// offsets and flags, and the same error (text, offset, code, cause).
-func checkSections(t *testing.T, a *Assembler, what func() string) {
-	want, wantErr := message.Scan(a.Pending(0, 0))
-	for range 2 { // once more where nothing was added
-		got, err := a.Sections(0, 0)
-		if !reflect.DeepEqual(want, got) {
-			require.Equal(t, want, got, what())
-		}
-		if (err == nil) != (wantErr == nil) {
-			require.Equal(t, wantErr, err, what())
-		}
-		if err == nil {
-			continue
-		}
-		we, _ := wantErr.(*amqpsax.Error)
-		ge, ok := err.(*amqpsax.Error)
-		if !ok {
-			require.Equal(t, wantErr, err, what())
-		}
-		wv, gv := *we, *ge
-		wv.Err, gv.Err = nil, nil
-		if err.Error() != wantErr.Error() || wv != gv || *we.Err.(*message.SectionError) != *ge.Err.(*message.SectionError) {
-			require.Equal(t, wantErr, err, what())
-		}
-	}
-}
-
-// TestAssembleSectionsResume: Sections, called after every Add, resumes
-// its scan where it last stopped and says what message.Scan says of the
-// whole part joined so far, for every split of each case into transfers:
-// sections, offsets, flags (out of order, footer first, the bare
-// message) and errors, a fault across two transfers included.
-func TestAssembleSectionsResume(t *testing.T) {
-	var a Assembler
-	for name, msg := range sectionsCases(t) {
-		for _, n := range []int{1, 2, 3, 5, 8, 13, 64, 1 << 20} {
-			if len(msg)/n > 1000 { // large bodies: in parts of 64 bytes at least
-				continue
-			}
-			testSectionsSplit(t, &a, msg, n, name)
-		}
-	}
-	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = a.Sections(0, 0) }))
-}
-
-// testSectionsSplit feeds msg to a in transfers of n bytes, and one last
-// empty one, checking Sections after each Add but the last.
-func testSectionsSplit(t *testing.T, a *Assembler, msg []byte, n int, name string) {
-	t.Helper()
-	ts, ps := transferFrames(0, 9, msg, n, -1)
-	end := ts[len(ts)-1]
-	ts[len(ts)-1].More = true
-	ts, ps = append(ts, end), append(ps, nil)
-	for i, tr := range ts {
-		_, done, err := a.Add(0, tr, ps[i])
-		require.NoError(t, err)
-		if done {
-			break
-		}
-		checkSections(t, a, func() string { return fmt.Sprintf("%s: %d-byte parts, after part %d", name, n, i) })
-	}
-}
-
-// TestAssembleSectionsAllocs: once warm, Sections allocates nothing
-// while a delivery grows, a cut at every call included.
-func TestAssembleSectionsAllocs(t *testing.T) {
-	msg := sectionsCases(t)["data×40"]
-	ts, ps := transferFrames(0, 9, msg, 7, -1)
-	var a Assembler
-	run := func() {
-		for i, tr := range ts {
-			if _, _, err := a.Add(0, tr, ps[i]); err != nil {
-				panic(err)
-			}
-			if _, err := a.Sections(0, 0); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-				panic(err)
-			}
-		}
-	}
-	run()
-	assert.Zero(t, testing.AllocsPerRun(100, run))
-}
-
-// FuzzAssembleSections holds Sections, called after every Add, to what
-// message.Scan says of the part joined so far, for any bytes split into
-// transfers of any size.
-func FuzzAssembleSections(f *testing.F) {
-	for _, msg := range sectionsCases(f) {
-		if len(msg) > 4096 {
-			continue
-		}
-		f.Add(msg, uint8(3))
-	}
-	var a Assembler
-	f.Fuzz(func(t *testing.T, msg []byte, n uint8) {
-		a.Reset()
-		testSectionsSplit(t, &a, msg, max(int(n), 1), "fuzz")
-	})
-}
-
-// BenchmarkAssembleSections joins a delivery of n empty data sections,
-// one per transfer, calling Sections after every Add as a router routing
-// while the body arrives does: linear in n (a rescan of the whole
-// pending message per call was quadratic).
-//
-//	go test ./frame -run '^$' -bench AssembleSections -benchmem
-func BenchmarkAssembleSections(b *testing.B) {
-	for _, n := range []int{1000, 4000} {
-		b.Run(fmt.Sprintf("sections=%d", n), func(b *testing.B) {
-			msg := bytes.Repeat([]byte{0x00, 0x53, 0x75, 0xa0, 0x00}, n)
-			ts, ps := transferFrames(0, 9, msg, 5, -1)
-			var a Assembler
-			run := func() {
-				for i, tr := range ts {
-					if _, done, err := a.Add(0, tr, ps[i]); err != nil || done {
-						continue
-					}
-					if _, err := a.Sections(0, 0); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			run()
-			b.SetBytes(int64(len(msg)))
-			b.ReportAllocs()
-			for b.Loop() {
-				run()
-			}
-		})
 	}
 }

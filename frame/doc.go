@@ -16,7 +16,7 @@
 //		switch d, _ := frame.Performative(f.Body); d {
 //		case amqpsax.DescriptorTransfer:
 //			t, payload, err := frame.ParseTransfer(f.Body)
-//			d, done, err := assembler.Add(f.Channel, t, payload)
+//			d, done, err := assembler.Add(f.Channel, t, payload) // or a Join per link
 //			…
 //		}
 //	}
@@ -34,7 +34,10 @@
 //	}
 //
 // The Reader splits with it: the two accept the same streams and refuse
-// them with the same errors.
+// them with the same errors. Where a protocol header must come (the start
+// of a connection, after a SASL outcome), [SplitHeader] reads it and
+// refuses anything else from its first byte ([ErrNotHeader]), without
+// waiting for a frame's worth of bytes.
 //
 // A protocol header ("AMQP" and an id: 0 AMQP, 2 TLS, 3 SASL) is a Frame
 // with IsHeader set; a heartbeat is an AMQP frame with an empty Body.
@@ -110,12 +113,18 @@
 // Proton, go-amqp, rhea, uAMQP-C, RabbitMQ; [Fields] remembers the
 // trailing nulls and list32s Proton writes).
 //
-// An [Assembler] joins the transfers of each delivery, keyed by channel and
-// link handle (part 2 §2.6.12): a delivery in one transfer comes back as a
-// view of it, with no copy; the payloads of one in several are copied into
-// a buffer the [Assembler] reuses. Settlement on any transfer settles the
-// delivery; an aborted delivery is dropped. Sections reads the sections
-// of a delivery's first transfers before the rest arrives.
+// A [Join] joins the transfers of the delivery in progress on one link
+// (part 2 §2.6.12): a delivery in one transfer comes back as a view of it,
+// with no copy; the payloads of one in several are copied into a buffer
+// the Join reuses. Settlement on any transfer settles the delivery; an
+// aborted delivery is dropped. A receiver that keeps its links keeps a
+// Join beside each ([Join.Held] tells its memory); an [Assembler] is a map
+// of Joins keyed by channel and link handle, for a program that reads
+// frames without keeping links. The rules are the Join's, written once.
+// To read the sections of a delivery's first transfers before the rest
+// arrives, scan what has been joined with
+// [github.com/amqpsax/amqpsax/message.Scan]: on a prefix it returns the
+// complete sections and an error wrapping [io.ErrUnexpectedEOF].
 //
 // # Lifetimes
 //
@@ -125,10 +134,10 @@
 // [StateOther]'s Raw) is a view into the body it was given, valid as long
 // as that body is: copy what must outlive the frame. A [Delivery]'s Payload
 // and DeliveryTag are views into the frame for a delivery of one
-// transfer, else into the [Assembler]'s buffer, valid until the next Add,
-// Forget or Reset. Nothing is allocated per frame once the [Reader]'s
-// buffer and the [Assembler]'s buffers have grown to the largest frame and
-// message seen.
+// transfer, else into the [Join]'s buffer, valid until the next Add or
+// Reset (for an [Assembler]: Add, Forget or Reset). Nothing is allocated
+// per frame once the [Reader]'s buffer and the Joins' buffers have grown
+// to the largest frame and message seen.
 //
 // # Errors
 //
@@ -140,7 +149,8 @@
 // Errors of the underlying reader are returned as they are, and Next may
 // be called again after them. [Split] reports the same faults of a frame
 // header, with an Offset relative to its slice; a slice that ends inside
-// a frame is not a fault there (n is 0: more may come).
+// a frame is not a fault there (n is 0: more may come). [SplitHeader]
+// reports bytes that are no protocol header as [ErrNotHeader].
 //
 // Parse functions report a fault as an
 // *[github.com/amqpsax/amqpsax.Error] with Op "frame" and the offset in the body of the value at fault. A field of the wrong type,
@@ -154,8 +164,9 @@
 // [io.ErrUnexpectedEOF], since a body is a whole frame's. Fields beyond
 // those the spec defines, which a later version may add, are skipped.
 //
-// An [Assembler] reports a *[DeliveryError] naming the channel, handle and
-// delivery: [ErrMessageTooLarge], [ErrTooManyPending], [ErrDeliveryID],
+// A [Join] reports a *[DeliveryError] naming the handle and delivery, an
+// [Assembler] the channel too: [ErrMessageTooLarge], [ErrTooManyPending]
+// (an Assembler's only), [ErrDeliveryID],
 // [ErrNoDeliveryID].
 //
 // # Limits
@@ -165,8 +176,9 @@
 // the frame's 8-byte header, before anything more is read or allocated.
 // Below the limit the buffer grows only as bytes arrive (doubling), so a
 // frame that claims 4 GiB and stops costs what was sent, not what was
-// claimed. Assembler.MaxMessageSize ([DefaultMaxMessageSize], 64 MiB)
-// bounds a joined message, checked before each copy; MaxPending
+// claimed. Join.Add's maxSize and Assembler.MaxMessageSize
+// ([DefaultMaxMessageSize], 64 MiB) bound a joined message, checked
+// before each copy; MaxPending
 // ([DefaultMaxPending]) bounds the deliveries joined at once. Parse
 // functions do work in proportion to the body: each map and array of
 // symbols is walked once, at its top level, to check it.

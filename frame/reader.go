@@ -127,6 +127,9 @@ var (
 	// ErrEncrypted: the stream goes on after a TLS protocol header; what
 	// follows is a TLS session, not frames.
 	ErrEncrypted = errors.New("stream encrypted after a TLS protocol header")
+	// ErrNotHeader: SplitHeader was given bytes where a protocol header
+	// must come that do not begin "AMQP".
+	ErrNotHeader = errors.New("not a protocol header")
 )
 
 // ReadError is a fault in a frame stream, with the offset in the stream of
@@ -146,7 +149,8 @@ type ReadError struct {
 	// IsHeader reports a stream that ends inside a protocol header: the
 	// bytes at Offset are the start of "AMQP" (the Reader cannot tell
 	// fewer than four bytes from the start of a frame whose size begins
-	// so, and calls them a header).
+	// so, and calls them a header); or, with ErrNotHeader, bytes where a
+	// header had to be.
 	IsHeader bool
 	Err      error // the cause: io.ErrUnexpectedEOF or one of the Err… sentinels
 }
@@ -277,8 +281,7 @@ func (r *Reader) eof(err error) error {
 	case len(got) >= headerSize: // a frame's header is read: split found it valid
 		return headerFault(got, r.off, io.ErrUnexpectedEOF)
 	}
-	return &ReadError{Offset: r.off, IsHeader: string(got[:min(len(got), 4)]) == "AMQP"[:min(len(got), 4)],
-		Err: io.ErrUnexpectedEOF}
+	return &ReadError{Offset: r.off, IsHeader: headerPrefix(got), Err: io.ErrUnexpectedEOF}
 }
 
 // maxEmptyReads is how many reads returning no bytes and no error fill

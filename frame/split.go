@@ -39,6 +39,32 @@ func Split(b []byte, maxFrameSize uint32) (f Frame, n int, err error) {
 	return f, n, nil
 }
 
+// SplitHeader returns the protocol header at the start of b, where one
+// must come (the start of a connection, and after a SASL outcome or a
+// TLS handshake), and its size n, 8. While b holds fewer than 8 bytes that
+// begin "AMQP", n is 0 and err nil. Bytes that can never be a protocol
+// header are refused as soon as one of the four differs: err is a
+// *ReadError with IsHeader set and ErrNotHeader, Offset 0. Split and
+// Reader read the same 8 bytes as the same header; where a frame may
+// come too, call Split.
+func SplitHeader(b []byte) (h ProtocolHeader, n int, err error) {
+	if !headerPrefix(b) {
+		return ProtocolHeader{}, 0, &ReadError{IsHeader: true, Err: ErrNotHeader}
+	}
+	f, n, _, _ := split(b, DefaultReaderMaxFrameSize)
+	return f.Header, n, nil
+}
+
+// headerMagic is the start of every protocol header (part 2 §2.2).
+const headerMagic = "AMQP"
+
+// headerPrefix reports whether b starts as a protocol header does: its
+// first bytes, up to four, are those of "AMQP".
+func headerPrefix(b []byte) bool {
+	n := min(len(b), len(headerMagic))
+	return string(b[:n]) == headerMagic[:n]
+}
+
 // limit returns the largest frame a maximum of m accepts: m, or
 // DefaultReaderMaxFrameSize for 0, and at most math.MaxInt32 where int has
 // 32 bits (a frame must fit a slice).
@@ -63,7 +89,7 @@ func split(b []byte, max uint32) (f Frame, n, need int, cause error) {
 		return Frame{}, 0, headerSize, nil
 	}
 	h := b[:headerSize]
-	if h[0] == 'A' && h[1] == 'M' && h[2] == 'Q' && h[3] == 'P' {
+	if headerPrefix(h) {
 		return Frame{Size: headerSize, IsHeader: true,
 			Header: ProtocolHeader{ID: ProtocolID(h[4]), Major: h[5], Minor: h[6], Revision: h[7]}}, headerSize, 0, nil
 	}

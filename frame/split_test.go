@@ -277,6 +277,21 @@ func FuzzSplit(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data, cuts []byte, max uint32) {
+		// SplitHeader reads what Split reads as a header, waits on what
+		// may become one, and refuses the rest.
+		hh, hn, herr := SplitHeader(data)
+		sf, sn, serr0 := Split(data, max)
+		switch {
+		case herr != nil:
+			require.False(t, sn > 0 && sf.IsHeader, "a header refused")
+		case hn == 0:
+			require.Less(t, len(data), headerSize)
+			require.Zero(t, sn)
+			require.NoError(t, serr0)
+		default:
+			require.True(t, sn == headerSize && sf.IsHeader && sf.Header == hh, "the header Split reads")
+		}
+
 		r := NewReader(&chunked{data: data, cuts: cuts})
 		r.MaxFrameSize = max
 		want, rerr := readFrames(r)
@@ -363,5 +378,36 @@ func TestNeed(t *testing.T) {
 	}
 	if got := Need(fr, 16); got != 0 {
 		t.Fatalf("a frame above the maximum: Need %d", got)
+
+// TestSplitHeader: every prefix of a protocol header waits, the whole one
+// is the header Split reads; bytes that cannot begin "AMQP" are refused
+// from the first that differs.
+func TestSplitHeader(t *testing.T) {
+	for _, h := range []ProtocolHeader{HeaderAMQP, HeaderSASL, HeaderTLS, {ID: 9, Major: 2, Minor: 1, Revision: 7}} {
+		b := append(AppendProtocolHeader(nil, h), 0, 0, 0, 8, 2, 0, 0, 0)
+		for k := range headerSize {
+			got, n, err := SplitHeader(b[:k])
+			require.NoError(t, err, "%v cut at %d", h, k)
+			require.Zero(t, n)
+			require.Equal(t, ProtocolHeader{}, got)
+		}
+		got, n, err := SplitHeader(b)
+		require.NoError(t, err)
+		assert.Equal(t, headerSize, n)
+		assert.Equal(t, h, got)
+		f, fn, err := Split(b, 0)
+		require.NoError(t, err)
+		assert.Equal(t, Frame{Size: headerSize, IsHeader: true, Header: got}, f)
+		assert.Equal(t, fn, n)
+		_, _, err = SplitHeader(b[headerSize:])
+		assert.ErrorIs(t, err, ErrNotHeader, "a frame where a header must be")
+	}
+	for _, junk := range []string{"G", "GET / HTTP/1.1\r\n", "AMX", "AMQ\x00", "\x00\x00\x00\x08"} {
+		_, n, err := SplitHeader([]byte(junk))
+		var re *ReadError
+		require.ErrorAs(t, err, &re, "%q", junk)
+		assert.Zero(t, n)
+		assert.Equal(t, ReadError{IsHeader: true, Err: ErrNotHeader}, *re, "%q", junk)
+		assert.Equal(t, "frame: not a protocol header at offset 0", err.Error())
 	}
 }

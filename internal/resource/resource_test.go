@@ -14,9 +14,7 @@ package resource
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -28,7 +26,6 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
@@ -420,64 +417,7 @@ func attacks() []attack {
 				body := list32(n+1, append(bytes.Repeat(one, n), 0xa1, 0x05, 'x')) // the last string runs past its list
 				return append([]byte{0x00, byte(amqpsax.CodeSmallUlong), byte(amqpsax.DescriptorAMQPValue)}, body...)
 			}, runs: []entry{messageDecode, messageNoCopy}},
-		{name: "delivery of empty data sections, Sections after each transfer", n: 2048, build: func(n int) []byte {
-			return bytes.Repeat([]byte{0x00, 0x53, 0x75, 0xa0, 0x00}, n)
-		}, runs: []entry{assemblerSections(5), assemblerSections(3)}},
 	}
-}
-
-// asm is kept warm from run to run, as a router keeps its Assembler.
-var asm frame.Assembler
-
-// transfer returns a transfer of delivery 7 on handle 0, as ParseTransfer
-// reads it from its encoding.
-func transfer(more bool) frame.Transfer {
-	b := encode.AppendUlong(encode.AppendDescribed(nil), uint64(amqpsax.DescriptorTransfer))
-	start := len(b)
-	b = encode.BeginList(b)
-	b = encode.AppendUint(b, 0)                              // handle
-	b = encode.AppendUint(b, 7)                              // delivery-id
-	b = encode.AppendBinary(b, []byte{'t'})                  // delivery-tag
-	b = encode.AppendUint(b, 0)                              // message-format
-	b = encode.AppendBool(encode.AppendBool(b, false), more) // settled, more
-	b = encode.EndList(b, start, 6)
-	t, _, err := frame.ParseTransfer(b)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// assemblerSections joins the input as one delivery in transfers of part
-// bytes, calling Sections after each (a router deciding as a message
-// arrives), and checks that the last call sees every complete section.
-func assemblerSections(part int) entry {
-	more, last := transfer(true), transfer(false)
-	return entry{fmt.Sprintf("frame-Assembler.Sections/%d-byte-transfers", part), func(in []byte) error {
-		asm.Reset()
-		var s message.Sections
-		for off := 0; off < len(in); off += part {
-			end := min(off+part, len(in))
-			t := more
-			if end == len(in) {
-				t = last
-			}
-			if _, _, err := asm.Add(0, t, in[off:end]); err != nil {
-				return err
-			}
-			if end == len(in) {
-				break
-			}
-			var err error
-			if s, err = asm.Sections(0, 0); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-				return err
-			}
-		}
-		if want := (len(in) - part) / 5 * 5; len(s.Body) < want {
-			return fmt.Errorf("last Sections: %d bytes of body, want %d", len(s.Body), want)
-		}
-		return nil
-	}}
 }
 
 // BenchmarkValidatedDescriptor decodes the validation attack of the issue
