@@ -378,6 +378,8 @@ func TestNeed(t *testing.T) {
 	}
 	if got := Need(fr, 16); got != 0 {
 		t.Fatalf("a frame above the maximum: Need %d", got)
+	}
+}
 
 // TestSplitHeader: every prefix of a protocol header waits, the whole one
 // is the header Split reads; bytes that cannot begin "AMQP" are refused
