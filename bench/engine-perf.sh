@@ -5,6 +5,7 @@
 #
 #   bench/engine-perf.sh                         # from anywhere in a clone
 #   LENGTHS=2000,4000,8000 bench/engine-perf.sh  # messages per connection
+#   PROFILE=1 bench/engine-perf.sh               # and, per count, the top functions per message
 #
 # Each count is one connection of N messages, in memory, with only that
 # connection's run counted (cmd/enginecg): the receivers of driver.go fed
@@ -24,6 +25,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LENGTHS=${LENGTHS:-1000,2000,4000}
+PROFILE=${PROFILE:-}
 command -v valgrind >/dev/null 2>&1 ||
 	{ echo "valgrind is not installed (Debian: apt-get install -y valgrind)" >&2; exit 2; }
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
@@ -36,11 +38,13 @@ trap 'rm -rf "$work"' EXIT
 # Natively: the streams recorded, and every run once, checked.
 "$work/enginecg" -write "$work/streams.gob" -lengths "$LENGTHS" >&2
 mkdir "$work/cg"
+names=()
+[ -n "$PROFILE" ] && names=(--compress-strings=no) # function names in every dump
 for impl in engine proton; do
 	# GC off (none counted), one P, no async preemption; valgrind 3.19
 	# cannot run RDTSCP, which Go's runtime uses where the CPU has it.
 	if ! GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off \
-		valgrind --tool=callgrind --collect-atstart=no "--callgrind-out-file=$work/cg/cg.$impl" \
+		valgrind --tool=callgrind --collect-atstart=no ${names[@]+"${names[@]}"} "--callgrind-out-file=$work/cg/cg.$impl" \
 		"$work/enginecg" -read "$work/streams.gob" -impl "$impl" >"$work/$impl.log" 2>&1; then
 		cat "$work/$impl.log" >&2
 		echo "engine-perf: the counting run of $impl failed" >&2
@@ -48,5 +52,9 @@ for impl in engine proton; do
 	fi
 done
 "$work/enginecg" -report "$work/cg"
+if [ -n "$PROFILE" ]; then
+	echo
+	"$work/enginecg" -profile "$work/cg" -top "${TOP:-15}"
+fi
 echo
 echo "$(valgrind --version), $(go env GOVERSION), Qpid Proton-C $(pkg-config --modversion libqpid-proton 2>/dev/null || echo '?'), lengths $LENGTHS"

@@ -243,7 +243,7 @@ func newProtonSender(s *SenderStream, capture bool) (SenderRun, error) {
 			ctx.caplen = 0
 			// The last connection's last batch, when short, is answered
 			// by a disposition of the messages it sent.
-			if last := n - (n-1)/s.Msgs*s.Msgs; n > 0 && last%SendBatch != 0 && last < s.Msgs {
+			if last := n - (n-1)/s.Msgs*s.Msgs; !s.Settled && n > 0 && last%SendBatch != 0 && last < s.Msgs {
 				first := last / SendBatch * SendBatch
 				short = AppendAcceptFrame(short[:0], uint32(first), uint32(last-1))
 				if len(short) > len(ctx.shortdisp) {

@@ -137,6 +137,8 @@ func main() {
 	read := flag.String("read", "", "count the runs of the streams in this file (under callgrind)")
 	impl := flag.String("impl", "", "with -read: the implementation counted, engine or proton")
 	report := flag.String("report", "", "print the table from the callgrind dumps in this directory")
+	profile := flag.String("profile", "", "print, per count in the callgrind dumps in this directory, the instructions per message by function")
+	top := flag.Int("top", 15, "with -profile: the functions printed per count")
 	flag.Parse()
 	var err error
 	switch {
@@ -146,8 +148,10 @@ func main() {
 		err = count(*read, *impl)
 	case *report != "":
 		err = printReport(*report, os.Stdout)
+	case *profile != "":
+		err = printProfile(*profile, *top, os.Stdout)
 	default:
-		err = errors.New("one of -write, -read or -report")
+		err = errors.New("one of -write, -read, -report or -profile")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "enginecg:", err)
@@ -432,6 +436,141 @@ func printReport(dir string, w io.Writer) error {
 		return fmt.Errorf("not linear in the stream length:\n  %s", strings.Join(bad, "\n  "))
 	}
 	return nil
+}
+
+// printProfile prints, for each count in dir's dumps (written with
+// --compress-strings=no), the instructions per message of the top
+// functions by their own cost (not their callees'), between the two
+// longest lengths, and their sum over every function.
+func printProfile(dir string, top int, w io.Writer) error {
+	files, err := filepath.Glob(filepath.Join(dir, "cg.*"))
+	if err != nil {
+		return err
+	}
+	byLen := map[key]map[int]string{}
+	for _, f := range files {
+		label, _, ok, err := readDump(f)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		var k key
+		var n int
+		if _, err := fmt.Sscanf(label, "%s %s %s %d", &k.impl, &k.dir, &k.stream, &n); err != nil {
+			return fmt.Errorf("%s: label %q: %w", f, label, err)
+		}
+		if byLen[k] == nil {
+			byLen[k] = map[int]string{}
+		}
+		byLen[k][n] = f
+	}
+	var keys []key
+	for k := range byLen {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return strings.Compare(a.dir+" "+a.stream+" "+a.impl, b.dir+" "+b.stream+" "+b.impl)
+	})
+	for _, k := range keys {
+		var ns []int
+		for n := range byLen[k] {
+			ns = append(ns, n)
+		}
+		slices.Sort(ns)
+		if len(ns) < 2 {
+			return fmt.Errorf("%v: counts at %v only; two lengths or more", k, ns)
+		}
+		n1, n2 := ns[len(ns)-2], ns[len(ns)-1]
+		c1, err := selfCosts(byLen[k][n1])
+		if err != nil {
+			return err
+		}
+		c2, err := selfCosts(byLen[k][n2])
+		if err != nil {
+			return err
+		}
+		type fnCost struct {
+			fn  string
+			per float64
+		}
+		var fns []fnCost
+		var sum float64
+		for fn := range mapKeys(c1, c2) {
+			per := float64(c2[fn]-c1[fn]) / float64(n2-n1)
+			sum += per
+			fns = append(fns, fnCost{fn, per})
+		}
+		slices.SortFunc(fns, func(a, b fnCost) int {
+			if a.per != b.per {
+				return int(sign(b.per - a.per))
+			}
+			return strings.Compare(a.fn, b.fn)
+		})
+		fmt.Fprintf(w, "%s %s %s: %s instructions per message (I(%d) - I(%d)) / %d, by function (own cost)\n",
+			k.impl, k.dir, k.stream, commas(sum), n2, n1, n2-n1)
+		for _, f := range fns[:min(top, len(fns))] {
+			fmt.Fprintf(w, "  %7s  %s\n", commas(f.per), f.fn)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// mapKeys yields the keys of a and then those of b not in a.
+func mapKeys(a, b map[string]int64) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range a {
+			if !yield(k) {
+				return
+			}
+		}
+		for k := range b {
+			if _, ok := a[k]; !ok && !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// selfCosts returns the instructions of each function of one dump, its
+// own (the cost lines under fn=, not the inclusive cost of the calls it
+// makes, which follows each calls= line).
+func selfCosts(file string) (map[string]int64, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	costs := map[string]int64{}
+	fn, call := "", false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			fn = line[len("fn="):]
+			if strings.HasPrefix(fn, "(") {
+				return nil, fmt.Errorf("%s: compressed names (%q): count with --compress-strings=no", file, line)
+			}
+		case strings.HasPrefix(line, "calls="):
+			call = true
+		case line != "" && (line[0] >= '0' && line[0] <= '9' || line[0] == '+' || line[0] == '-' || line[0] == '*'):
+			if call {
+				call = false
+				continue
+			}
+			fields := strings.Fields(line)
+			v, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", file, line, err)
+			}
+			costs[fn] += v
+		}
+	}
+	return costs, sc.Err()
 }
 
 // tolerance is how far apart two per-message counts of one stream may be:

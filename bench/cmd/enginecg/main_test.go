@@ -98,3 +98,33 @@ func TestCommas(t *testing.T) {
 		}
 	}
 }
+
+// TestProfile: own costs per function, calls' inclusive costs left out,
+// per message between the two longest lengths.
+func TestProfile(t *testing.T) {
+	dir := t.TempDir()
+	for i, n := range []int{1000, 2000, 4000} {
+		dump := fmt.Sprintf("desc: Trigger: Client Request: %sengine receive small-unsettled %d\nsummary: 1\n"+
+			"fn=main.loop\n10 %d\n+1 %d\ncfn=main.leaf\ncalls=%d 20\n12 999999\n"+
+			"fn=main.leaf\n20 %d\n", labelPrefix, n, 100+2*n, 3*n, n, 5*n)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("cg.engine.%d", i+1)), []byte(dump), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := printProfile(dir, 5, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "engine receive small-unsettled: 10 instructions per message (I(4000) - I(2000)) / 2000, by function (own cost)\n" +
+		"        5  main.leaf\n        5  main.loop\n\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	compressed := fmt.Sprintf("desc: Trigger: Client Request: %sengine receive small-unsettled 8000\nfn=(3) main.loop\n1 5\n", labelPrefix)
+	if err := os.WriteFile(filepath.Join(dir, "cg.engine.4"), []byte(compressed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := printProfile(dir, 5, new(strings.Builder)); err == nil || !strings.Contains(err.Error(), "compress-strings") {
+		t.Errorf("compressed names: %v", err)
+	}
+}
