@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/amqpsax/amqpsax/frame"
@@ -13,25 +14,103 @@ import (
 
 // The driver runs Conns over net.Conns: the only part of the package that
 // does I/O or starts goroutines. It is thin: a loop per connection that
-// writes the engine's output, feeds it what was read, and ticks its
-// timers.
+// owns the Conn and hands its output to a writer goroutine, feeds it what
+// a reader goroutine read, ticks its timers and runs the functions handed
+// to it (Do, Waker), so that no blocked read or write keeps the loop from
+// its timers.
 
-// readSize is the size of each read buffer.
-const readSize = 64 << 10
+const (
+	// readSize is the size of each read buffer.
+	readSize = 64 << 10
+	// maxWrite bounds one Write, so the loop learns of progress (Written,
+	// OnWritable, WantRead) at least every maxWrite bytes.
+	maxWrite = 256 << 10
+	// maxRun bounds the functions (Do) and wake-ups (Waker) run in one
+	// turn of the loop: between turns come reads, writes and timers.
+	maxRun = 64
+	// maxSpare bounds the spare queue nodes kept for Do.
+	maxSpare = 1024
+	// linger is how long, once the connection is over, each write (of at
+	// most maxWrite bytes) has to complete before the Driver gives up on
+	// the rest of the output and closes the network connection;
+	// CloseWait bounds the whole of it.
+	linger = time.Second
+	// shutdownGrace is how long, after Close or the end of Run's ctx, the
+	// peer has to answer the close before the network connection is
+	// closed.
+	shutdownGrace = 5 * time.Second
+)
 
-// Driver runs one Conn over one net.Conn: its events run on the driver's
-// goroutine. Do runs a function there, from any goroutine.
+// errShutdownGrace is what the engine learns when the peer has not
+// answered the close of Driver.Close or of Run's ctx within the grace.
+var errShutdownGrace = errors.New("engine: no answer to close within the shutdown grace")
+
+// Driver runs one Conn over one net.Conn: a loop on the goroutine that
+// calls Run owns the Conn, and its events run there. The loop never blocks
+// in a read or a write: a reader and a writer goroutine do those, so the
+// Conn's timers (Conn.Tick) and the functions handed to the Driver run
+// while the peer is slow.
+//
+// # Deadlines
+//
+// Writes carry no deadline while the connection is up: a write that
+// blocks (a peer that does not read) holds up only the output behind it,
+// while the loop goes on reading (as long as Conn.WantRead) and ticking.
+// The engine's timers decide when to give up on the peer: at the idle
+// time-out (Config.IdleTimeout; the engine closes with
+// amqp:resource-limit-exceeded), at the handshake time-out
+// (Config.HandshakeTimeout), and CloseWait after this end's close. Once
+// the connection is over (Conn.Closed), what is left of its output, such
+// as that close, gets write deadlines: it goes out while each write (of
+// at most 256 kB) completes within a second, for at most CloseWait; then
+// the Driver closes the network connection and Run returns. So a peer
+// that stops reading is closed about a second after the time-out, and
+// the Driver's goroutines end. (A deadline at every timer would make a write fail at
+// a mere heartbeat, and after a timed-out write a crypto/tls connection
+// is broken for good.) Without an idle time-out, a peer that stops
+// reading and sending holds its connection until Close.
+//
+// # Handing work to the loop
+//
+// Do and Waker run functions on the loop's goroutine, with the Conn,
+// from any goroutine, and never block the caller. They run in the order
+// they were queued, at most 64 per turn of the loop, between reads,
+// writes and timers, so a flood of them does not stop the connection. A
+// function accepted (Do or Wake reported true) runs exactly once: in a
+// turn of the loop or, when the loop ends first, as it ends (the Conn is
+// over then, and its actions report ErrState).
+//
+// Do queues one run per call, with no bound: memory grows with the calls
+// queued and not yet run. It fits a caller that waits for the outcome (a
+// request and its response: each blocked caller has one queued), not a
+// stream of notifications. For those, a [Waker] coalesces: at most one
+// run of its function is queued at a time, so memory is bounded by the
+// number of Wakers, and a Wake costs no allocation.
 type Driver struct {
 	c  *Conn
 	nc net.Conn
 
-	do    chan func(*Conn)
-	stop  chan struct{} // closed: close the connection
-	done  chan struct{} // closed when the loop has ended
-	once  sync.Once
-	err   error
-	reads chan readResult
-	free  chan []byte
+	// The queue of Do's functions and Wakers' runs, first in first out,
+	// through the nodes' next.
+	mu         sync.Mutex
+	head, tail *task
+	spare      *task // Do's nodes, for reuse
+	nspare     int
+	ended      bool          // the loop has ended: Do and Wake refuse
+	wake       chan struct{} // 1-buffered: the queue may hold something
+
+	stop     chan struct{} // closed: close the connection
+	done     chan struct{} // closed when the loop has ended
+	once     sync.Once
+	err      error
+	shutErr  *Error // the error Close sends, not reported by Wait
+	reads    chan readResult
+	free     chan []byte
+	writes   chan []byte      // to the writer: one write at a time
+	wrote    chan writeResult // from the writer
+	writing  bool             // a write is with the writer
+	overAt   time.Time        // when the loop saw the connection over
+	deadline time.Time        // the write deadline set, or zero
 }
 
 type readResult struct {
@@ -40,10 +119,25 @@ type readResult struct {
 	err error
 }
 
+type writeResult struct {
+	n   int
+	err error
+}
+
+// task is a node of the Driver's queue: a function given to Do, or the
+// node a Waker holds for its runs.
+type task struct {
+	next *task
+	f    func(*Conn)
+	w    *Waker
+}
+
 // NewDriver returns a Driver for c over nc; Run runs it.
 func NewDriver(nc net.Conn, c *Conn) *Driver {
-	d := &Driver{c: c, nc: nc, do: make(chan func(*Conn), 256), stop: make(chan struct{}),
-		done: make(chan struct{}), reads: make(chan readResult, 1), free: make(chan []byte, 2)}
+	d := &Driver{c: c, nc: nc, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		done: make(chan struct{}), reads: make(chan readResult, 1), free: make(chan []byte, 2),
+		writes: make(chan []byte, 1), wrote: make(chan writeResult, 1),
+		shutErr: NewError(frame.CondConnectionForced, "shutdown")}
 	c.drv = d
 	return d
 }
@@ -58,22 +152,168 @@ func (d *Driver) Conn() *Conn { return d.c }
 // NetConn returns the network connection.
 func (d *Driver) NetConn() net.Conn { return d.nc }
 
-// Do queues f to run on the driver's goroutine, with the connection; it
-// blocks while 256 are queued, so call it from other goroutines (an event
-// of this connection acts on it directly). After the loop has ended it
-// does nothing and reports false.
+// Do queues f to run on the driver's goroutine, with the connection, and
+// reports true: f runs exactly once, after what was queued before it (see
+// the Driver's documentation). It never blocks, so it may be called from
+// any goroutine, including another Driver's; an event of this connection
+// acts on it directly instead. After the loop has ended (or with f nil)
+// it queues nothing and reports false.
+//
+// Each call queues one run, and the queue has no bound: its memory grows
+// with the calls not yet run. Use Do where a caller waits for f's result;
+// for a stream of notifications use a Waker, which coalesces.
 func (d *Driver) Do(f func(c *Conn)) bool {
-	select {
-	case d.do <- f:
-		return true
-	case <-d.done:
+	if f == nil {
 		return false
+	}
+	d.mu.Lock()
+	if d.ended {
+		d.mu.Unlock()
+		return false
+	}
+	t := d.spare
+	if t != nil {
+		d.spare, t.next = t.next, nil
+		d.nspare--
+	} else {
+		t = new(task)
+	}
+	t.f = f
+	d.push(t)
+	d.mu.Unlock()
+	d.signal()
+	return true
+}
+
+// Waker runs a function on a Driver's goroutine when woken, coalescing
+// wake-ups: at most one run is queued at a time. A Wake while a run is
+// queued does nothing more; a Wake while the function runs queues one
+// more run, so a change made before Wake is always seen by a run that
+// starts after it. Its memory is fixed when it is made: Wake allocates
+// nothing, so a Waker suits a stream of notifications (new messages for
+// a consumer, a peer's credit), where Do's queue would grow with them.
+// Safe for use by several goroutines at once.
+type Waker struct {
+	d      *Driver
+	f      func(*Conn)
+	node   task        // the Waker's place in the Driver's queue
+	queued atomic.Bool // node is in the queue, its run not yet begun
+}
+
+// NewWaker returns a Waker that runs f on d's goroutine, with the
+// connection, once per Wake that finds no run of it queued.
+func (d *Driver) NewWaker(f func(c *Conn)) *Waker {
+	if f == nil {
+		f = func(*Conn) {}
+	}
+	w := &Waker{d: d, f: f}
+	w.node.w = w
+	return w
+}
+
+// Wake queues a run of the Waker's function unless one is queued already,
+// and reports true: a run that begins after this call follows. It never
+// blocks and allocates nothing. After the Driver's loop has ended it
+// queues nothing and reports false.
+func (w *Waker) Wake() bool {
+	if !w.queued.CompareAndSwap(false, true) {
+		return true // queued and not yet begun: that run will see this
+	}
+	d := w.d
+	d.mu.Lock()
+	if d.ended {
+		d.mu.Unlock()
+		w.queued.Store(false)
+		return false
+	}
+	d.push(&w.node)
+	d.mu.Unlock()
+	d.signal()
+	return true
+}
+
+// push appends t to the queue; d.mu is held.
+func (d *Driver) push(t *task) {
+	if d.tail == nil {
+		d.head = t
+	} else {
+		d.tail.next = t
+	}
+	d.tail = t
+}
+
+// signal tells the loop that the queue may hold something.
+func (d *Driver) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
 }
 
-// Close closes the connection (close with no error, or amqp:connection:
-// forced "shutdown" when given one) and, after grace, the network
-// connection, without waiting.
+// runQueued runs up to maxRun of the queued functions and wake-ups, in
+// order, and signals again when more are left, so the next turn of the
+// loop comes back to them after what else is ready.
+func (d *Driver) runQueued() {
+	for range maxRun {
+		d.mu.Lock()
+		t := d.head
+		if t == nil {
+			d.mu.Unlock()
+			return
+		}
+		d.head, t.next = t.next, nil
+		if d.head == nil {
+			d.tail = nil
+		}
+		f, w := t.f, t.w
+		if w == nil && d.nspare < maxSpare {
+			t.f, t.next = nil, d.spare
+			d.spare = t
+			d.nspare++
+		}
+		d.mu.Unlock()
+		if w != nil {
+			w.queued.Store(false) // a Wake from now on queues another run
+			w.f(d.c)
+		} else {
+			f(d.c)
+		}
+	}
+	d.mu.Lock()
+	more := d.head != nil
+	d.mu.Unlock()
+	if more {
+		d.signal()
+	}
+}
+
+// drain ends the queue: Do and Wake refuse from now on, and what they had
+// accepted runs now, in order.
+func (d *Driver) drain() {
+	d.mu.Lock()
+	d.ended = true
+	t := d.head
+	d.head, d.tail, d.spare, d.nspare = nil, nil, nil, 0
+	d.mu.Unlock()
+	for t != nil {
+		next := t.next
+		t.next = nil
+		if w := t.w; w != nil {
+			w.queued.Store(false)
+			w.f(d.c)
+		} else {
+			t.f(d.c)
+		}
+		t = next
+	}
+}
+
+// Close closes the connection, without waiting: the close it sends
+// carries amqp:connection:forced "shutdown" (which Wait does not report
+// as an error), and the network connection is closed once the peer has
+// answered, or 5 s after. It may be called from any goroutine, while the
+// loop is blocked in nothing: a write to a peer that does not read
+// delays only the close frame, which has the 5 s to go out.
 func (d *Driver) Close() {
 	d.once.Do(func() { close(d.stop) })
 }
@@ -89,51 +329,47 @@ func (d *Driver) Wait() error {
 func (d *Driver) Done() <-chan struct{} { return d.done }
 
 // Run runs the connection until it is done, the network connection fails,
-// or ctx is done (then it closes it: close, and the network connection
-// once written or after 5 s). It closes the network connection before it
-// returns, and returns the connection's error (nil after a clean close).
+// or ctx is done (then it closes it as Close does). It closes the network
+// connection before it returns, runs what Do and Wake queued and the loop
+// did not run, and returns the connection's error (nil after a clean
+// close).
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
-	defer d.nc.Close()
 	c := d.c
 	for range 2 {
 		d.free <- make([]byte, readSize)
 	}
 	go d.reader()
+	go d.writer()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	stop := d.stop
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
 	reading := true
-	deadline := false
+loop:
 	for {
-		if c.Closed() && !deadline {
-			// Over: what is left to write has CloseWait to go out.
-			deadline = true
-			d.nc.SetWriteDeadline(time.Now().Add(CloseWait))
-		}
-		if err := d.flush(); err != nil {
-			c.CloseRead()
-			d.flush()
-			break
-		}
-		if c.Done() {
-			break
-		}
 		now := time.Now()
 		next := c.Tick(now)
-		if err := d.flush(); err != nil {
-			c.CloseRead()
-			break
+		if c.Closed() && d.overAt.IsZero() {
+			// Over: what is left of the output has a deadline now.
+			d.overAt = now
+			d.extend(now)
 		}
-		if c.Done() {
-			break
+		if !d.writing {
+			out := c.Output()
+			if len(out) == 0 && c.Done() {
+				break
+			}
+			if len(out) > 0 {
+				d.writes <- out[:min(len(out), maxWrite)]
+				d.writing = true
+			}
 		}
-		if !next.IsZero() {
-			timer.Reset(next.Sub(now))
-		} else {
+		if next.IsZero() {
 			timer.Reset(time.Hour)
+		} else {
+			timer.Reset(next.Sub(now))
 		}
 		reads := d.reads
 		if !reading || !c.WantRead() {
@@ -147,50 +383,98 @@ func (d *Driver) Run(ctx context.Context) error {
 			d.free <- r.buf
 			if r.err != nil {
 				reading = false
-				c.CloseRead()
+				d.readEnded(r.err)
 			}
-		case f := <-d.do:
-			f(c)
+		case r := <-d.wrote:
+			d.writing = false
+			c.Written(r.n)
+			if !d.wrote1(r) {
+				break loop
+			}
+		case <-d.wake:
+			d.runQueued()
 		case <-timer.C:
 		case <-stop:
 			stop = nil
 			d.shutdown()
-			grace = time.After(5 * time.Second)
+			grace = time.After(shutdownGrace)
 		case <-ctxDone:
 			ctxDone = nil
 			d.shutdown()
-			grace = time.After(5 * time.Second)
+			grace = time.After(shutdownGrace)
 		case <-grace:
-			c.CloseRead()
+			d.readEnded(errShutdownGrace)
+			break loop
 		}
 	}
+	d.nc.Close()
+	if d.writing {
+		<-d.wrote // the writer is done with the Conn's output
+		d.writing = false
+	}
+	d.drain()
 	d.err = nil
-	if e := c.Err(); e != nil && !(!e.Remote && e.Condition == frame.CondConnectionForced && e.Description == "shutdown") {
+	if e := c.Err(); e != nil && e != d.shutErr {
 		d.err = e
 	}
 	return d.err
 }
 
-func (d *Driver) shutdown() {
-	c := d.c
-	d.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if c.Close(NewError(frame.CondConnectionForced, "shutdown")) != nil && !c.Closed() {
-		c.CloseRead()
+// wrote1 handles the end of a write (its bytes already reported with
+// Written) and reports whether the loop goes on.
+func (d *Driver) wrote1(r writeResult) bool {
+	if d.overAt.IsZero() {
+		if r.err != nil {
+			// No deadline is set while the connection is up: the
+			// transport has failed.
+			d.readEnded(r.err)
+			return false
+		}
+		return true
+	}
+	// Over: a write that did not complete within its linger (the peer
+	// does not read, or the transport failed) ends it, and so does
+	// CloseWait.
+	now := time.Now()
+	if r.err != nil || !now.Before(d.overAt.Add(CloseWait)) {
+		return false
+	}
+	d.extend(now)
+	return true
+}
+
+// extend sets the write deadline of a connection that is over: a linger
+// from now, within CloseWait of its end.
+func (d *Driver) extend(now time.Time) {
+	t := now.Add(linger)
+	if end := d.overAt.Add(CloseWait); t.After(end) {
+		t = end
+	}
+	if !t.Equal(d.deadline) {
+		d.deadline = t
+		d.nc.SetWriteDeadline(t)
 	}
 }
 
-// flush writes the engine's output.
-func (d *Driver) flush() error {
-	c := d.c
+// readEnded tells the engine that its input has ended: the read side
+// reached EOF or failed with err, or the Driver gave up on the transport
+// (a write failed with err, or the shutdown grace passed:
+// errShutdownGrace). Every end of the engine's input goes through here.
+func (d *Driver) readEnded(err error) { d.c.ReadFailed(err) }
+
+// shutdown sends the close of Close and of Run's ctx. When a close was
+// sent already, the peer's answer to it has the shutdown grace to come.
+func (d *Driver) shutdown() { d.c.Close(d.shutErr) }
+
+// writer writes what the loop hands it, one write at a time.
+func (d *Driver) writer() {
 	for {
-		out := c.Output()
-		if len(out) == 0 {
-			return nil
-		}
-		n, err := d.nc.Write(out)
-		c.Written(n)
-		if err != nil {
-			return err
+		select {
+		case b := <-d.writes:
+			n, err := d.nc.Write(b)
+			d.wrote <- writeResult{n, err} // buffered, one write at a time: never blocks
+		case <-d.done:
+			return
 		}
 	}
 }
