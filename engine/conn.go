@@ -79,10 +79,10 @@ type Conn struct {
 	byLocal  []*Session // by this end's channel
 	nLocal   int        // sessions in byLocal
 
-	asm   frame.Assembler
-	names map[linkName]*Link // the links by name and direction (part 2 §2.6.1)
-	held  int                // bytes of the memory budget in use (budget.go)
-	peak  int
+	maxMessage int                // MaxMessageSize, as an int
+	names      map[linkName]*Link // the links by name and direction (part 2 §2.6.1)
+	held       int                // bytes of the memory budget in use (budget.go)
+	peak       int
 
 	th frame.TransferHead // the transfer being read
 
@@ -119,7 +119,7 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 		h = NopHandler{}
 	}
 	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: math.MaxUint16}
-	c.asm.MaxMessageSize = int(min(cfg.MaxMessageSize, math.MaxInt32))
+	c.maxMessage = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
 
@@ -550,7 +550,6 @@ func (c *Conn) finish(e *Error) {
 			s.gone(c.err)
 		}
 	}
-	c.asm.Reset()
 	c.h.OnConnectionClose(c, c.err)
 }
 

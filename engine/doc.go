@@ -91,8 +91,8 @@
 //
 // A Delivery's Payload and Tag, a Disposition's State and Tag are views,
 // valid only during the event: into the frame for a delivery in one
-// transfer (no copy), else into a reassembly buffer the engine reuses
-// ([frame.Assembler]). Output's bytes are valid until the next call of
+// transfer (no copy), else into the link's reassembly buffer ([frame.Join],
+// reused for its next delivery). Output's bytes are valid until the next call of
 // another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
 // kept by the link.
 //

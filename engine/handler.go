@@ -93,7 +93,9 @@ type Delivery struct {
 
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
-func (d *Delivery) Accept() error { return d.Link.disposeSimple(d.DeliveryID, frame.StateAccepted, true) }
+func (d *Delivery) Accept() error {
+	return d.Link.disposeSimple(d.DeliveryID, frame.StateAccepted, true)
+}
 
 // Reject rejects the delivery with the error e (may be nil) and settles it.
 func (d *Delivery) Reject(e *Error) error {
@@ -106,7 +108,9 @@ func (d *Delivery) Reject(e *Error) error {
 
 // Release releases the delivery (the sender may deliver it again
 // elsewhere) and settles it.
-func (d *Delivery) Release() error { return d.Link.disposeSimple(d.DeliveryID, frame.StateReleased, true) }
+func (d *Delivery) Release() error {
+	return d.Link.disposeSimple(d.DeliveryID, frame.StateReleased, true)
+}
 
 // Modify gives the delivery the modified outcome and settles it:
 // failed counts a failed delivery attempt, undeliverable asks that it

@@ -82,9 +82,10 @@ type Link struct {
 
 	autoCredit uint32
 	autoAccept bool
-	curDone    uint8  // what became of the delivery of the current OnDelivery (curNone …)
-	cur        uint32 // its delivery-id
-	more       bool // an incoming delivery continues in the next transfer
+	join       frame.Join // the incoming delivery in progress (§2.6.12)
+	joinHeld   int        // its buffer's bytes, as the budget counts them
+	curDone    uint8      // what became of the delivery of the current OnDelivery (curNone …)
+	cur        uint32     // its delivery-id
 
 	peerMaxMessage uint64
 
@@ -306,11 +307,11 @@ func (l *Link) gone(e *Error) {
 	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
-	c.release(l.held)
-	l.held = 0
+	c.release(l.held + l.joinHeld)
+	l.held, l.joinHeld = 0, 0
+	l.join = frame.Join{} // its buffer goes with the delivery in progress
 	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
-		s.c.asm.Forget(s.remote, l.remote)
 	}
 	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
 		s.byLocal[l.local] = nil
@@ -450,32 +451,35 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 	if l.sender {
 		return &linkError{l, frame.CondNotAllowed, "transfer on a link where the peer is the receiver"}
 	}
-	if !l.more {
+	if !l.join.InProgress() {
 		if l.credit == 0 {
 			return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
 		}
 		l.credit--
 		l.deliveryCount++
 	}
-	first := !l.more
-	l.more = t.More && !t.Aborted
-	var d frame.Delivery
-	if id, ok := t.DeliveryID.Get(); first && ok && !t.More && !t.Aborted && len(payload) <= c.asm.MaxMessageSize {
-		// A delivery in one transfer, the common case: a view of the
-		// frame, as the Assembler would give, without going through it.
-		d = frame.Delivery{Channel: s.remote, Handle: t.Handle, DeliveryID: id, DeliveryTag: t.DeliveryTag,
-			MessageFormat: t.MessageFormat.Or(0), Settled: t.Settled, Frames: 1, Payload: payload}
-	} else {
-		var done bool
-		var err error
-		d, done, err = c.asm.Add(s.remote, *t, payload)
-		if err != nil {
-			return l.assemblyFault(err)
-		}
-		if !done && !d.Aborted {
-			return nil
+	// The delivery in progress is joined on the link; the budget counts
+	// what its buffer holds (checked before a transfer is copied in, and
+	// again at the buffer's size after).
+	if err := c.charge(len(payload) + len(t.DeliveryTag)); err != nil {
+		return err
+	}
+	c.release(len(payload) + len(t.DeliveryTag))
+	d, done, err := l.join.Add(t, payload, c.maxMessage)
+	if held := l.join.Held(); held != l.joinHeld {
+		c.held += held - l.joinHeld
+		l.joinHeld = held
+		if err := c.charge(0); err != nil {
+			return err
 		}
 	}
+	if err != nil {
+		return l.assemblyFault(err)
+	}
+	if !done && !d.Aborted {
+		return nil
+	}
+	d.Channel = s.remote
 	return l.delivered(&Delivery{Link: l, Delivery: d})
 }
 
@@ -558,8 +562,6 @@ func (l *Link) assemblyFault(err error) error {
 	switch {
 	case errors.Is(err, frame.ErrMessageTooLarge):
 		return &linkError{l, frame.CondMessageSizeExceeded, err.Error()}
-	case errors.Is(err, frame.ErrTooManyPending):
-		return &connError{frame.CondResourceLimitExceeded, err.Error()}
 	}
 	return &linkError{l, frame.CondInvalidField, err.Error()}
 }

@@ -321,3 +321,44 @@ func TestSettleInOrLaterThanOnDelivery(t *testing.T) {
 		})
 	}
 }
+
+// partials attaches n sending links and starts on each a delivery whose
+// first transfer carries size bytes and says more is to come.
+func partials(n, size int) []byte {
+	pad := make([]byte, size)
+	var b []byte
+	for i := 1; i <= n; i++ {
+		h := uint32(i)
+		b = perf(b, 0, attachSender(h, "p"+strconv.Itoa(i)))
+		b = perf(b, 0, func(b []byte) []byte {
+			b = frame.AppendTransfer(b, frame.Transfer{Handle: h, DeliveryID: frame.Some(uint32(i)), DeliveryTag: []byte{1},
+				MessageFormat: frame.Some[uint32](0), More: true})
+			return append(b, pad...)
+		})
+	}
+	return b
+}
+
+// The budget counts deliveries being joined, kept on their links: a peer
+// that starts many large deliveries and finishes none is cut off at the
+// budget, at two sizes of it.
+func TestMemoryBudgetJoins(t *testing.T) {
+	var allocs [2]uint64
+	for i, budget := range []int{1 << 20, 2 << 20} {
+		cfg := Config{HandleMax: 10000, MaxMemory: budget, Credit: 10, MaxFrameSize: 64 << 10}
+		a, _, c := cost(cfg, partials(2*budget/30000, 30000))
+		_, peak := c.Held()
+		if e := c.Err(); e == nil || e.Condition != frame.CondResourceLimitExceeded {
+			t.Fatalf("budget %d: err %v", budget, e)
+		}
+		if peak > budget {
+			t.Fatalf("budget %d: peak %d", budget, peak)
+		}
+		if a > uint64(3*budget) {
+			t.Fatalf("budget %d: %d bytes allocated", budget, a)
+		}
+		t.Logf("budget %d: peak held %d, %d bytes allocated", budget, peak, a)
+		allocs[i] = a
+	}
+	linear(t, "bytes allocated against the budget", allocs[0], allocs[1])
+}

@@ -188,9 +188,6 @@ func (s *Session) gone(e *Error) {
 	}
 	c.release(sessionCost + s.ringHeld)
 	s.ringHeld = 0
-	if remote {
-		c.asm.ForgetChannel(s.remote)
-	}
 	if c.disp.on && c.disp.ch == s.local {
 		c.disp.on = false
 	}
@@ -295,7 +292,7 @@ func (s *Session) onTransfer(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.More || !h.HasDeliveryID || l.more || l.sender || l.st.local != active || len(payload) > s.c.asm.MaxMessageSize {
+	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.sender || l.st.local != active || len(payload) > s.c.maxMessage {
 		err = l.onHeadTransfer(h, payload)
 	} else {
 		err = l.deliverOne(h, payload)
