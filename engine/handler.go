@@ -51,8 +51,9 @@ type Handler interface {
 	// link or settled it: on a sender, the receiver's outcome; on a
 	// receiver, the sender settling. d is valid only during the call.
 	// When the peer has not settled a delivery it gave a terminal
-	// outcome, the engine settles it after this returns (unless
-	// Config.ManualSettle).
+	// outcome, the engine has settled it before this runs (unless
+	// Config.ManualSettle): the whole disposition is applied first, then
+	// reported delivery by delivery.
 	OnDisposition(l *Link, d Disposition)
 	// OnWritable: the output that made Send report ErrOutputFull has
 	// been written out; Send again.

@@ -11,7 +11,8 @@ import (
 // This file is the link (part 2 §2.6): LinkOptions and Link with its
 // accessors, attach and detach, the flow of credit (onFlow, Flow,
 // KeepCredit, DrainCredit, SetAvailable; §2.6.7), incoming transfers
-// (onTransfer, joined by the connection's frame.Assembler), settlement
+// (onTransfer, deliverOne; a delivery in several transfers joined by the
+// link's frame.Join), settlement
 // (Dispose, Settle), and outgoing transfers (Send split at the peer's
 // max-frame-size, writeTransfer, resume when window or output frees up,
 // Abort).
