@@ -1,0 +1,145 @@
+package client
+
+import (
+	"context"
+	"sync"
+
+	"github.com/amqpsax/amqpsax/engine"
+)
+
+// SessionOptions sets up a session; nil or the zero value works.
+type SessionOptions struct{}
+
+// Session is a session of a connection (part 2 §2.5): links are attached
+// on it. Every method is safe to call from any goroutine.
+type Session struct {
+	c    *Conn
+	opts SessionOptions
+	es   *engine.Session // the connection's goroutine only
+
+	begun chan struct{} // closed by OnSessionBegin
+	done  chan struct{} // closed when it has ended: err is set
+
+	mu      sync.Mutex
+	err     error
+	senders []*Sender
+}
+
+// begin runs on the connection's goroutine.
+func (s *Session) begin(ec *engine.Conn) error {
+	es, err := ec.Begin()
+	if err != nil {
+		return s.c.engineErr(ec, err)
+	}
+	es.Context = s
+	s.es = es
+	return nil
+}
+
+// engineErr is the error of an engine action that failed: the
+// connection's error when it has ended, else the engine's.
+func (c *Conn) engineErr(ec *engine.Conn, err error) error {
+	if ec.Closed() {
+		if e := ec.Err(); e != nil {
+			return fromEngine(e, ScopeConn)
+		}
+		return ErrClosed
+	}
+	return err
+}
+
+func (s *Session) waitBegun(ctx context.Context) error {
+	select {
+	case <-s.begun:
+	case <-s.done:
+		return s.Err()
+	case <-ctx.Done():
+		s.abandon()
+		return ctxErr(ctx)
+	}
+	// An end in the same read as the begin's answer refuses it.
+	if err := s.c.sync(ctx); err != nil {
+		s.abandon()
+		return err
+	}
+	select {
+	case <-s.done:
+		return s.Err()
+	default:
+		return nil
+	}
+}
+
+// abandon ends a session whose NewSession gave up.
+func (s *Session) abandon() {
+	s.c.do(func(*engine.Conn) {
+		if s.es != nil {
+			s.es.End(nil)
+		}
+	})
+}
+
+// ended runs on the connection's goroutine when the session has ended.
+func (s *Session) ended(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+}
+
+// Err returns why the session ended (ErrClosed for a clean end), or nil
+// while it is up.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the session and waits for the peer's end within ctx. Its
+// links are detached with it: their blocked calls return ErrClosed. It
+// returns nil after a clean end, else the session's error.
+func (s *Session) Close(ctx context.Context) error {
+	err := s.c.call(ctx, func(ec *engine.Conn) error {
+		if s.es.End(nil) != nil {
+			return nil // ended already
+		}
+		return nil
+	})
+	if err != nil && err != ErrClosed {
+		return err
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return ctxErr(ctx)
+	case <-s.c.done:
+		<-s.done
+	}
+	if err := s.Err(); err != ErrClosed {
+		return err
+	}
+	return nil
+}
+
+func (s *Session) addSender(snd *Sender) {
+	s.mu.Lock()
+	s.senders = append(s.senders, snd)
+	s.mu.Unlock()
+}
+
+func (s *Session) removeSender(snd *Sender) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.senders {
+		if x == snd {
+			s.senders = append(s.senders[:i], s.senders[i+1:]...)
+			return
+		}
+	}
+}
