@@ -460,7 +460,7 @@ type tapConn struct {
 	tracking atomic.Bool
 	st       atomic.Int32 // stage*
 	// followed on the reader's goroutine only
-	hdr  int    // bytes of a protocol header seen
+	hdr  int // bytes of a protocol header seen
 	fh   [11]byte
 	fn   int    // bytes of the frame header (and descriptor) seen
 	skip uint32 // bytes of the current frame left to skip

@@ -33,10 +33,10 @@ type ReceiveOptions struct{}
 // Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
 // from any goroutine; concurrent Receives each get a different delivery.
 type Receiver struct {
-	s       *Session
-	address string
-	prefetch  uint32 // the prefetch; 0: manual credit
-	l       *engine.Link
+	s        *Session
+	address  string
+	prefetch uint32 // the prefetch; 0: manual credit
+	l        *engine.Link
 
 	attachedCh chan struct{}
 	done       chan struct{}
