@@ -500,16 +500,22 @@ func (t *tapConn) follow(p []byte) {
 			return
 		case t.hdr < 8:
 			k := min(8-t.hdr, len(p))
-			if t.hdr < 5 && t.hdr+k >= 5 {
-				// byte 4 is the protocol id: 3 SASL, 0 AMQP
-				if p[4-t.hdr] == 3 {
-					t.st.Store(stageSASL)
-				} else {
-					t.st.Store(stageOpen)
-				}
-			}
+			copy(t.fh[t.hdr:], p[:k])
 			t.hdr += k
 			p = p[k:]
+			if t.hdr < 8 {
+				return
+			}
+			// "AMQP", then the protocol id: 3 SASL, 0 AMQP
+			switch {
+			case string(t.fh[:4]) != "AMQP":
+				t.tracking.Store(false) // not AMQP: the header stage failed
+				return
+			case t.fh[4] == 3:
+				t.st.Store(stageSASL)
+			default:
+				t.st.Store(stageOpen)
+			}
 		case t.skip > 0:
 			k := uint32(min(uint64(t.skip), uint64(len(p))))
 			t.skip -= k

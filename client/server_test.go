@@ -25,6 +25,8 @@ import (
 //	hold/…      messages are taken, never settled
 //	nocredit/…  producers get no credit
 //	drop/…      the network connection is cut at the first message
+//	block/…     the broker's goroutine for the connection blocks at the
+//	            attach (its answer is never written) until the test ends
 //
 // Anything else is a queue: producers' messages are accepted and given to
 // its consumers in turn, as their credit allows.
@@ -37,6 +39,10 @@ type testBroker struct {
 	queues map[string]*tqueue
 	// counts
 	held atomic.Int64
+	// blockBegin makes the broker block at a session's begin (never
+	// answered) until the test ends.
+	blockBegin atomic.Bool
+	unblock    chan struct{}
 }
 
 type tqueue struct {
@@ -47,10 +53,10 @@ type tqueue struct {
 func startBroker(t testing.TB) *testBroker {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	b := &testBroker{addr: ln.Addr().String(), queues: map[string]*tqueue{}}
+	b := &testBroker{addr: ln.Addr().String(), queues: map[string]*tqueue{}, unblock: make(chan struct{})}
 	b.srv = &engine.Server{Config: engine.Config{ContainerID: "test-broker", Window: 5000}, Handler: b}
 	go b.srv.Serve(ln)
-	t.Cleanup(func() { b.srv.Close() })
+	t.Cleanup(func() { close(b.unblock); b.srv.Close() })
 	return b
 }
 
@@ -88,6 +94,9 @@ func (b *testBroker) OnLinkAttach(l *engine.Link) {
 	case "close":
 		l.Conn().Close(engine.NewError(frame.CondConnectionForced, "go away"))
 		return
+	case "block":
+		<-b.unblock
+		return
 	}
 	if !l.IsSender() {
 		if kind(addr) != "nocredit" {
@@ -100,6 +109,12 @@ func (b *testBroker) OnLinkAttach(l *engine.Link) {
 	q.consumers = append(q.consumers, l)
 	b.mu.Unlock()
 	b.dispatch(l)
+}
+
+func (b *testBroker) OnSessionBegin(s *engine.Session) {
+	if b.blockBegin.Load() {
+		<-b.unblock
+	}
 }
 
 func (b *testBroker) OnLinkDetach(l *engine.Link, _ *engine.Error) {
