@@ -25,6 +25,7 @@ import (
 //	hold/…      messages are taken, never settled
 //	nocredit/…  producers get no credit
 //	drop/…      the network connection is cut at the first message
+//	late/…      producers get credit (10) only when the test calls grant
 //	block/…     the broker's goroutine for the connection blocks at the
 //	            attach (its answer is never written) until the test ends
 //
@@ -43,6 +44,17 @@ type testBroker struct {
 	// answered) until the test ends.
 	blockBegin atomic.Bool
 	unblock    chan struct{}
+	late       []*engine.Link
+}
+
+// grant gives the producers of late/ addresses 10 credit.
+func (b *testBroker) grant() {
+	b.mu.Lock()
+	ls := b.late
+	b.mu.Unlock()
+	for _, l := range ls {
+		l.Conn().Driver().Do(func(*engine.Conn) { l.Flow(10) })
+	}
 }
 
 type tqueue struct {
@@ -99,7 +111,13 @@ func (b *testBroker) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	if !l.IsSender() {
-		if kind(addr) != "nocredit" {
+		switch kind(addr) {
+		case "nocredit":
+		case "late":
+			b.mu.Lock()
+			b.late = append(b.late, l)
+			b.mu.Unlock()
+		default:
 			l.KeepCredit(200)
 		}
 		return
