@@ -68,15 +68,6 @@ func fromEngine(e *engine.Error, scope Scope) *Error {
 	return &Error{Condition: e.Condition, Description: e.Description, Remote: e.Remote, Scope: scope}
 }
 
-// toEngine turns an error this end sends (a reject's, a close's) into the
-// engine's.
-func toEngine(e *Error) *engine.Error {
-	if e == nil {
-		return nil
-	}
-	return &engine.Error{Condition: e.Condition, Description: e.Description}
-}
-
 // Errors of this package, for errors.Is.
 var (
 	// ErrClosed: a call on a connection, session or link that this end

@@ -209,7 +209,7 @@ func TestPeerVanishes(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	// The broker goes: every connection cut.
-	b.srv.Close()
+	b.vanish()
 	for range 2*n + 1 {
 		err := <-errs
 		var e *client.Error

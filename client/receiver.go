@@ -231,7 +231,7 @@ func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Delivery
 	}
 	r.mu.Lock()
 	if len(r.slab) == 0 {
-		r.slab = make([]Delivery, 8)
+		r.slab = make([]Delivery, 16)
 	}
 	d := &r.slab[0]
 	r.slab = r.slab[1:]

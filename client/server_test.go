@@ -45,6 +45,25 @@ type testBroker struct {
 	blockBegin atomic.Bool
 	unblock    chan struct{}
 	late       []*engine.Link
+	conns      []*engine.Driver
+}
+
+func (b *testBroker) OnConnectionOpen(c *engine.Conn) {
+	b.mu.Lock()
+	b.conns = append(b.conns, c.Driver())
+	b.mu.Unlock()
+}
+
+// vanish cuts every network connection: no close, no FIN first.
+func (b *testBroker) vanish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, d := range b.conns {
+		if tc, ok := d.NetConn().(*net.TCPConn); ok {
+			tc.SetLinger(0) // a reset
+		}
+		d.NetConn().Close()
+	}
 }
 
 // grant gives the producers of late/ addresses 10 credit.
@@ -63,14 +82,24 @@ type tqueue struct {
 }
 
 func startBroker(t testing.TB) *testBroker {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	b, err := newBroker()
 	require.NoError(t, err)
+	t.Cleanup(b.close)
+	return b
+}
+
+func newBroker() (*testBroker, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
 	b := &testBroker{addr: ln.Addr().String(), queues: map[string]*tqueue{}, unblock: make(chan struct{})}
 	b.srv = &engine.Server{Config: engine.Config{ContainerID: "test-broker", Window: 5000}, Handler: b}
 	go b.srv.Serve(ln)
-	t.Cleanup(func() { close(b.unblock); b.srv.Close() })
-	return b
+	return b, nil
 }
+
+func (b *testBroker) close() { close(b.unblock); b.srv.Close() }
 
 func (b *testBroker) url() string { return "amqp://" + b.addr }
 
