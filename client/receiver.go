@@ -39,6 +39,7 @@ type Receiver struct {
 	l        *engine.Link
 
 	attachedCh chan struct{}
+	suspect    atomic.Bool // the peer's answer named no address: a detach may follow
 	done       chan struct{}
 	notify     chan struct{} // cap 1: a delivery has been queued
 	runFn      func(*engine.Conn)
@@ -120,7 +121,7 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAttached(ctx, s.c, r.attachedCh, r.done, r.Err, r.abandon); err != nil {
+	if err := waitAttached(ctx, s.c, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -137,9 +138,11 @@ func (r *Receiver) abandon() {
 // attached runs on the connection's goroutine at the peer's attach: a
 // refusing peer answers without a source, and detaches.
 func (r *Receiver) attached(l *engine.Link) {
-	if _, ok := l.Attach().Source.Get(); !ok {
+	src, ok := l.Attach().Source.Get()
+	if !ok {
 		return
 	}
+	r.suspect.Store(len(src.Address) == 0 && r.address != "" && !src.Dynamic)
 	if r.prefetch > 0 {
 		l.Flow(r.prefetch)
 	}

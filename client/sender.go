@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -52,6 +53,7 @@ type Sender struct {
 	l       *engine.Link // the connection's goroutine only
 
 	attachedCh chan struct{}
+	suspect    atomic.Bool   // the peer's answer named no address: a detach may follow
 	done       chan struct{} // closed when the link has ended: err is set
 	runFn      func(*engine.Conn)
 	kicked     atomic.Bool // runFn is queued on the connection's goroutine
@@ -121,16 +123,23 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAttached(ctx, s.c, snd.attachedCh, snd.done, snd.Err, snd.abandon); err != nil {
+	if err := waitAttached(ctx, s.c, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
 		return nil, err
 	}
 	s.addSender(snd)
 	return snd, nil
 }
 
+// refuseGrace is how long a link whose attach was answered with a
+// terminus without an address waits for the detach that refuses it
+// (Qpid Proton's python binding refuses so, its detach in a later
+// write).
+const refuseGrace = time.Second
+
 // waitAttached waits for a link's attach, then for the connection to
-// have handled what came with it (a detach in the same read refuses it).
-func waitAttached(ctx context.Context, c *Conn, attached, done <-chan struct{}, errf func() error, abandon func()) error {
+// have handled what came with it (a detach in the same read refuses it),
+// and, for an answer that named no address, for refuseGrace.
+func waitAttached(ctx context.Context, c *Conn, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
 	select {
 	case <-attached:
 	case <-done:
@@ -142,6 +151,18 @@ func waitAttached(ctx context.Context, c *Conn, attached, done <-chan struct{}, 
 	if err := c.sync(ctx); err != nil {
 		abandon()
 		return err
+	}
+	if suspect.Load() {
+		t := time.NewTimer(refuseGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+			return errf()
+		case <-t.C:
+		case <-ctx.Done():
+			abandon()
+			return ctxErr(ctx)
+		}
 	}
 	select {
 	case <-done:
@@ -162,9 +183,11 @@ func (snd *Sender) abandon() {
 // attached runs on the connection's goroutine at the peer's attach. A
 // peer that refuses the link answers without a target, and detaches.
 func (snd *Sender) attached(l *engine.Link) {
-	if _, ok := l.Attach().Target.Get(); !ok {
+	tgt, ok := l.Attach().Target.Get()
+	if !ok {
 		return
 	}
+	snd.suspect.Store(len(tgt.Address) == 0 && snd.address != "" && !tgt.Dynamic)
 	snd.mu.Lock()
 	snd.maxSize = l.Attach().MaxMessageSize.Or(0)
 	snd.mu.Unlock()
