@@ -16,10 +16,11 @@ import (
 type ReceiverOptions struct {
 	// Name is the link's name; empty gives a unique one.
 	Name string
-	// Credit is the prefetch: the credit kept granted to the sender,
-	// topped up as Receive takes deliveries, so that at most Credit
-	// deliveries wait in the receiver. 0 means 1; -1 means manual
-	// credit: the sender gets only what IssueCredit grants.
+	// Credit is the prefetch: the credit granted to the sender, and
+	// granted again once it is used up and Receive has taken half of
+	// it, so that at most Credit deliveries wait in the receiver. 0
+	// means 1; -1 means manual credit: the sender gets only what
+	// IssueCredit grants.
 	Credit int32
 	// RequestedSenderSettleMode asks the sender for a settle mode:
 	// SenderSettleModeSettled for deliveries sent settled (at most
@@ -189,9 +190,15 @@ func (r *Receiver) delivered(d *engine.Delivery) {
 	r.topUp()
 }
 
-// topUp grants credit again once half the prefetch is used and taken:
-// the credit granted plus the deliveries waiting stay within the
-// prefetch. It runs on the connection's goroutine.
+// topUp grants credit again, up to the prefetch less the deliveries
+// waiting, once the sender has used up what it had and Receive has taken
+// at least half the prefetch. Credit is granted only while none is
+// outstanding, so that no transfer is in flight when the flow goes out:
+// topping up while transfers cross the flow is where peers disagree on
+// the credit left (RabbitMQ 3.10 then sends beyond it, and the engine
+// detaches with amqp:link:transfer-limit-exceeded). It costs one round
+// trip per prefetch's worth of deliveries. It runs on the connection's
+// goroutine.
 func (r *Receiver) topUp() {
 	l := r.l
 	if r.prefetch == 0 || l == nil || r.draining {
@@ -202,7 +209,7 @@ func (r *Receiver) topUp() {
 	want := r.prefetch - min(waiting, r.prefetch)
 	cur := l.Credit()
 	starve := false
-	if want > cur && (want-cur >= (r.prefetch+1)/2 || cur == 0) {
+	if want > cur && cur == 0 && want >= (r.prefetch+1)/2 {
 		r.mu.Unlock()
 		l.Flow(want)
 		return
