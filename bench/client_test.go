@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,7 @@ func startExampleBroker(tb testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(brokerBinary, "-listen", addr, "-max-queue", "100000000")
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -152,6 +154,7 @@ type clientImpl interface {
 	pipelined(ctx context.Context, n int) error           // as fast as the implementation pipelines
 	fill(ctx context.Context, n int) error                // queue n messages for receive
 	receive(ctx context.Context, n int, check bool) error // Receive and Accept n
+	queueName() string
 	close() error
 }
 
@@ -275,6 +278,8 @@ func (a *amqpsaxImpl) receive(ctx context.Context, n int, check bool) error {
 
 func (a *amqpsaxImpl) close() error { return a.c.Close() }
 
+func (a *amqpsaxImpl) queueName() string { return a.queue }
+
 type goamqpImpl struct {
 	c        *amqp.Conn
 	s        *amqp.Session
@@ -382,6 +387,8 @@ func (g *goamqpImpl) receive(ctx context.Context, n int, check bool) error {
 
 func (g *goamqpImpl) close() error { return g.c.Close() }
 
+func (g *goamqpImpl) queueName() string { return g.queue }
+
 // inGoroutines splits n among k goroutines running f, and returns the
 // first error.
 func inGoroutines(n, k int, f func(n int) error) error {
@@ -424,6 +431,20 @@ func runClientOp(ctx context.Context, ci clientImpl, op string, n int) error {
 	return ci.receive(ctx, n, false)
 }
 
+// stallAfter bounds one benchmark run: a run that takes longer has
+// stalled.
+const stallAfter = 2 * time.Minute
+
+// drainQueue receives n messages from queue with package client.
+func drainQueue(ctx context.Context, p clientPeer, queue string, n int) error {
+	a, err := dialAmqpsax(ctx, p, queue, false)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return a.receive(ctx, n, false)
+}
+
 func BenchmarkClient(b *testing.B) {
 	for _, p := range clientPeers(b) {
 		for _, op := range clientOps {
@@ -443,16 +464,24 @@ func BenchmarkClient(b *testing.B) {
 					}
 					b.ReportAllocs()
 					b.SetBytes(int64(len(clientBody)))
+					opCtx, opCancel := context.WithTimeout(ctx, stallAfter)
+					defer opCancel()
 					b.ResetTimer()
 					start := time.Now()
-					if err := runClientOp(ctx, ci, op, b.N); err != nil {
+					err = runClientOp(opCtx, ci, op, b.N)
+					if err != nil && opCtx.Err() != nil && ctx.Err() == nil && strings.HasPrefix(impl, "goamqp") {
+						// go-amqp stalls against RabbitMQ (doc/peers.md):
+						// say so rather than fail the run.
+						b.Skipf("go-amqp stalled: %d messages not done after %v: %v", b.N, stallAfter, err)
+					}
+					if err != nil {
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 					b.StopTimer()
 					if op != "receive" {
 						// Leave the broker's queue empty for the next run.
-						if err := ci.receive(ctx, b.N, false); err != nil {
+						if err := drainQueue(ctx, p, ci.queueName(), b.N); err != nil {
 							b.Fatal(err)
 						}
 					}
