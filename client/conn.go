@@ -38,6 +38,31 @@ type ConnOptions struct {
 	// TLSConfig is used for amqps:// URLs (nil: the default, with the
 	// URL's host as ServerName).
 	TLSConfig *tls.Config
+	// Reconnect, for Dial, makes a lost connection (cut, failed, or
+	// closed by the peer) be dialled again with back-off, its sessions
+	// begun and its links attached again; nil: a lost connection ends
+	// it. See ReconnectOptions.
+	Reconnect *ReconnectOptions
+}
+
+// ReconnectOptions sets up reconnection (ConnOptions.Reconnect). While a
+// connection is being dialled again, calls wait for it within their ctx.
+// What was in flight when it was lost is returned as errors, never
+// dropped silently: a message sent unsettled whose outcome had not
+// arrived completes with the loss's *Error (its fate is unknown: send it
+// again if it must arrive); messages not yet sent are sent on the new
+// link. Deliveries received and not yet settled are dropped (the broker
+// delivers them again); settling one of the old link returns the loss's
+// error. Sessions and links keep their names.
+type ReconnectOptions struct {
+	// MaxAttempts bounds the dials after each loss; 0 means no bound.
+	// When they run out, the connection ends with the loss's error.
+	MaxAttempts int
+	// Backoff is the wait before the first dial (0: 100 ms), doubled
+	// after each failed one up to MaxBackoff (0: 10 s).
+	Backoff, MaxBackoff time.Duration
+	// DialTimeout bounds each dial (0: 30 s).
+	DialTimeout time.Duration
 }
 
 // SASLType is a SASL mechanism and its credentials (part 5 §5.3).
@@ -67,18 +92,36 @@ func SASLTypeNone() SASLType { return SASLType{none: true} }
 // its work to and waits on with its ctx. Every method is safe to call
 // from any goroutine.
 type Conn struct {
-	d    *engine.Driver
-	tap  *tapConn
 	addr string
-	h    *handler
+	t    target      // for a dial again
+	opts ConnOptions // likewise
+	rc   *ReconnectOptions
 
+	done chan struct{} // closed at the end, with err set
+
+	mu          sync.Mutex
+	pending     *gen          // dialled again, its sessions and links not yet up again
+	wantPending bool          // the next one opened is pending
+	g           *gen          // the connection up; nil while dialling again, or after the end
+	up          chan struct{} // closed when a new one is up (while dialling again)
+	stop        chan struct{} // closed by Close: no more dialling again
+	lostErr     error         // why the last one was lost
+	gens        int           // connections made
+	err         error         // why it ended (nil: not yet)
+	closing     bool          // Close was called
+	sessions    []*Session
+	redial      sync.WaitGroup
+}
+
+// gen is one network connection of a Conn: more than one with Reconnect.
+type gen struct {
+	c      *Conn
+	n      int // 1 for the first
+	d      *engine.Driver
+	tap    *tapConn
 	opened chan struct{} // closed by OnConnectionOpen
-	done   chan struct{} // closed by OnConnectionClose: err is set
-
-	mu       sync.Mutex
-	err      error // why the connection ended (nil: still up)
-	closing  bool  // Close was called
-	sessions []*Session
+	ended  chan struct{} // closed by OnConnectionClose
+	endErr error         // set before ended is closed
 }
 
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
@@ -96,7 +139,12 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 	if err != nil {
 		return nil, &DialError{Addr: addr, Stage: "tcp", Err: err}
 	}
-	return dialOnce(ctx, t, &o)
+	c := newConn(addr, &o)
+	c.t, c.rc = t, o.Reconnect
+	if err := c.dial(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // target is a parsed address.
@@ -134,11 +182,17 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 	return t, nil
 }
 
-func dialOnce(ctx context.Context, t target, o *ConnOptions) (*Conn, error) {
+func newConn(addr string, o *ConnOptions) *Conn {
+	return &Conn{addr: addr, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// dial makes the connection's next network connection.
+func (c *Conn) dial(ctx context.Context) error {
+	t, o := c.t, &c.opts
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, "tcp", t.hostport)
 	if err != nil {
-		return nil, &DialError{Addr: t.addr, Stage: "tcp", Err: err}
+		return &DialError{Addr: t.addr, Stage: "tcp", Err: err}
 	}
 	if t.tls {
 		cfg := o.TLSConfig
@@ -153,14 +207,14 @@ func dialOnce(ctx context.Context, t target, o *ConnOptions) (*Conn, error) {
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return nil, &DialError{Addr: t.addr, Stage: "tls", Err: err}
+			return &DialError{Addr: t.addr, Stage: "tls", Err: err}
 		}
 		nc = tc
 	}
 	if o.HostName == "" {
 		o.HostName = t.host
 	}
-	return open(ctx, nc, t.addr, o)
+	return c.open(ctx, nc)
 }
 
 // NewConn runs a client connection over nc (already connected, TLS
@@ -171,19 +225,26 @@ func NewConn(ctx context.Context, nc net.Conn, opts *ConnOptions) (*Conn, error)
 	if opts != nil {
 		o = *opts
 	}
-	return open(ctx, nc, nc.RemoteAddr().String(), &o)
+	o.Reconnect = nil // there is no address to dial again
+	c := newConn(nc.RemoteAddr().String(), &o)
+	if err := c.open(ctx, nc); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 var containerSeq atomic.Uint64
 
-func open(ctx context.Context, nc net.Conn, addr string, o *ConnOptions) (*Conn, error) {
+// open runs the engine over nc and waits for the open exchange.
+func (c *Conn) open(ctx context.Context, nc net.Conn) error {
+	o := &c.opts
 	cfg := engine.Config{ContainerID: o.ContainerID, Hostname: o.HostName, IdleTimeout: o.IdleTimeout,
 		MaxFrameSize: o.MaxFrameSize, MaxMessageSize: o.MaxMessageSize,
-		// The client tops up credit itself (as the application takes
-		// deliveries) and settles on outcomes as the engine does.
+		// ctx bounds the open exchange, not the engine's own time-out.
 		HandshakeTimeout: 24 * time.Hour}
 	if cfg.ContainerID == "" {
-		cfg.ContainerID = "amqpsax-client-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(containerSeq.Add(1), 10)
+		o.ContainerID = "amqpsax-client-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(containerSeq.Add(1), 10)
+		cfg.ContainerID = o.ContainerID
 	}
 	switch st := o.SASLType; {
 	case st.none:
@@ -193,26 +254,42 @@ func open(ctx context.Context, nc net.Conn, addr string, o *ConnOptions) (*Conn,
 	}
 	tap := &tapConn{Conn: nc}
 	tap.tracking.Store(true)
-	c := &Conn{tap: tap, addr: addr, opened: make(chan struct{}), done: make(chan struct{})}
-	c.h = &handler{c: c}
-	c.d = engine.NewDriver(tap, engine.NewClient(cfg, c.h))
-	go c.d.Run(context.Background())
+	c.mu.Lock()
+	c.gens++
+	g := &gen{c: c, n: c.gens, tap: tap, opened: make(chan struct{}), ended: make(chan struct{})}
+	c.mu.Unlock()
+	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
+	go g.d.Run(context.Background())
+	var err error
 	select {
-	case <-c.opened:
-		return c, nil
-	case <-c.done:
+	case <-g.opened:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case c.closing:
+			nc.Close()
+			return ErrClosed
+		case g.endErr != nil:
+			return &DialError{Addr: c.addr, Stage: "open", Err: g.endErr}
+		case c.wantPending:
+			c.pending = g
+		default:
+			c.g = g
+		}
+		return nil
+	case <-g.ended:
+		<-g.d.Done()
+		err = g.endErr
 	case <-ctx.Done():
 		nc.Close() // the driver sees the stream end at once
-		<-c.d.Done()
-		return nil, &DialError{Addr: addr, Stage: tap.stage(), Err: ctxErr(ctx)}
+		<-g.d.Done()
+		return &DialError{Addr: c.addr, Stage: tap.stage(), Err: ctxErr(ctx)}
 	}
-	<-c.d.Done()
-	err := c.Err()
 	var ce *Error
 	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
-		return nil, &DialError{Addr: addr, Stage: "sasl", Err: err}
+		return &DialError{Addr: c.addr, Stage: "sasl", Err: err}
 	}
-	return nil, &DialError{Addr: addr, Stage: tap.stage(), Err: err}
+	return &DialError{Addr: c.addr, Stage: tap.stage(), Err: err}
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -225,28 +302,70 @@ func (c *Conn) Err() error {
 // Done is closed when the connection has ended (Err tells why).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
-// do runs f on the connection's goroutine; false if the connection has
-// ended.
-func (c *Conn) do(f func(*engine.Conn)) bool { return c.d.Do(f) }
+// current returns the connection up, waiting within ctx while it is
+// being dialled again.
+func (c *Conn) current(ctx context.Context) (*gen, error) {
+	for {
+		c.mu.Lock()
+		g, up := c.g, c.up
+		c.mu.Unlock()
+		if g != nil {
+			return g, nil
+		}
+		if up == nil {
+			return nil, c.endErr()
+		}
+		select {
+		case <-up:
+		case <-c.done:
+			return nil, c.endErr()
+		case <-ctx.Done():
+			return nil, ctxErr(ctx)
+		}
+	}
+}
+
+// do runs f on the goroutine of the connection up; false if there is
+// none (ended, or being dialled again).
+func (c *Conn) do(f func(*engine.Conn)) bool {
+	c.mu.Lock()
+	g := c.g
+	c.mu.Unlock()
+	return g != nil && g.d.Do(f)
+}
 
 // call runs f on the connection's goroutine and waits for it (or ctx, or
-// the end of the connection).
+// the end of the connection), waiting first, with Reconnect, for a
+// connection to be up.
 func (c *Conn) call(ctx context.Context, f func(*engine.Conn) error) error {
-	res := make(chan error, 1)
-	if !c.do(func(ec *engine.Conn) { res <- f(ec) }) {
-		return c.endErr()
-	}
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		return ctxErr(ctx)
-	case <-c.done:
+	_, err := c.callGen(ctx, f)
+	return err
+}
+
+// callGen is call, and returns the connection f ran on.
+func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, error) {
+	for {
+		g, err := c.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res := make(chan error, 1)
+		if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
+			<-g.ended
+			continue // lost meanwhile: the next one
+		}
 		select {
 		case err := <-res:
-			return err
-		default:
-			return c.endErr()
+			return g, err
+		case <-ctx.Done():
+			return g, ctxErr(ctx)
+		case <-g.ended:
+			select {
+			case err := <-res:
+				return g, err
+			default:
+				return g, g.endErr
+			}
 		}
 	}
 }
@@ -271,21 +390,29 @@ func (c *Conn) Close() error { return c.CloseContext(context.Background()) }
 // error returned.
 func (c *Conn) CloseContext(ctx context.Context) error {
 	c.mu.Lock()
-	c.closing = true
-	c.mu.Unlock()
-	c.do(func(ec *engine.Conn) {
-		if ec.Close(nil) != nil {
-			ec.CloseRead()
-		}
-	})
-	var err error
-	select {
-	case <-c.d.Done():
-	case <-ctx.Done():
-		c.tap.Conn.Close()
-		<-c.d.Done()
-		err = ctxErr(ctx)
+	if !c.closing {
+		c.closing = true
+		close(c.stop)
 	}
+	g := c.g
+	c.mu.Unlock()
+	var err error
+	if g != nil {
+		g.d.Do(func(ec *engine.Conn) {
+			if ec.Close(nil) != nil {
+				ec.CloseRead()
+			}
+		})
+		select {
+		case <-g.d.Done():
+		case <-ctx.Done():
+			g.tap.Conn.Close()
+			<-g.d.Done()
+			err = ctxErr(ctx)
+		}
+	}
+	c.redial.Wait() // a dial again under way gives up
+	c.finish(ErrClosed)
 	if err != nil {
 		return err
 	}
@@ -297,6 +424,32 @@ func (c *Conn) CloseContext(ctx context.Context) error {
 	return c.err
 }
 
+// finish ends the connection for good with err (unless it has ended):
+// what waited for a connection to be dialled again ends with it.
+func (c *Conn) finish(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	c.g = nil
+	up := c.up
+	c.up = nil
+	ss := c.sessions
+	c.sessions = nil
+	c.mu.Unlock()
+	// Sessions and links waiting for a new connection end here; no
+	// connection goroutine runs now.
+	for _, s := range ss {
+		s.endAll(err)
+	}
+	close(c.done)
+	if up != nil {
+		close(up)
+	}
+}
+
 // NewSession begins a session and returns once the peer has answered;
 // ctx bounds the wait. A session the peer refuses (an end after its
 // begin, or the connection closed under it) returns an *Error with the
@@ -306,47 +459,74 @@ func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, 
 	if opts != nil {
 		s.opts = *opts
 	}
-	if err := c.call(ctx, s.begin); err != nil {
+	g, err := c.callGen(ctx, s.begin)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.waitBegun(ctx); err != nil {
+	if err := s.waitBegun(ctx, g); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != g {
+		return nil, c.lostOr(g)
+	}
 	c.sessions = append(c.sessions, s)
-	c.mu.Unlock()
 	return s, nil
 }
 
-// sync waits until the connection's goroutine has handled everything
-// read so far: an event of the same read (a detach right after an
-// attach's answer, an end after a begin's) has run when it returns.
-func (c *Conn) sync(ctx context.Context) error {
-	return c.call(ctx, func(*engine.Conn) error { return nil })
+// lostOr is the error of a call whose connection g was lost: g's error.
+func (c *Conn) lostOr(g *gen) error {
+	if g.endErr != nil {
+		return g.endErr
+	}
+	return ErrClosed
 }
 
 // handler receives the engine's events on the connection's goroutine.
 type handler struct {
 	engine.NopHandler
-	c *Conn
+	g *gen
 }
 
 func (h *handler) OnConnectionOpen(ec *engine.Conn) {
-	h.c.tap.tracking.Store(false)
-	close(h.c.opened)
+	h.g.tap.tracking.Store(false)
+	close(h.g.opened)
 }
 
 func (h *handler) OnConnectionClose(ec *engine.Conn, e *engine.Error) {
-	c := h.c
+	g := h.g
+	c := g.c
 	c.mu.Lock()
+	var err error
 	switch {
 	case e != nil && !(c.closing && !e.Remote && e.Condition == "amqp:connection:framing-error" && e.Description == "connection lost"):
-		c.err = fromEngine(e, ScopeConn)
+		err = fromEngine(e, ScopeConn)
 	default:
-		c.err = ErrClosed
+		err = ErrClosed
+	}
+	g.endErr = err
+	current := c.g == g
+	if current {
+		c.g = nil
+	}
+	if c.pending == g {
+		c.pending = nil // the dial again in progress tries once more
+	}
+	again := current && c.rc != nil && !c.closing && c.err == nil
+	if again {
+		c.lostErr = err
+		c.up = make(chan struct{})
+		c.redial.Add(1)
 	}
 	c.mu.Unlock()
-	close(c.done)
+	close(g.ended)
+	switch {
+	case again:
+		go c.dialAgain()
+	case current:
+		c.finish(err)
+	}
 }
 
 func (h *handler) OnSessionBegin(es *engine.Session) {
@@ -360,6 +540,10 @@ func (h *handler) OnSessionBegin(es *engine.Session) {
 
 func (h *handler) OnSessionEnd(es *engine.Session, e *engine.Error) {
 	if s, ok := es.Context.(*Session); ok {
+		if es.Conn().Closed() && h.g.c.reconnecting() {
+			s.es = nil // begun again on the next connection
+			return
+		}
 		s.ended(linkEndErr(nil, es, ScopeSession))
 	}
 }
@@ -377,11 +561,20 @@ func (h *handler) OnLinkAttach(l *engine.Link) {
 
 func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
 	err := linkEndErr(e, l.Session(), ScopeLink)
+	lost := l.Conn().Closed() && h.g.c.reconnecting()
 	switch x := l.Context.(type) {
 	case *Sender:
-		x.ended(err)
+		if lost {
+			x.lost(l, err)
+		} else {
+			x.ended(err)
+		}
 	case *Receiver:
-		x.ended(err)
+		if lost {
+			x.lost(l, err)
+		} else {
+			x.ended(err)
+		}
 	}
 }
 
@@ -407,7 +600,7 @@ func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 }
 
 func (h *handler) OnWritable(ec *engine.Conn) {
-	c := h.c
+	c := h.g.c
 	c.mu.Lock()
 	ss := c.sessions
 	c.mu.Unlock()
@@ -450,6 +643,14 @@ func closingConn(es *engine.Session) bool {
 		return s.c.closing
 	}
 	return false
+}
+
+// reconnecting reports a connection that dials again when it is lost
+// (and is not being closed).
+func (c *Conn) reconnecting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rc != nil && !c.closing && c.err == nil
 }
 
 // tapConn is the network connection the engine reads; until the open, it

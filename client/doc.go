@@ -52,6 +52,18 @@
 // Release and Modify settle a delivery (receiver settle mode first: the
 // disposition is final as sent, with no round trip).
 //
+// # Reconnect
+//
+// With ConnOptions.Reconnect, Dial's connection is dialled again when it
+// is lost (cut, failed, or closed by the peer), with back-off; its
+// sessions are begun again and its links attached again, with their
+// names. Meanwhile calls wait within their ctx. Nothing is dropped
+// silently: an unsettled message whose outcome had not come completes
+// with the loss's *Error; messages not yet sent go on the new link;
+// deliveries received but not settled can no longer be settled (the
+// broker delivers them again). When ReconnectOptions.MaxAttempts run out
+// the connection ends with the loss's error.
+//
 // # Errors
 //
 // The end of a link, session or connection is an *Error (Condition,

@@ -37,6 +37,7 @@ type Receiver struct {
 	s        *Session
 	address  string
 	prefetch uint32 // the prefetch; 0: manual credit
+	lo       engine.LinkOptions
 	l        *engine.Link
 
 	attachedCh chan struct{}
@@ -48,6 +49,8 @@ type Receiver struct {
 
 	mu       sync.Mutex
 	err      error
+	epoch    uint32       // attaches since the first: a Delivery of another cannot be settled
+	lostErr  error        // why the previous attach was lost
 	q        []inDelivery // deliveries not yet received, from head on
 	head     int
 	bufs     [][]byte // payload buffers to reuse
@@ -67,6 +70,7 @@ type Receiver struct {
 // inDelivery is a delivery the connection's goroutine has copied and
 // queued for Receive.
 type inDelivery struct {
+	epoch   uint32
 	id      uint32
 	format  uint32
 	settled bool
@@ -76,6 +80,7 @@ type inDelivery struct {
 }
 
 type dispReq struct {
+	epoch uint32
 	id    uint32
 	state frame.StateType
 	err   *Error
@@ -102,30 +107,79 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	case o.Credit > 0:
 		r.prefetch = uint32(o.Credit)
 	}
-	lo := engine.LinkOptions{Name: o.Name, Address: source, Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
+	r.lo = engine.LinkOptions{Name: o.Name, Address: source, Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
 		Unsettled: o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
-	err := s.c.call(ctx, func(ec *engine.Conn) error {
-		if s.es == nil {
-			return ErrClosed
-		}
-		l, err := s.es.AttachReceiver(lo)
-		if err != nil {
-			if e := s.es.Err(); e != nil {
-				return fromEngine(e, ScopeSession)
-			}
-			return s.c.engineErr(ec, err)
-		}
-		l.Context = r
-		r.l = l
-		return nil
-	})
+	if r.lo.Name == "" {
+		r.lo.Name = linkName(s.c, "receiver")
+	}
+	g, err := s.c.callGen(ctx, r.attach)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAttached(ctx, s.c, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+	if err := waitAttached(ctx, s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+		return nil, err
+	}
+	if err := s.register(g, func() { s.receivers = append(s.receivers, r) }); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// attach attaches the link on the connection's goroutine.
+func (r *Receiver) attach(ec *engine.Conn) error {
+	s := r.s
+	if s.es == nil {
+		return ErrClosed
+	}
+	l, err := s.es.AttachReceiver(r.lo)
+	if err != nil {
+		if e := s.es.Err(); e != nil {
+			return fromEngine(e, ScopeSession)
+		}
+		return s.c.engineErr(ec, err)
+	}
+	l.Context = r
+	r.l = l
+	return nil
+}
+
+// attachOn attaches the link again on g, a connection dialled again; the
+// prefetch is granted again (manual credit: IssueCredit again).
+func (r *Receiver) attachOn(ctx context.Context, g *gen) error {
+	r.attachedCh = make(chan struct{})
+	if err := r.s.c.callOn(ctx, g, r.attach); err != nil {
+		return err
+	}
+	return waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon)
+}
+
+// lost runs on the connection's goroutine when the connection is lost
+// and will be dialled again: the deliveries waiting unsettled are
+// dropped (the peer delivers them again), and those received before can
+// no longer be settled (err).
+func (r *Receiver) lost(l *engine.Link, err error) {
+	if r.l != l {
+		return
+	}
+	r.l = nil
+	r.draining = false
+	r.mu.Lock()
+	r.epoch++
+	r.lostErr = err
+	kept := r.q[:0]
+	for _, in := range r.q[r.head:] {
+		if in.settled {
+			kept = append(kept, in)
+		} else {
+			r.bufs = append(r.bufs, in.buf)
+		}
+	}
+	clear(r.q[len(kept):])
+	r.q, r.head = kept, 0
+	r.disp = r.disp[:0]
+	r.issue = 0
+	r.starved = false
+	r.mu.Unlock()
 }
 
 func (r *Receiver) abandon() {
@@ -175,7 +229,7 @@ func (r *Receiver) delivered(d *engine.Delivery) {
 		r.bufs[n-1] = nil
 		r.bufs = r.bufs[:n-1]
 	}
-	in := inDelivery{id: d.ID, format: d.Format, settled: d.Settled, tagLen: uint8(min(len(d.Tag), 32)),
+	in := inDelivery{epoch: r.epoch, id: d.ID, format: d.Format, settled: d.Settled, tagLen: uint8(min(len(d.Tag), 32)),
 		buf: append(buf[:0], d.Payload...)}
 	copy(in.tag[:], d.Tag)
 	if r.head > 0 && r.head == len(r.q) {
@@ -342,6 +396,9 @@ func (r *Receiver) kick() {
 func (r *Receiver) run(*engine.Conn) {
 	r.kicked.Store(false)
 	l := r.l
+	if l == nil {
+		return // lost: attached again later
+	}
 	r.mu.Lock()
 	disp := r.disp
 	r.disp = nil
@@ -457,6 +514,10 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 		r.mu.Unlock()
 		return err
 	}
+	if dr.epoch != r.epoch {
+		r.mu.Unlock()
+		return r.lostErr // received on a link since lost
+	}
 	r.disp = append(r.disp, dr)
 	r.mu.Unlock()
 	r.kick()
@@ -475,6 +536,7 @@ func (r *Receiver) ended(err error) {
 	if ch != nil {
 		close(ch)
 	}
+	r.s.removeReceiver(r)
 	select {
 	case <-r.done:
 	default:
@@ -507,12 +569,13 @@ type Delivery struct {
 	Settled bool
 
 	r       *Receiver
+	epoch   uint32
 	tagBuf  []byte
 	payload []byte // a message that did not decode
 }
 
 func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {
-	d.r, d.DeliveryID, d.MessageFormat, d.Settled, d.DeliveryTag = r, in.id, in.format, in.settled, tag
+	d.r, d.epoch, d.DeliveryID, d.MessageFormat, d.Settled, d.DeliveryTag = r, in.epoch, in.id, in.format, in.settled, tag
 	d.payload = d.payload[:0]
 }
 
@@ -568,5 +631,6 @@ func (d *Delivery) settle(ctx context.Context, dr dispReq) error {
 	if d.Settled {
 		return nil
 	}
+	dr.epoch = d.epoch
 	return d.r.dispose(ctx, dr)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,7 @@ type Sender struct {
 	s       *Session
 	address string
 	mode    SenderSettleMode
+	lo      engine.LinkOptions
 	l       *engine.Link // the connection's goroutine only
 
 	attachedCh chan struct{}
@@ -103,31 +105,81 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	snd := &Sender{s: s, address: target, mode: o.SettlementMode, attachedCh: make(chan struct{}),
 		done: make(chan struct{}), inflight: make(map[uint32]*sendReq)}
 	snd.runFn = snd.run
-	lo := engine.LinkOptions{Name: o.Name, Address: target,
+	snd.lo = engine.LinkOptions{Name: o.Name, Address: target,
 		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
-	err := s.c.call(ctx, func(ec *engine.Conn) error {
-		if s.es == nil {
-			return ErrClosed
-		}
-		l, err := s.es.AttachSender(lo)
-		if err != nil {
-			if e := s.es.Err(); e != nil {
-				return fromEngine(e, ScopeSession)
-			}
-			return s.c.engineErr(ec, err)
-		}
-		l.Context = snd
-		snd.l = l
-		return nil
-	})
+	if snd.lo.Name == "" {
+		// A name of its own, kept when it is attached again.
+		snd.lo.Name = linkName(s.c, "sender")
+	}
+	g, err := s.c.callGen(ctx, snd.attach)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAttached(ctx, s.c, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
+	if err := waitAttached(ctx, s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
 		return nil, err
 	}
-	s.addSender(snd)
+	if err := s.register(g, func() { s.senders = append(s.senders, snd) }); err != nil {
+		return nil, err
+	}
 	return snd, nil
+}
+
+var linkSeq atomic.Uint64
+
+// linkName is a unique link name.
+func linkName(c *Conn, role string) string {
+	return c.opts.ContainerID + "-" + role + "-" + strconv.FormatUint(linkSeq.Add(1), 10)
+}
+
+// attach attaches the link on the connection's goroutine.
+func (snd *Sender) attach(ec *engine.Conn) error {
+	s := snd.s
+	if s.es == nil {
+		return ErrClosed
+	}
+	l, err := s.es.AttachSender(snd.lo)
+	if err != nil {
+		if e := s.es.Err(); e != nil {
+			return fromEngine(e, ScopeSession)
+		}
+		return s.c.engineErr(ec, err)
+	}
+	l.Context = snd
+	snd.l = l
+	return nil
+}
+
+// attachOn attaches the link again on g, a connection dialled again, and
+// sends what was queued meanwhile.
+func (snd *Sender) attachOn(ctx context.Context, g *gen) error {
+	snd.attachedCh = make(chan struct{})
+	if err := snd.s.c.callOn(ctx, g, snd.attach); err != nil {
+		return err
+	}
+	if err := waitAttached(ctx, snd.s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
+		return err
+	}
+	g.d.Do(snd.runFn)
+	return nil
+}
+
+// lost runs on the connection's goroutine when the connection is lost
+// and will be dialled again: messages in flight complete with err (their
+// outcome is unknown), those not yet sent wait for the link's next
+// attach.
+func (snd *Sender) lost(l *engine.Link, err error) {
+	if snd.l != l {
+		return
+	}
+	snd.l = nil
+	snd.mu.Lock()
+	snd.queue = append(snd.backlog, snd.queue...)
+	snd.backlog = nil
+	snd.mu.Unlock()
+	for id, r := range snd.inflight {
+		delete(snd.inflight, id)
+		snd.complete(r, err)
+	}
 }
 
 // refuseGrace is how long a link whose attach was answered with a
@@ -136,19 +188,21 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 // write).
 const refuseGrace = time.Second
 
-// waitAttached waits for a link's attach, then for the connection to
-// have handled what came with it (a detach in the same read refuses it),
-// and, for an answer that named no address, for refuseGrace.
-func waitAttached(ctx context.Context, c *Conn, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
+// waitAttached waits for a link's attach on g, then for the connection
+// to have handled what came with it (a detach in the same read refuses
+// it), and, for an answer that named no address, for refuseGrace.
+func waitAttached(ctx context.Context, c *Conn, g *gen, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
 	select {
 	case <-attached:
 	case <-done:
 		return errf()
+	case <-g.ended:
+		return c.lostOr(g)
 	case <-ctx.Done():
 		abandon()
 		return ctxErr(ctx)
 	}
-	if err := c.sync(ctx); err != nil {
+	if err := c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
 		abandon()
 		return err
 	}
@@ -158,6 +212,8 @@ func waitAttached(ctx context.Context, c *Conn, attached, done <-chan struct{}, 
 		select {
 		case <-done:
 			return errf()
+		case <-g.ended:
+			return c.lostOr(g)
 		case <-t.C:
 		case <-ctx.Done():
 			abandon()
@@ -361,12 +417,18 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	snd.queue = append(snd.queue, r)
 	snd.mu.Unlock()
+	snd.kick()
+	return p, nil
+}
+
+// kick queues run on the connection's goroutine, unless it is queued.
+// With no connection up (ended: its events ended the link and took or
+// refused what was queued; or being dialled again: the next attach sends
+// it) it does nothing.
+func (snd *Sender) kick() {
 	if snd.kicked.CompareAndSwap(false, true) && !snd.s.c.do(snd.runFn) {
-		// The connection's goroutine has ended: its events ended the
-		// link, and took or refused what was queued.
 		snd.kicked.Store(false)
 	}
-	return p, nil
 }
 
 func (snd *Sender) recycle(r *sendReq) {

@@ -20,9 +20,10 @@ type Session struct {
 	begun chan struct{} // closed by OnSessionBegin
 	done  chan struct{} // closed when it has ended: err is set
 
-	mu      sync.Mutex
-	err     error
-	senders []*Sender
+	mu        sync.Mutex
+	err       error
+	senders   []*Sender
+	receivers []*Receiver
 }
 
 // begin runs on the connection's goroutine.
@@ -48,17 +49,19 @@ func (c *Conn) engineErr(ec *engine.Conn, err error) error {
 	return err
 }
 
-func (s *Session) waitBegun(ctx context.Context) error {
+func (s *Session) waitBegun(ctx context.Context, g *gen) error {
 	select {
 	case <-s.begun:
 	case <-s.done:
 		return s.Err()
+	case <-g.ended:
+		return s.c.lostOr(g)
 	case <-ctx.Done():
 		s.abandon()
 		return ctxErr(ctx)
 	}
 	// An end in the same read as the begin's answer refuses it.
-	if err := s.c.sync(ctx); err != nil {
+	if err := s.c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
 		s.abandon()
 		return err
 	}
@@ -68,6 +71,31 @@ func (s *Session) waitBegun(ctx context.Context) error {
 	default:
 		return nil
 	}
+}
+
+// beginOn begins the session again on g, a connection dialled again.
+func (s *Session) beginOn(ctx context.Context, g *gen) error {
+	s.begun = make(chan struct{})
+	if err := s.c.callOn(ctx, g, s.begin); err != nil {
+		return err
+	}
+	return s.waitBegun(ctx, g)
+}
+
+// endAll ends the session and its links with err, where no connection
+// is up to report it.
+func (s *Session) endAll(err error) {
+	s.mu.Lock()
+	snd := append([]*Sender(nil), s.senders...)
+	rcv := append([]*Receiver(nil), s.receivers...)
+	s.mu.Unlock()
+	for _, x := range snd {
+		x.ended(err)
+	}
+	for _, x := range rcv {
+		x.ended(err)
+	}
+	s.ended(err)
 }
 
 // abandon ends a session whose NewSession gave up.
@@ -121,16 +149,11 @@ func (s *Session) Close(ctx context.Context) error {
 	case <-s.c.done:
 		<-s.done
 	}
+	s.c.removeSession(s)
 	if err := s.Err(); err != ErrClosed {
 		return err
 	}
 	return nil
-}
-
-func (s *Session) addSender(snd *Sender) {
-	s.mu.Lock()
-	s.senders = append(s.senders, snd)
-	s.mu.Unlock()
 }
 
 func (s *Session) removeSender(snd *Sender) {
@@ -142,4 +165,30 @@ func (s *Session) removeSender(snd *Sender) {
 			return
 		}
 	}
+}
+
+func (s *Session) removeReceiver(r *Receiver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.receivers {
+		if x == r {
+			s.receivers = append(s.receivers[:i], s.receivers[i+1:]...)
+			return
+		}
+	}
+}
+
+// register adds a link attached on g to the session's links (which a
+// connection dialled again attaches again), unless g is no longer up.
+func (s *Session) register(g *gen, add func()) error {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != g {
+		return c.lostOr(g)
+	}
+	s.mu.Lock()
+	add()
+	s.mu.Unlock()
+	return nil
 }
