@@ -500,7 +500,9 @@ func (h *handler) OnConnectionClose(ec *engine.Conn, e *engine.Error) {
 	c.mu.Lock()
 	var err error
 	switch {
-	case e != nil && !(c.closing && !e.Remote && e.Condition == "amqp:connection:framing-error" && e.Description == "connection lost"):
+	case e != nil && !(c.closing && !e.Remote):
+		// (the engine's own error while this end closes, such as the
+		// stream ending before the peer's close: the close is clean)
 		err = fromEngine(e, ScopeConn)
 	default:
 		err = ErrClosed
@@ -627,7 +629,7 @@ func linkEndErr(e *engine.Error, es *engine.Session, scope Scope) error {
 		}
 	}
 	if ec := es.Conn(); ec.Closed() {
-		if ce := ec.Err(); ce != nil && !(ce.Description == "connection lost" && !ce.Remote && closingConn(es)) {
+		if ce := ec.Err(); ce != nil && !(!ce.Remote && closingConn(es)) {
 			return fromEngine(ce, ScopeConn)
 		}
 	}
