@@ -433,7 +433,7 @@ func runClientOp(ctx context.Context, ci clientImpl, op string, n int) error {
 
 // stallAfter bounds one benchmark run: a run that takes longer has
 // stalled.
-const stallAfter = 30 * time.Second
+const stallAfter = 10 * time.Second
 
 // drainQueue receives n messages from queue with package client.
 func drainQueue(ctx context.Context, p clientPeer, queue string, n int) error {
