@@ -257,3 +257,29 @@ func TestCloseWakes(t *testing.T) {
 	require.NoError(t, c.Close(), "a second Close")
 	_ = errors.Is
 }
+
+// A delivery whose message does not decode comes with the error and its
+// bytes, and can be rejected; the link goes on.
+func TestBadMessage(t *testing.T) {
+	ctx := testCtx(t)
+	bad := []byte{0x00, 0x53, 0x75, 0xa0, 0xff, 'x'} // a data section claiming 255 bytes
+	url := serveEngine(t, engine.Config{}, &source{payload: bad})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "bad", &client.ReceiverOptions{Credit: 5})
+	require.NoError(t, err)
+	for range 10 {
+		d, err := rcv.Receive(ctx, nil)
+		require.Error(t, err)
+		require.NotNil(t, d)
+		require.Equal(t, bad, d.Payload())
+		require.NoError(t, d.Reject(ctx, &client.Error{Condition: "amqp:decode-error", Description: err.Error()}))
+		var into client.Delivery
+		require.Error(t, rcv.ReceiveInto(ctx, &into, nil))
+		require.Equal(t, bad, into.Payload())
+		require.NoError(t, into.Reject(ctx, nil))
+	}
+}
