@@ -437,7 +437,7 @@ func (r *Receiver) run(*engine.Conn) {
 
 // flowed runs on the connection's goroutine at the sender's flow.
 func (r *Receiver) flowed() {
-	if r.draining && r.l.Credit() == 0 {
+	if r.draining && r.l != nil && r.l.Credit() == 0 {
 		r.draining = false
 		r.drainedNow()
 	}

@@ -580,7 +580,9 @@ func (snd *Sender) Close(ctx context.Context) error {
 // closeLink detaches a link and waits for it to end.
 func closeLink(ctx context.Context, c *Conn, l func() *engine.Link, done <-chan struct{}, errf func() error) error {
 	err := c.call(ctx, func(*engine.Conn) error {
-		l().Detach(nil)
+		if x := l(); x != nil {
+			x.Detach(nil)
+		}
 		return nil
 	})
 	if err != nil && err != ErrClosed {

@@ -133,14 +133,21 @@ func (s *Session) Err() error {
 // links are detached with it: their blocked calls return ErrClosed. It
 // returns nil after a clean end, else the session's error.
 func (s *Session) Close(ctx context.Context) error {
+	gone := false
 	err := s.c.call(ctx, func(ec *engine.Conn) error {
-		if s.es.End(nil) != nil {
-			return nil // ended already
+		if s.es == nil {
+			gone = true // not begun on this connection: nothing to end
+			return nil
 		}
+		s.es.End(nil) // ErrState: ending or ended already
 		return nil
 	})
 	if err != nil && err != ErrClosed {
 		return err
+	}
+	if gone {
+		s.c.removeSession(s)
+		s.endAll(ErrClosed)
 	}
 	select {
 	case <-s.done:
