@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 func TestReconnect(t *testing.T) {
 	b := startBroker(t)
 	ctx := testCtx(t)
+	base := runtime.NumGoroutine()
 	c, err := client.Dial(ctx, b.url(), &client.ConnOptions{Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond}})
 	require.NoError(t, err)
 	s, err := c.NewSession(ctx, nil)
@@ -55,6 +57,13 @@ func TestReconnect(t *testing.T) {
 		require.NoError(t, s2.Close(ctx))
 	}
 	require.NoError(t, c.Close())
+	// No goroutine is left of the three connections and their dials.
+	n := runtime.NumGoroutine()
+	for i := 0; i < 500 && n > base; i++ {
+		time.Sleep(10 * time.Millisecond)
+		n = runtime.NumGoroutine()
+	}
+	require.LessOrEqual(t, n, base, "goroutines left after Close")
 }
 
 // When the dials run out, the connection ends with the loss's error and
