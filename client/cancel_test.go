@@ -84,10 +84,22 @@ func TestCancel(t *testing.T) {
 		snd, err := s.NewSender(ctx, "hold/x", nil)
 		require.NoError(t, err)
 		before := b.held.Load()
-		err = snd.Send(short(t), dataMsg("held"), nil)
+		// ctx ends once the peer has the message (whatever the load,
+		// not at a time).
+		sent, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			for b.held.Load() == before && sent.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+		err = snd.Send(sent, dataMsg("held"), nil)
 		require.ErrorIs(t, err, client.ErrOutcomeUnknown)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.ErrorIs(t, err, context.Canceled)
 		require.Equal(t, before+1, b.held.Load(), "the peer has it")
+		err = snd.Send(short(t), dataMsg("held"), nil)
+		require.Error(t, err, "a second, with a deadline: outcome unknown, or not sent if the deadline came first")
 		// The link goes on.
 		p, err := snd.SendAsync(ctx, dataMsg("held 2"), nil)
 		require.NoError(t, err)

@@ -31,7 +31,9 @@
 // peer that refuses a link or session (an answer without a terminus and a
 // detach, a detach or end right after the answer, or the session or
 // connection ended under it) makes them return an *Error with its
-// condition and description.
+// condition and description. An answer whose terminus names no address
+// (Qpid Proton's python binding refuses so, its detach in a later write)
+// is given a second for the detach before the link counts as attached.
 //
 // # Sending
 //
