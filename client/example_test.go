@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
@@ -328,4 +330,69 @@ func ExampleConn_Close() {
 	go func() { _, err := rcv.Receive(ctx, nil); done <- err }()
 	fmt.Println(c.Close(), <-done)
 	// Output: <nil> client: closed
+}
+
+// NewConn runs a client over a connection the caller made (a proxy, a
+// custom dialer, TLS set up by hand).
+func ExampleNewConn() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(url, "amqp://"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := client.NewConn(ctx, nc, &client.ConnOptions{ContainerID: "my-client"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rcv.Address(), c.Close())
+	// Output: orders <nil>
+}
+
+// With Reconnect, a lost connection is dialled again and its links
+// attached again: the same sender goes on.
+func ExampleReconnectOptions() {
+	b, err := newBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.close()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, b.url(), &client.ConnOptions{
+		Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond, MaxAttempts: 10},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("order")}}}
+	fmt.Println("before:", snd.Send(ctx, &msg, nil))
+	b.vanish() // every connection of the broker cut
+	err = snd.Send(ctx, &msg, nil)
+	if err != nil {
+		// It went out as the connection was lost: its fate is
+		// unknown, so send it again.
+		err = snd.Send(ctx, &msg, nil)
+	}
+	fmt.Println("after:", err)
+	// Output:
+	// before: <nil>
+	// after: <nil>
 }

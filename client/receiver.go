@@ -150,7 +150,12 @@ func (r *Receiver) attachOn(ctx context.Context, g *gen) error {
 	if err := r.s.c.callOn(ctx, g, r.attach); err != nil {
 		return err
 	}
-	return waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon)
+	if err := waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+		return err
+	}
+	// A kick queued on the lost connection never ran: run here.
+	g.d.Do(r.runFn)
+	return nil
 }
 
 // lost runs on the connection's goroutine when the connection is lost

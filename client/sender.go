@@ -159,7 +159,7 @@ func (snd *Sender) attachOn(ctx context.Context, g *gen) error {
 	if err := waitAttached(ctx, snd.s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
 		return err
 	}
-	g.d.Do(snd.runFn)
+	g.d.Do(snd.runFn) // and a kick queued on the lost connection never ran
 	return nil
 }
 
