@@ -143,6 +143,13 @@ func clientRefused(ctx context.Context, t *testing.T, url, addr, cond string) {
 	require.Equal(t, cond, e.Condition, err.Error())
 	require.True(t, e.Remote)
 	t.Logf("refused receiver on %q: %v", addr, err)
+	// A sender too, on a session of its own (RabbitMQ ends the session).
+	s, err = c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	_, err = s.NewSender(ctx, addr, nil)
+	require.True(t, errors.As(err, &e), "refused sender on %q: %v", addr, err)
+	require.Equal(t, cond, e.Condition, err.Error())
+	t.Logf("refused sender on %q: %v", addr, err)
 }
 
 // startPeerProcess runs a server that prints "listening on HOST:PORT"
