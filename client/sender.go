@@ -80,7 +80,7 @@ type sendReq struct {
 	state   atomic.Int32
 	err     error
 	done    chan struct{} // cap 1: signalled once, when state becomes reqDone
-	gen     uint32        // bumped at each reuse: a stale Pending sees it
+	gen     atomic.Uint32 // bumped at each reuse: a stale Pending sees it
 }
 
 const (
@@ -351,7 +351,7 @@ var ErrWaited = errors.New("client: Pending waited for already")
 // goroutine at a time.
 func (p Pending) Wait(ctx context.Context) error {
 	r := p.r
-	if r == nil || r.gen != p.gen {
+	if r == nil || r.gen.Load() != p.gen {
 		return ErrWaited
 	}
 	select {
@@ -407,7 +407,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	r.settled = settled
 	r.state.Store(reqQueued)
-	p := Pending{snd: snd, r: r, gen: r.gen}
+	p := Pending{snd: snd, r: r, gen: r.gen.Load()}
 	snd.mu.Lock()
 	if snd.err != nil {
 		err := snd.err
@@ -432,7 +432,7 @@ func (snd *Sender) kick() {
 }
 
 func (snd *Sender) recycle(r *sendReq) {
-	r.gen++
+	r.gen.Add(1)
 	r.err = nil
 	snd.mu.Lock()
 	snd.free = append(snd.free, r)
