@@ -120,7 +120,7 @@ func TestLargeMessages(t *testing.T) {
 // idle connection stays up past it.
 func TestIdleHeartbeats(t *testing.T) {
 	ctx := testCtx(t)
-	url := serveEngine(t, engine.Config{IdleTimeout: 500 * time.Millisecond, Credit: 10, AutoAccept: true}, sink{})
+	url := serveEngine(t, engine.Config{IdleTimeout: time.Second, Credit: 10, AutoAccept: true}, sink{})
 	c, err := client.Dial(ctx, url, nil)
 	require.NoError(t, err)
 	defer c.Close()
@@ -128,7 +128,7 @@ func TestIdleHeartbeats(t *testing.T) {
 	require.NoError(t, err)
 	snd, err := s.NewSender(ctx, "sink", nil)
 	require.NoError(t, err)
-	time.Sleep(1500 * time.Millisecond) // three idle time-outs
+	time.Sleep(2500 * time.Millisecond) // two and a half idle time-outs
 	require.NoError(t, snd.Send(ctx, dataMsg("still here"), nil))
 	require.NoError(t, c.Err())
 }
