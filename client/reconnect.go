@@ -97,6 +97,9 @@ func (c *Conn) reattach(ctx context.Context, g *gen) error {
 	ss := append([]*Session(nil), c.sessions...)
 	c.mu.Unlock()
 	for _, s := range ss {
+		if s.Err() != nil {
+			continue // ended meanwhile
+		}
 		if err := s.beginOn(ctx, g); err != nil {
 			if g.lost() {
 				return err

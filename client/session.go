@@ -114,6 +114,7 @@ func (s *Session) ended(err error) {
 		s.err = err
 	}
 	s.mu.Unlock()
+	s.c.removeSession(s) // not to be begun again on a connection dialled again
 	select {
 	case <-s.done:
 	default:
