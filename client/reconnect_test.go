@@ -31,6 +31,13 @@ func TestReconnect(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "before", string(before.Message.Body.Data[0]))
 
+	// A session the peer ended is not begun again.
+	s3, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	_, err = s3.NewSender(ctx, "end/x", nil)
+	require.Error(t, err)
+	<-s3Done(s3)
+
 	for round := range 3 {
 		// In flight when the connection goes: the peer holds it.
 		p, err := held.SendAsync(ctx, dataMsg("held"), nil)
@@ -90,4 +97,16 @@ func TestReconnectGivesUp(t *testing.T) {
 		require.Error(t, <-errs)
 	}
 	require.Error(t, c.Close())
+}
+
+// s3Done waits for a session to have ended.
+func s3Done(s *client.Session) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		for s.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		close(ch)
+	}()
+	return ch
 }
