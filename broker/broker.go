@@ -397,6 +397,9 @@ func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
 		room = min(room, int64(b.opts.MaxMessages-q.len()-q.unsettled))
 	}
 	if b.opts.MaxBytes > 0 {
+		if size == 0 {
+			size = 1024 // nothing stored yet: a guess
+		}
 		room = min(room, (b.opts.MaxBytes-q.bytes)/int64(max(size, 64)))
 	}
 	return uint32(max(room, 0))
@@ -476,7 +479,7 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 	if !n.fanout {
 		n.q.r.pushBack(m)
 		n.q.bytes += int64(len(payload))
-		return b.wakeOneLocked(n, wake)
+		return b.wakeOneLocked(n, m, wake)
 	}
 	bf.refs = int32(len(n.consumers))
 	for _, c := range n.consumers {
@@ -491,12 +494,12 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 }
 
 // wakeOneLocked wakes the next consumer of queue node n that waits for
-// messages, taking turns.
-func (b *Broker) wakeOneLocked(n *node, wake []*conn) []*conn {
+// messages and may take m, taking turns.
+func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
 	k := len(n.consumers)
 	for i := range k {
 		c := n.consumers[(n.rr+i)%k]
-		if c.hungry {
+		if c.hungry && c.mayTake(m) {
 			c.hungry = false
 			n.rr = (n.rr + i + 1) % k
 			return append(wake, c.conn)

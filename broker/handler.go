@@ -420,13 +420,9 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 		}
 	} else {
 		for i := 0; k < len(out) && i < q.len(); {
-			m := q.r.at(i)
-			if _, ex := c.excluded[m.seq]; ex || (c.maxSize > 0 && uint64(m.size()) > c.maxSize) {
+			if !c.mayTake(*q.r.at(i)) {
 				i++
 				continue
-			}
-			if len(c.excluded) > 0 {
-				delete(c.excluded, m.seq)
 			}
 			out[k] = q.r.remove(i)
 			k++
@@ -434,6 +430,20 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 	}
 	q.unsettled += k
 	return k
+}
+
+// mayTake reports that c may be sent m: not above its max-message-size,
+// not called undeliverable-here by it. Under the broker's lock.
+func (c *consumer) mayTake(m msg) bool {
+	if c.maxSize > 0 && uint64(m.size()) > c.maxSize {
+		return false
+	}
+	if len(c.excluded) > 0 {
+		if _, ex := c.excluded[m.seq]; ex {
+			return false
+		}
+	}
+	return true
 }
 
 // doneLocked forgets a message sent to c: settled, accepted or rejected.
@@ -446,14 +456,14 @@ func (b *Broker) doneLocked(c *consumer, m msg) {
 // requeueLocked puts m back at the front of c's queue, to be sent again:
 // with its header's delivery-count one up when failed, never to c again
 // when undeliverable.
-func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool) {
+func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, wake []*conn) []*conn {
 	q := c.q
 	q.unsettled--
 	if c.n.deleted || (undeliverable && c.own != nil) {
 		q.bytes -= int64(m.size())
 		b.pool.put(m.buf)
 		c.n.c.dropped++
-		return
+		return wake
 	}
 	if failed {
 		before := m.size()
@@ -468,6 +478,10 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool) {
 	}
 	m.redelivered = true
 	q.r.pushFront(m)
+	if c.own != nil {
+		return wake
+	}
+	return b.wakeOneLocked(c.n, m, wake)
 }
 
 // countFailedLocked gives m a header whose delivery-count is one up
@@ -528,19 +542,12 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 		b.mu.Lock()
 		if d.State.Type == frame.StateReleased {
 			c.n.c.released++
-			b.requeueLocked(c, m, false, false)
+			wake = b.requeueLocked(c, m, false, false, wake)
 		} else {
 			c.n.c.modified++
-			b.requeueLocked(c, m, d.State.DeliveryFailed, d.State.UndeliverableHere)
+			wake = b.requeueLocked(c, m, d.State.DeliveryFailed, d.State.UndeliverableHere, wake)
 		}
-		if c.own != nil {
-			if !c.hungry || d.State.UndeliverableHere {
-				c.hungry = false
-			}
-		} else {
-			wake = b.wakeOneLocked(c.n, wake)
-		}
-		wake = append(wake, c.conn)
+		wake = append(wake, c.conn) // it may take another message
 		b.mu.Unlock()
 	default:
 		if !d.Settled {
@@ -589,7 +596,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			}
 		}
 		for i := len(ids) - 1; i >= 0; i-- {
-			b.requeueLocked(x, x.unacked[ids[i]], true, false)
+			wake = b.requeueLocked(x, x.unacked[ids[i]], true, false, wake)
 		}
 		x.unacked = nil
 		if x.own != nil {
