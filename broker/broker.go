@@ -359,7 +359,7 @@ type node struct {
 	rr        int // where the next search for a hungry consumer starts
 	producers int
 	blocked   []*producer // waiting for credit
-	lastSize  int // of the last message stored, to turn room in bytes into credit
+	lastSize  int         // of the last message stored, to turn room in bytes into credit
 	c         counters
 	s0, s1    sample
 }

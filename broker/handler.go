@@ -123,7 +123,7 @@ func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
 	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
 }
 
-func (handler) OnSessionBegin(*engine.Session)             {}
+func (handler) OnSessionBegin(*engine.Session)              {}
 func (handler) OnSessionEnd(*engine.Session, *engine.Error) {}
 
 // OnLinkAttach makes a consumer (the peer receives: the source names the
