@@ -26,9 +26,7 @@ var _ engine.Handler = handler{}
 type conn struct {
 	b         *Broker
 	c         *engine.Conn
-	drv       *engine.Driver
-	kicked    atomic.Bool // a service is queued on the connection's goroutine
-	run       func(*engine.Conn)
+	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
 }
@@ -67,15 +65,12 @@ type producer struct {
 }
 
 // kick runs the service of cn on its connection's goroutine, queued at
-// most once at a time (coalescing), from any goroutine. It is the one
-// place the broker crosses connections.
-// (The engine will gain a coalescing waker, d.NewWaker(f) and w.Wake(),
-// to replace Driver.Do here.)
+// most once at a time (engine.Waker coalesces: memory is one Waker per
+// connection, however many messages arrive), from any goroutine, never
+// blocking. It is the one place the broker crosses connections.
 func (b *Broker) kick(cn *conn) {
-	if cn.kicked.CompareAndSwap(false, true) {
-		if cn.drv == nil || !cn.drv.Do(cn.run) {
-			cn.kicked.Store(false)
-		}
+	if cn.wake != nil {
+		cn.wake.Wake()
 	}
 }
 
@@ -113,8 +108,10 @@ func connOf(c *engine.Conn) *conn {
 }
 
 func (h handler) OnConnectionOpen(c *engine.Conn) {
-	cn := &conn{b: h.b, c: c, drv: c.Driver()}
-	cn.run = func(*engine.Conn) { cn.kicked.Store(false); cn.b.service(cn) }
+	cn := &conn{b: h.b, c: c}
+	if d := c.Driver(); d != nil {
+		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
+	}
 	c.Context = cn
 	h.b.logf("open %s (%s)", c.RemoteContainerID(), c.Identity())
 }
