@@ -78,6 +78,6 @@
 //
 // Once warm, Send of a message allocates nothing (its encoding buffer and
 // completion are reused per sender); SendAsync nothing either (its Pending
-// is a value). Receive allocates about once per delivery, ReceiveInto
-// never.
+// is a value). Receive allocates well under once per delivery (0.07 for
+// a message of one data section), ReceiveInto never.
 package client

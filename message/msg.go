@@ -61,6 +61,7 @@ type owned struct {
 	header Header
 	props  Properties
 	data   [][]byte
+	data1  [1][]byte // data's first storage: a message of one data section, the common case, costs no allocation
 	seq    []stream.Value
 	sec    Sections // what scan found, kept: not zeroed on every Decode
 	cur    stream.Cursor
@@ -350,6 +351,9 @@ func (m *Message) body(c *stream.Cursor, s *Sections) error {
 	if s.BodyKind == BodyData {
 		// data sections: a binary each, whose size Scan has checked
 		data := m.own.data[:0]
+		if cap(data) == 0 {
+			data = m.own.data1[:0]
+		}
 		for p := 0; p < len(b); {
 			vp := p + valueAt(b[p:])
 			h, size, _ := wire.Body(amqpsax.Code(b[vp]), b[vp+1:])
