@@ -54,6 +54,7 @@ func TestQueueInOrder(t *testing.T) {
 	require.Equal(t, 100, st.Depth)
 	require.Equal(t, uint64(100), st.Enqueued)
 	require.Equal(t, 1, st.Producers)
+	require.Greater(t, st.EnqueueRate, 0.0, "messages stored since the node was made")
 
 	rcv := c.receiver("q")
 	rcv.flow(1000)
