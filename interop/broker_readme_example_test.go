@@ -39,14 +39,23 @@ func TestPublishOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if err := PublishOrder(ctx, srv.URL, "42"); err != nil {
+	if err := PublishOrder(ctx, srv.URL, "42"); err != nil { // the code under test, on go-amqp
 		t.Fatal(err)
 	}
 	if q, _ := srv.Queue("orders"); q.Depth != 1 {
 		t.Fatalf("orders holds %d messages, want 1", q.Depth)
 	}
+}
 
-	// and read it back, as the consumer would
+// TestPublishOrderReceived goes on to read the order back, as its
+// consumer would.
+func TestPublishOrderReceived(t *testing.T) {
+	srv := amqptest.NewServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := PublishOrder(ctx, srv.URL, "42"); err != nil {
+		t.Fatal(err)
+	}
 	conn, err := amqp.Dial(ctx, srv.URL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -69,5 +78,11 @@ func TestPublishOrder(t *testing.T) {
 	}
 	if err := rcv.AcceptMessage(ctx, m); err != nil {
 		t.Fatal(err)
+	}
+	for q, _ := srv.Queue("orders"); q.Accepted != 1; q, _ = srv.Queue("orders") {
+		if ctx.Err() != nil {
+			t.Fatalf("the broker has not seen the accept: orders %+v", q)
+		}
+		time.Sleep(time.Millisecond) // the outcome is on its way
 	}
 }
