@@ -85,7 +85,6 @@ type Broker struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*node
-	dynamic  map[string]bool // addresses made for dynamic nodes, not attached yet
 	pool     pool
 	seq      uint64 // of the last message stored
 	dynSeq   atomic.Uint64
@@ -100,7 +99,7 @@ type Broker struct {
 
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
-	b := &Broker{opts: o, nodes: make(map[string]*node), dynamic: make(map[string]bool),
+	b := &Broker{opts: o, nodes: make(map[string]*node),
 		drivers: make(map[*engine.Driver]struct{}), start: time.Now()}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
@@ -562,9 +561,5 @@ func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 
 // newDynamicAddress returns a fresh address for a dynamic node.
 func (b *Broker) newDynamicAddress() []byte {
-	addr := "amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10)
-	b.mu.Lock()
-	b.dynamic[addr] = true
-	b.mu.Unlock()
-	return []byte(addr)
+	return []byte("amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10))
 }

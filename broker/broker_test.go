@@ -476,3 +476,22 @@ func TestRouting(t *testing.T) {
 	r2.flow(10)
 	require.Equal(t, string(data("stays")), string(r2.next().payload))
 }
+
+// TestDynamicClaim: a peer that names another's dynamic node with
+// dynamic set does not own it: its detach leaves the node alone.
+func TestDynamicClaim(t *testing.T) {
+	addr, b := start(t, broker.Options{})
+	c := dial(t, addr, engine.Config{}, nil)
+	owner := c.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true}})
+	var a string
+	c.do(func() { a = string(owner.l.Source().Address) })
+	other := dial(t, addr, engine.Config{}, nil)
+	claim := other.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true, Address: []byte(a)}})
+	claim.detach()
+	st, ok := b.Queue(a)
+	require.True(t, ok, "the node stays with its owner")
+	require.Equal(t, 1, st.Consumers)
+	owner.detach()
+	_, ok = b.Queue(a)
+	require.False(t, ok)
+}

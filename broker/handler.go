@@ -148,10 +148,10 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		if m, ok := l.Attach().MaxMessageSize.Get(); ok { // lead: RemoteAttach()
 			c.maxSize = m
 		}
+		made := src.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 		b.mu.Lock()
 		n := b.nodeLocked(addr, fan)
-		if src.Dynamic && b.dynamic[string(addr)] {
-			delete(b.dynamic, string(addr))
+		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
 		}
 		c.n = n
@@ -174,10 +174,10 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	p := &producer{link: l, conn: cn}
+	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
-	if tgt.Dynamic && b.dynamic[string(addr)] {
-		delete(b.dynamic, string(addr))
+	if made && n.owner == nil && n.ownerP == nil {
 		n.dynamic, n.ownerP = true, p
 	}
 	p.n = n
