@@ -22,6 +22,7 @@ const (
 	DefaultMaxMessages = 100_000  // messages a queue holds
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
+	DefaultMaxQueues   = 10_000   // nodes the broker holds
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -43,6 +44,11 @@ type Options struct {
 	// Credit is the most credit a producer is granted at once; 0 means
 	// DefaultCredit.
 	Credit uint32
+	// MaxQueues bounds the nodes (queues and fan-out addresses) the
+	// broker holds; 0 means DefaultMaxQueues, a negative value no bound.
+	// A link to a new address past it is refused, and a message routed to
+	// one rejected, with amqp:resource-limit-exceeded.
+	MaxQueues int
 	// RouteKey, when set, names an application property: a message
 	// whose application-properties hold a string under it goes to the
 	// node that string names, instead of its link's target. The body is
@@ -106,6 +112,9 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxBytes == 0 {
 		b.opts.MaxBytes = DefaultMaxBytes
+	}
+	if b.opts.MaxQueues == 0 {
+		b.opts.MaxQueues = DefaultMaxQueues
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
@@ -364,10 +373,14 @@ type node struct {
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
-// when its address or the link asks.
+// when its address or the link asks; nil when there is none and the
+// broker holds MaxQueues.
 func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 	if n := b.nodes[string(addr)]; n != nil {
 		return n
+	}
+	if b.opts.MaxQueues > 0 && len(b.nodes) >= b.opts.MaxQueues {
+		return nil
 	}
 	name := string(addr)
 	n := &node{name: name, fanout: wantFanout}

@@ -495,3 +495,25 @@ func TestDynamicClaim(t *testing.T) {
 	_, ok = b.Queue(a)
 	require.False(t, ok)
 }
+
+// TestMaxQueues: past its bound in nodes the broker refuses a link to a
+// new address, and rejects a message routed to one; known ones still
+// work.
+func TestMaxQueues(t *testing.T) {
+	addr, b := start(t, broker.Options{MaxQueues: 2, RouteKey: "to"})
+	c := dial(t, addr, engine.Config{}, nil)
+	c.sender("a")
+	snd := c.sender("b")
+	r := c.attach(false, engine.LinkOptions{Address: "c"})
+	select {
+	case err := <-r.detached:
+		require.NotNil(t, err)
+		require.Equal(t, frame.CondResourceLimitExceeded.Symbol(), err.Condition)
+	case <-timeAfter():
+		t.Fatal("a third queue was not refused")
+	}
+	snd.send(routedMessage("elsewhere", "x"), routedMessage("a", "y"))
+	require.Equal(t, frame.StateRejected, snd.outcome().Type)
+	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
+	require.Len(t, b.Queues(), 2)
+}

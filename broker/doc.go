@@ -81,7 +81,8 @@
 //
 // # Limits
 //
-// Memory is bounded by the queues' bounds, plus the credit outstanding,
+// Memory is bounded by the queues' bounds (and Options.MaxQueues, the
+// number of nodes), plus the credit outstanding,
 // plus each connection's engine buffers (engine.Config: one frame being
 // read, MaxOutput being written, one message being joined). Messages
 // are kept in memory only: nothing survives the process. There are no

@@ -16,6 +16,10 @@ import (
 // the nodes are under the broker's lock, never held while a Driver is
 // asked to run something (kick).
 
+// errTooManyQueues refuses a link or message to a new node past
+// Options.MaxQueues.
+var errTooManyQueues = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many queues as it may")
+
 // handler is the engine.Handler of every connection of a Broker.
 type handler struct{ b *Broker }
 
@@ -151,6 +155,11 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		made := src.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 		b.mu.Lock()
 		n := b.nodeLocked(addr, fan)
+		if n == nil {
+			b.mu.Unlock()
+			l.Detach(errTooManyQueues)
+			return
+		}
 		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
 		}
@@ -177,6 +186,11 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
+	if n == nil {
+		b.mu.Unlock()
+		l.Detach(errTooManyQueues)
+		return
+	}
 	if made && n.owner == nil && n.ownerP == nil {
 		n.dynamic, n.ownerP = true, p
 	}
@@ -273,7 +287,15 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 	n := p.n
 	if byKey {
-		n = b.nodeLocked(routed, false)
+		if n = b.nodeLocked(routed, false); n == nil {
+			p.n.c.refused++
+			b.mu.Unlock()
+			if !d.Settled {
+				d.Reject(errTooManyQueues)
+			}
+			b.topUp(p, l)
+			return
+		}
 	}
 	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
 		n.c.refused++
