@@ -162,8 +162,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		}
 	}
 	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, Credit: uint32(*credit), MaxQueues: *maxQueues,
-		RejectWhenFull: *reject,
-		RouteKey:       *route, AutoDelete: *autoDelete, Users: users, Anonymous: *anonymous,
+		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, Users: users, Anonymous: *anonymous,
 		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: *idle, MaxFrameSize: uint32(*maxFrame)}}
 	for p := range strings.SplitSeq(*fanout, ",") {
 		if p != "" {
