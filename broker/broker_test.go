@@ -517,3 +517,24 @@ func TestMaxQueues(t *testing.T) {
 	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
 	require.Len(t, b.Queues(), 2)
 }
+
+// TestDrainedConsumerPassesWake: a consumer whose credit a drain used up
+// is still marked as waiting; the message that wakes it goes on to a
+// consumer with credit.
+func TestDrainedConsumerPassesWake(t *testing.T) {
+	addr, _ := start(t, broker.Options{})
+	c1 := dial(t, addr, engine.Config{}, nil)
+	r1 := c1.receiver("dr")
+	r1.flow(10)
+	c1.do(func() { r1.l.DrainCredit() })
+	eventually(t, "the drain answered", func() bool { return r1.credit() == 0 })
+	r2 := dial(t, addr, engine.Config{}, nil).receiver("dr")
+	r2.flow(10)
+	p := dial(t, addr, engine.Config{}, nil).sender("dr")
+	p.send(data("one")) // one message: it wakes r1 first, whose turn it is
+	for range 1 {
+		d := r2.next()
+		r2.dispose(d.id, engine.Accepted)
+	}
+	r1.none()
+}

@@ -380,8 +380,14 @@ func (b *Broker) dispatch(c *consumer) {
 			return
 		}
 		if want == 0 {
+			// No credit (or none left after a drain): a wake meant for
+			// it goes to another consumer that waits.
 			c.hungry = false
+			if c.own == nil && c.q.len() > 0 {
+				wake = b.wakeOneLocked(c.n, *c.q.r.at(0), wake)
+			}
 			b.mu.Unlock()
+			b.wake(c.conn, wake)
 			return
 		}
 		k := b.takeLocked(c, c.batch[:want])
