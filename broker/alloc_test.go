@@ -216,7 +216,8 @@ func TestDynConn(t *testing.T) {
 				require.Equal(t, len(got)-tail, dynAt+size, "nothing between the attach and the transfer")
 			}
 			require.Equal(t, string(want), string(got), "cut %d buf %d", cut, bufSize)
-			require.True(t, b.dynamic["amqpsax.dynamic.1"])
+			require.True(t, w.take([]byte("amqpsax.dynamic.1")), "the address is the connection's")
+			require.False(t, w.take([]byte("amqpsax.dynamic.1")), "once")
 		}
 	}
 }

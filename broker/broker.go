@@ -22,6 +22,7 @@ const (
 	DefaultMaxMessages = 100_000  // messages a queue holds
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
+	DefaultMaxQueues   = 10_000   // nodes the broker holds
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -43,6 +44,11 @@ type Options struct {
 	// Credit is the most credit a producer is granted at once; 0 means
 	// DefaultCredit.
 	Credit uint32
+	// MaxQueues bounds the nodes (queues and fan-out addresses) the
+	// broker holds; 0 means DefaultMaxQueues, a negative value no bound.
+	// A link to a new address past it is refused, and a message routed to
+	// one rejected, with amqp:resource-limit-exceeded.
+	MaxQueues int
 	// RouteKey, when set, names an application property: a message
 	// whose application-properties hold a string under it goes to the
 	// node that string names, instead of its link's target. The body is
@@ -85,7 +91,6 @@ type Broker struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*node
-	dynamic  map[string]bool // addresses made for dynamic nodes, not attached yet
 	pool     pool
 	seq      uint64 // of the last message stored
 	dynSeq   atomic.Uint64
@@ -100,13 +105,16 @@ type Broker struct {
 
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
-	b := &Broker{opts: o, nodes: make(map[string]*node), dynamic: make(map[string]bool),
+	b := &Broker{opts: o, nodes: make(map[string]*node),
 		drivers: make(map[*engine.Driver]struct{}), start: time.Now()}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
 	if b.opts.MaxBytes == 0 {
 		b.opts.MaxBytes = DefaultMaxBytes
+	}
+	if b.opts.MaxQueues == 0 {
+		b.opts.MaxQueues = DefaultMaxQueues
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
@@ -365,10 +373,14 @@ type node struct {
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
-// when its address or the link asks.
+// when its address or the link asks; nil when there is none and the
+// broker holds MaxQueues.
 func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 	if n := b.nodes[string(addr)]; n != nil {
 		return n
+	}
+	if b.opts.MaxQueues > 0 && len(b.nodes) >= b.opts.MaxQueues {
+		return nil
 	}
 	name := string(addr)
 	n := &node{name: name, fanout: wantFanout}
@@ -562,9 +574,5 @@ func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 
 // newDynamicAddress returns a fresh address for a dynamic node.
 func (b *Broker) newDynamicAddress() []byte {
-	addr := "amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10)
-	b.mu.Lock()
-	b.dynamic[addr] = true
-	b.mu.Unlock()
-	return []byte(addr)
+	return []byte("amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10))
 }

@@ -54,6 +54,7 @@ func TestQueueInOrder(t *testing.T) {
 	require.Equal(t, 100, st.Depth)
 	require.Equal(t, uint64(100), st.Enqueued)
 	require.Equal(t, 1, st.Producers)
+	require.Greater(t, st.EnqueueRate, 0.0, "messages stored since the node was made")
 
 	rcv := c.receiver("q")
 	rcv.flow(1000)
@@ -474,4 +475,66 @@ func TestRouting(t *testing.T) {
 	r2 := c.receiver("in")
 	r2.flow(10)
 	require.Equal(t, string(data("stays")), string(r2.next().payload))
+}
+
+// TestDynamicClaim: a peer that names another's dynamic node with
+// dynamic set does not own it: its detach leaves the node alone.
+func TestDynamicClaim(t *testing.T) {
+	addr, b := start(t, broker.Options{})
+	c := dial(t, addr, engine.Config{}, nil)
+	owner := c.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true}})
+	var a string
+	c.do(func() { a = string(owner.l.Source().Address) })
+	other := dial(t, addr, engine.Config{}, nil)
+	claim := other.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true, Address: []byte(a)}})
+	claim.detach()
+	st, ok := b.Queue(a)
+	require.True(t, ok, "the node stays with its owner")
+	require.Equal(t, 1, st.Consumers)
+	owner.detach()
+	_, ok = b.Queue(a)
+	require.False(t, ok)
+}
+
+// TestMaxQueues: past its bound in nodes the broker refuses a link to a
+// new address, and rejects a message routed to one; known ones still
+// work.
+func TestMaxQueues(t *testing.T) {
+	addr, b := start(t, broker.Options{MaxQueues: 2, RouteKey: "to"})
+	c := dial(t, addr, engine.Config{}, nil)
+	c.sender("a")
+	snd := c.sender("b")
+	r := c.attach(false, engine.LinkOptions{Address: "c"})
+	select {
+	case err := <-r.detached:
+		require.NotNil(t, err)
+		require.Equal(t, frame.CondResourceLimitExceeded.Symbol(), err.Condition)
+	case <-timeAfter():
+		t.Fatal("a third queue was not refused")
+	}
+	snd.send(routedMessage("elsewhere", "x"), routedMessage("a", "y"))
+	require.Equal(t, frame.StateRejected, snd.outcome().Type)
+	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
+	require.Len(t, b.Queues(), 2)
+}
+
+// TestDrainedConsumerPassesWake: a consumer whose credit a drain used up
+// is still marked as waiting; the message that wakes it goes on to a
+// consumer with credit.
+func TestDrainedConsumerPassesWake(t *testing.T) {
+	addr, _ := start(t, broker.Options{})
+	c1 := dial(t, addr, engine.Config{}, nil)
+	r1 := c1.receiver("dr")
+	r1.flow(10)
+	c1.do(func() { r1.l.DrainCredit() })
+	eventually(t, "the drain answered", func() bool { return r1.credit() == 0 })
+	r2 := dial(t, addr, engine.Config{}, nil).receiver("dr")
+	r2.flow(10)
+	p := dial(t, addr, engine.Config{}, nil).sender("dr")
+	p.send(data("one")) // one message: it wakes r1 first, whose turn it is
+	for range 1 {
+		d := r2.next()
+		r2.dispose(d.id, engine.Accepted)
+	}
+	r1.none()
 }

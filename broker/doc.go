@@ -57,13 +57,14 @@
 // consumers only. The unsettled messages of a consumer that goes (its
 // link detaches, its connection closes or is lost) go back to the front
 // of the queue in the order they were sent, with delivery-count one up.
-// Messages accepted from producers are accepted once stored: the broker
-// keeps them in memory only, so they survive consumers, not the process.
+// A producer's unsettled message is accepted once stored: in memory
+// only, so it survives consumers, not the process.
 //
-// A producer's unsettled message is accepted once stored; messages are
-// copied once out of the frame into buffers the broker recycles, and
-// carried to consumers on other connections by their connection's
-// goroutine (engine.Driver.Do), so no lock is held across connections.
+// A message is copied once, out of the frame into a buffer the broker
+// recycles (nothing is allocated per message once warm), and sent to a
+// consumer on another connection by that connection's goroutine: the
+// broker kicks it (engine.Driver.Do, at most one queued per connection),
+// and no lock is held while it does.
 //
 // # Security
 //
@@ -80,7 +81,8 @@
 //
 // # Limits
 //
-// Memory is bounded by the queues' bounds, plus the credit outstanding,
+// Memory is bounded by the queues' bounds (and Options.MaxQueues, the
+// number of nodes), plus the credit outstanding,
 // plus each connection's engine buffers (engine.Config: one frame being
 // read, MaxOutput being written, one message being joined). Messages
 // are kept in memory only: nothing survives the process. There are no

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"net"
+	"sync"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
@@ -31,6 +32,29 @@ type dynConn struct {
 	out  []byte // decided bytes to hand out before reading more
 	rerr error  // the read error, once hold and out are handed out
 	dead bool   // a malformed frame header: pass everything on as it is
+
+	mu   sync.Mutex
+	made map[string]bool // addresses given, not attached yet (read on the driver's goroutine)
+}
+
+// take reports that addr was made for a dynamic terminus of this
+// connection, and forgets it: a peer cannot claim another's node by
+// sending its address with dynamic set.
+func (w *dynConn) take(addr []byte) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.made[string(addr)] {
+		return false
+	}
+	delete(w.made, string(addr))
+	return true
+}
+
+// madeDynamic reports that the link's dynamic address was made by the
+// broker for its connection (and forgets it).
+func madeDynamic(c interface{ NetConn() net.Conn }, addr []byte) bool {
+	w, ok := c.NetConn().(*dynConn)
+	return ok && w.take(addr)
 }
 
 // Read reads from the connection, filling in dynamic addresses.
@@ -188,6 +212,12 @@ func (w *dynConn) rewrite(dst, fr []byte) ([]byte, bool) {
 		return dst, false
 	}
 	addr := w.b.newDynamicAddress()
+	w.mu.Lock()
+	if w.made == nil {
+		w.made = make(map[string]bool)
+	}
+	w.made[string(addr)] = true
+	w.mu.Unlock()
 	if a.Role == frame.RoleReceiver {
 		src, _ := a.Source.Get()
 		src.Address = addr

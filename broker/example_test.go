@@ -61,3 +61,13 @@ func Example() {
 	// hello
 	// enqueued 1 delivered 1
 }
+
+// A broker in a program: bounded queues, one account, and its statistics.
+// (Compiled, not run: it would listen on the AMQP port.)
+func ExampleNew() {
+	b := broker.New(broker.Options{MaxBytes: 16 << 20, Users: map[string]string{"app": "secret"}})
+	go b.ListenAndServe("127.0.0.1:5672")
+	defer b.Close()
+	q, _ := b.Queue("orders") // q.Depth, q.Bytes, q.Consumers, q.Blocked, q.Accepted, q.EnqueueRate …
+	fmt.Println(q.Name, q.Depth)
+}

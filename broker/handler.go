@@ -16,6 +16,10 @@ import (
 // the nodes are under the broker's lock, never held while a Driver is
 // asked to run something (kick).
 
+// errTooManyQueues refuses a link or message to a new node past
+// Options.MaxQueues.
+var errTooManyQueues = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many queues as it may")
+
 // handler is the engine.Handler of every connection of a Broker.
 type handler struct{ b *Broker }
 
@@ -145,10 +149,15 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok { // lead: RemoteAttach()
 			c.maxSize = m
 		}
+		made := src.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 		b.mu.Lock()
 		n := b.nodeLocked(addr, fan)
-		if src.Dynamic && b.dynamic[string(addr)] {
-			delete(b.dynamic, string(addr))
+		if n == nil {
+			b.mu.Unlock()
+			l.Detach(errTooManyQueues)
+			return
+		}
+		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
 		}
 		c.n = n
@@ -171,10 +180,15 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	p := &producer{link: l, conn: cn}
+	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
-	if tgt.Dynamic && b.dynamic[string(addr)] {
-		delete(b.dynamic, string(addr))
+	if n == nil {
+		b.mu.Unlock()
+		l.Detach(errTooManyQueues)
+		return
+	}
+	if made && n.owner == nil && n.ownerP == nil {
 		n.dynamic, n.ownerP = true, p
 	}
 	p.n = n
@@ -270,7 +284,15 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 	n := p.n
 	if byKey {
-		n = b.nodeLocked(routed, false)
+		if n = b.nodeLocked(routed, false); n == nil {
+			p.n.c.refused++
+			b.mu.Unlock()
+			if !d.Settled {
+				d.Reject(errTooManyQueues)
+			}
+			b.topUp(p, l)
+			return
+		}
 	}
 	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
 		n.c.refused++
@@ -355,8 +377,14 @@ func (b *Broker) dispatch(c *consumer) {
 			return
 		}
 		if want == 0 {
+			// No credit (or none left after a drain): a wake meant for
+			// it goes to another consumer that waits.
 			c.hungry = false
+			if c.own == nil && c.q.len() > 0 {
+				wake = b.wakeOneLocked(c.n, *c.q.r.at(0), wake)
+			}
 			b.mu.Unlock()
+			b.wake(c.conn, wake)
 			return
 		}
 		k := b.takeLocked(c, c.batch[:want])

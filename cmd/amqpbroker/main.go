@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-credit N] [-reject]
+//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-credit N] [-max-queues N] [-reject]
 //	           [-route key] [-fanout prefix,...] [-auto-delete]
 //	           [-user name:password]... [-users file] [-anonymous]
 //	           [-tls-cert file -tls-key file [-tls-client-ca file]]
@@ -20,6 +20,8 @@
 //	                  its producers wait for credit (default 100000; -1: no bound)
 //	-max-bytes N      bytes a queue holds likewise (default 33554432; -1: no bound)
 //	-credit N         the most credit a producer has at once (default 256)
+//	-max-queues N     queues the broker holds; a link to a new address past
+//	                  it is refused (default 10000; -1: no bound)
 //	-reject           reject messages to a full queue
 //	                  (amqp:resource-limit-exceeded) instead of holding
 //	                  producers back
@@ -132,6 +134,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	maxQueue := fs.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
 	maxBytes := fs.Int64("max-bytes", broker.DefaultMaxBytes, "bytes a queue holds before its producers wait (-1: no bound)")
 	credit := fs.Uint("credit", broker.DefaultCredit, "the most credit a producer has at once")
+	maxQueues := fs.Int("max-queues", broker.DefaultMaxQueues, "queues the broker holds (-1: no bound)")
 	reject := fs.Bool("reject", false, "reject messages to a full queue instead of holding producers back")
 	route := fs.String("route", "", "application property routing a message to the queue it names")
 	fanout := fs.String("fanout", "topic/", "comma-separated address prefixes of fan-out nodes")
@@ -158,8 +161,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 			return err
 		}
 	}
-	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, Credit: uint32(*credit), RejectWhenFull: *reject,
-		RouteKey: *route, AutoDelete: *autoDelete, Users: users, Anonymous: *anonymous,
+	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, Credit: uint32(*credit), MaxQueues: *maxQueues,
+		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, Users: users, Anonymous: *anonymous,
 		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: *idle, MaxFrameSize: uint32(*maxFrame)}}
 	for p := range strings.SplitSeq(*fanout, ",") {
 		if p != "" {
