@@ -65,6 +65,9 @@ type Conn struct {
 	// SASL
 	sasl     bool // SASL in use
 	identity string
+	saslMech string         // the mechanism chosen
+	saslEx   SASLExchange   // a server's exchange under way
+	saslCli  ClientExchange // a client's exchange under way
 
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed

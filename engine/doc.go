@@ -42,8 +42,10 @@
 // action through every state (state_test.go).
 //
 // The engine answers on its own what the protocol asks of it: protocol
-// headers, SASL (ANONYMOUS, PLAIN, EXTERNAL, decided by the
-// [Authenticator]), the open (max-frame-size, channel-max, idle-time-out),
+// headers, SASL (mechanisms as plug-ins in both roles: ANONYMOUS,
+// PLAIN, EXTERNAL, SCRAM-SHA-256, XOAUTH2 built in; a server's
+// [Authenticator] offers and decides, a client's [Config].SASL lists
+// its preference), the open (max-frame-size, channel-max, idle-time-out),
 // a peer's begin and attach (mirroring its source and target and settle
 // modes), a peer's end, detach and close, flows with echo, drains,
 // session windows (§2.5.6), heartbeats at half the peer's idle time-out.
