@@ -105,6 +105,14 @@ type Config struct {
 	// header is sent at once).
 	Mechanism string
 	NoSASL    bool
+	// TLSHeader asks for TLS by protocol header (part 5 §5.2): a client
+	// sends the TLS header first, a server accepts it (and, under the
+	// Driver and Server, direct TLS too: a first byte that starts a TLS
+	// record), and once the headers are exchanged the driver upgrades
+	// the transport (Conn.UpgradeTLS; the Driver with Driver.TLSConfig).
+	// Then SASL or AMQP follows over TLS. A server with TLSHeader still
+	// takes clients that send the SASL or AMQP header in the clear.
+	TLSHeader bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
 	// a driver that terminates TLS: a server then offers EXTERNAL.
 	PeerCertificates []*x509.Certificate
