@@ -28,6 +28,7 @@ type roundTrip struct {
 	addr         string
 	n, sent, got int
 	bad          int
+	loose        bool // a message back need only hold the text sent (a peer that re-encodes)
 	done         chan error
 }
 
@@ -58,7 +59,8 @@ func (r *roundTrip) OnFlow(l *engine.Link) {
 }
 
 func (r *roundTrip) OnDelivery(l *engine.Link, d engine.Delivery) {
-	if !bytes.Equal(d.Payload, rtMessage(r.got)) {
+	want := rtMessage(r.got)
+	if !bytes.Equal(d.Payload, want) && (!r.loose || !bytes.Contains(d.Payload, want[5:])) {
 		r.bad++
 	}
 	if r.got++; r.got == r.n {
