@@ -52,7 +52,7 @@ func (wsEcho) OnDelivery(l *engine.Link, d engine.Delivery) {
 	ec.pending = append(ec.pending, append([]byte(nil), d.Payload...))
 	ec.pump()
 }
-func (wsEcho) OnFlow(l *engine.Link)      { l.Conn().Context.(*wsEchoConn).pump() }
+func (wsEcho) OnFlow(l *engine.Link)     { l.Conn().Context.(*wsEchoConn).pump() }
 func (wsEcho) OnWritable(c *engine.Conn) { c.Context.(*wsEchoConn).pump() }
 
 func (ec *wsEchoConn) pump() {

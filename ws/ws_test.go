@@ -39,7 +39,7 @@ func (echo) OnDelivery(l *engine.Link, d engine.Delivery) {
 	ec.pending = append(ec.pending, bytes.Clone(d.Payload))
 	ec.pump()
 }
-func (echo) OnFlow(l *engine.Link)      { l.Conn().Context.(*echoConn).pump() }
+func (echo) OnFlow(l *engine.Link)     { l.Conn().Context.(*echoConn).pump() }
 func (echo) OnWritable(c *engine.Conn) { c.Context.(*echoConn).pump() }
 
 func (ec *echoConn) pump() {
