@@ -118,7 +118,7 @@ func (e *echo) OnDelivery(l *Link, d Delivery) {
 	ec.pump()
 }
 
-func (e *echo) OnFlow(l *Link)      { l.Conn().Context.(*echoConn).pump() }
+func (e *echo) OnFlow(l *Link)     { l.Conn().Context.(*echoConn).pump() }
 func (e *echo) OnWritable(c *Conn) { c.Context.(*echoConn).pump() }
 
 func (ec *echoConn) pump() {
