@@ -86,7 +86,9 @@ func scramNonce() string {
 
 // SCRAMSHA256Server returns the server's SCRAM-SHA-256. lookup returns a
 // user's stored credentials (NewSCRAMCredentials), false for an unknown
-// user, who is refused. Channel binding is not supported: a client that
+// user, who is refused at the proof, after a challenge like anyone's
+// (with a salt made up for the name), so that the exchange does not tell
+// who has an account. Channel binding is not supported: a client that
 // asks for it ("p=") is refused.
 func SCRAMSHA256Server(lookup func(user string) (SCRAMCredentials, bool)) ServerMechanism {
 	return serverMech{"SCRAM-SHA-256", func(SASLPeer) (SASLExchange, error) {
@@ -105,7 +107,14 @@ type scramServer struct {
 	cred        SCRAMCredentials
 	firstBare   string // client-first-message-bare
 	serverFirst string
+	unknown     bool // no such user: refused at the proof
 }
+
+// scramDecoyKey makes the salts of unknown users, for this process.
+var scramDecoyKey = func() (k [32]byte) {
+	rand.Read(k[:])
+	return k
+}()
 
 func (s *scramServer) Step(resp []byte) (SASLStep, error) {
 	s.step++
@@ -140,12 +149,17 @@ func (s *scramServer) clientFirst(m string) (SASLStep, error) {
 	if !ok {
 		return SASLStep{}, errSCRAM
 	}
-	if s.lookup == nil {
-		return SASLStep{}, ErrAuth
+	var cred SCRAMCredentials
+	ok = false
+	if s.lookup != nil {
+		cred, ok = s.lookup(user)
 	}
-	cred, ok := s.lookup(user)
 	if !ok || cred.Iterations <= 0 || len(cred.StoredKey) != sha256.Size || len(cred.ServerKey) != sha256.Size {
-		return SASLStep{}, ErrAuth
+		// An unknown user gets a challenge like a known one's, with a
+		// salt of its own that does not change, and is refused at the
+		// proof: the exchange does not tell who has an account.
+		cred = SCRAMCredentials{Salt: hmacSHA256(scramDecoyKey[:], user)[:16], Iterations: SCRAMIterations}
+		s.unknown = true
 	}
 	s.user, s.cred = user, cred
 	s.nonceAll = attrs[1][2:] + s.nonce()
@@ -169,6 +183,9 @@ func (s *scramServer) clientFinal(m string) (SASLStep, error) {
 	attrs := strings.Split(withoutProof, ",")
 	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2)) || attrs[1] != "r="+s.nonceAll {
 		return SASLStep{}, errSCRAM
+	}
+	if s.unknown {
+		return SASLStep{}, ErrAuth
 	}
 	auth := s.firstBare + "," + s.serverFirst + "," + withoutProof
 	sig := hmacSHA256(s.cred.StoredKey, auth)

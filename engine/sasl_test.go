@@ -232,3 +232,26 @@ func TestSASLOutOfOrder(t *testing.T) {
 		t.Fatal(c.Err())
 	}
 }
+
+// TestSCRAMUnknownUser: an unknown user is challenged like a known one,
+// with a salt that stays the same for the name, and refused at the
+// proof.
+func TestSCRAMUnknownUser(t *testing.T) {
+	first := func(user string) string {
+		sx := &scramServer{lookup: func(string) (SCRAMCredentials, bool) { return SCRAMCredentials{}, false },
+			nonce: func() string { return rfcServerNonce }}
+		st, err := sx.Step([]byte("n,,n=" + user + ",r=" + rfcClientNonce))
+		if err != nil || st.Done {
+			t.Fatalf("unknown user %s: %+v %v", user, st, err)
+		}
+		final := "c=biws,r=" + rfcClientNonce + rfcServerNonce + ",p=" + base64.StdEncoding.EncodeToString(make([]byte, 32))
+		if _, err := sx.Step([]byte(final)); err == nil {
+			t.Fatal("unknown user accepted")
+		}
+		return string(st.Challenge)
+	}
+	a, b, c := first("nobody"), first("nobody"), first("someone")
+	if a != b || a == c || !strings.Contains(a, ",i=4096") {
+		t.Fatalf("challenges %q %q %q", a, b, c)
+	}
+}
