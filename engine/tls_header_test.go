@@ -270,3 +270,41 @@ func TestTLSHeaderDriver(t *testing.T) {
 		t.Fatal("TLS header against a direct-TLS server: no error")
 	}
 }
+
+// TestTLSHeaderSilentPeer: a server that never answers the TLS header
+// holds the Driver's upgrade only until the handshake time-out, and
+// Close cuts it short before that.
+func TestTLSHeaderSilentPeer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // read nothing, answer nothing
+		}
+	}()
+	ctls := &tls.Config{ServerName: "127.0.0.1"}
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{TLSHeader: true, HandshakeTimeout: 200 * time.Millisecond}, ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Wait(); err == nil || !errors.Is(err, NewError(frame.CondFramingError, "")) {
+		t.Fatalf("after the handshake time-out: %v", err)
+	}
+	d, err = Dial(context.Background(), "tcp", ln.Addr().String(), Config{TLSHeader: true, HandshakeTimeout: time.Hour}, ctls, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := d.Wait(); err == nil {
+		t.Fatal("Close during the upgrade: no error")
+	} else {
+		t.Log(err)
+	}
+}
