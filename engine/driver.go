@@ -750,7 +750,6 @@ func (d *Driver) upgrade(ctx context.Context) error {
 		// direct TLS, no header: the server's engine starts over TLS.
 		c.cfg.TLSHeader = false
 		c.cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
-		c.tlsUp = true
 	} else {
 		c.TLSEstablished(tc.ConnectionState().PeerCertificates)
 	}
