@@ -681,8 +681,8 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
-	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-		MessageFormat: frame.Some[uint32](0), Settled: settled}
+	t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
+		HasMessageFormat: true, Settled: settled}
 	n := l.writeTransfer(&t, payload)
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
@@ -693,7 +693,7 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 // writeTransfer writes transfers of t carrying payload, each within the
 // peer's max-frame-size, while the peer's session window lasts; it
 // returns how much of payload went out.
-func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
+func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	s := l.s
 	c := s.c
 	maxFrame := int(c.peerMaxFrame)
@@ -704,12 +704,12 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 	for {
 		start := c.begin(s.local)
 		t.More = false
-		c.out = frame.AppendTransfer(c.out, *t)
+		c.out = frame.AppendTransferHead(c.out, t)
 		room := maxFrame - (len(c.out) - start)
 		if len(payload)-sent > room {
 			c.out = c.out[:start+8]
 			t.More = true
-			c.out = frame.AppendTransfer(c.out, *t)
+			c.out = frame.AppendTransferHead(c.out, t)
 			room = maxFrame - (len(c.out) - start)
 		}
 		k := min(room, len(payload)-sent)
@@ -723,7 +723,7 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 			return sent
 		}
 		// continuation frames carry the handle and more only
-		*t = frame.Transfer{Handle: t.Handle}
+		*t = frame.TransferHead{Handle: t.Handle}
 		if s.remoteIncomingWindow == 0 {
 			return sent
 		}
@@ -745,7 +745,7 @@ func (l *Link) resume() {
 		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
 		return
 	}
-	t := frame.Transfer{Handle: l.local}
+	t := frame.TransferHead{Handle: l.local}
 	n := l.writeTransfer(&t, p.buf[p.off:])
 	p.off += n
 	if p.off == len(p.buf) {
