@@ -125,6 +125,9 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered
 	}
 	nc := netConn(c)
+	if r.TLS != nil {
+		nc = secureConn{nc, *r.TLS}
+	}
 	select {
 	case l.conns <- nc:
 	case <-l.done:
@@ -167,3 +170,21 @@ func (l *Listener) Close() error {
 
 // Addr returns the address listened on.
 func (l *Listener) Addr() net.Addr { return l.addr }
+
+// Dialer returns a function that dials as Dial does with o, for
+// client.ConnOptions.Dialer: client.Dial then takes ws:// and wss:// URLs
+// (and dials them again on reconnection).
+func Dialer(o *DialOptions) func(ctx context.Context, url string) (net.Conn, error) {
+	return func(ctx context.Context, url string) (net.Conn, error) { return Dial(ctx, url, o) }
+}
+
+// secureConn is a connection that came over wss://: ConnectionState
+// reports its TLS, as *tls.Conn's does, so that a server does not wrap it
+// in TLS again and finds the client's certificates (SASL EXTERNAL).
+type secureConn struct {
+	net.Conn
+	state tls.ConnectionState
+}
+
+// ConnectionState returns the TLS state of the WebSocket's connection.
+func (c secureConn) ConnectionState() tls.ConnectionState { return c.state }
