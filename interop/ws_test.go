@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/client"
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/ws"
 	"github.com/stretchr/testify/require"
 )
@@ -83,6 +86,49 @@ func TestRheaWebSocket(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, string(out), "sent 1000 received 1000")
 	})
+	t.Run("client package, rhea server", func(t *testing.T) {
+		port := startRheaWS(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		c, err := client.Dial(ctx, "ws://127.0.0.1:"+port+"/", &client.ConnOptions{Dialer: ws.Dialer(nil)})
+		require.NoError(t, err)
+		defer c.Close()
+		s, err := c.NewSession(ctx, nil)
+		require.NoError(t, err)
+		snd, err := s.NewSender(ctx, "ws-echo", nil)
+		require.NoError(t, err)
+		rcv, err := s.NewReceiver(ctx, "ws-echo", &client.ReceiverOptions{Credit: 100})
+		require.NoError(t, err)
+		const n = 1000
+		sent := make(chan error, 1)
+		go func() {
+			for i := range n {
+				m := &message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{fmt.Appendf(nil, "client over a WebSocket %d", i)}}}
+				if err := snd.Send(ctx, m, nil); err != nil {
+					sent <- fmt.Errorf("send %d: %w", i, err)
+					return
+				}
+			}
+			sent <- nil
+		}()
+		for i := range n {
+			d, err := rcv.Receive(ctx, nil)
+			if err != nil {
+				select {
+				case e := <-sent:
+					t.Fatalf("receive %d: %v; sender: %v", i, err, e)
+				default:
+					t.Fatalf("receive %d: %v; sender still sending", i, err)
+				}
+			}
+			require.True(t, bytes.Contains(d.Payload(), fmt.Appendf(nil, "client over a WebSocket %d", i)), "message %d: %q", i, d.Payload())
+			require.NoError(t, d.Accept(ctx))
+		}
+		require.NoError(t, <-sent)
+		t.Logf("client package: %d messages sent (each accepted) and %d received through rhea's WebSocket server", n, n)
+	})
 	t.Run("engine client, rhea server", func(t *testing.T) {
 		cmd := exec.Command("node", "rhea/ws_server.js")
 		stdout, err := cmd.StdoutPipe()
@@ -128,4 +174,33 @@ func TestRheaWebSocket(t *testing.T) {
 			t.Logf("engine client: %d messages sent and %d received through rhea's WebSocket server", rt.sent, rt.got)
 		}
 	})
+}
+
+// startRheaWS starts rhea/ws_server.js for the test and returns its port.
+func startRheaWS(t *testing.T) string {
+	cmd := exec.Command("node", "rhea/ws_server.js")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case first <- sc.Text():
+			default:
+			}
+		}
+	}()
+	var port string
+	select {
+	case l := <-first:
+		_, err := fmt.Sscanf(l, "listening on %s", &port)
+		require.NoError(t, err, l)
+	case <-time.After(15 * time.Second):
+		t.Fatal("rhea's WebSocket server did not start")
+	}
+	return port
 }

@@ -21,7 +21,16 @@ const wss = new WebSocket.Server({
 wss.on('listening', () => console.log(`listening on ${wss.address().port}`));
 wss.on('connection', (socket) => container.websocket_accept(socket));
 
+// rhea answers a peer's attach without a terminus of its own unless told:
+// name the one the peer asked for (a null terminus is a refusal, part 2
+// §2.6.3, and the client package waits for the detach that would follow).
+container.on('receiver_open', (ctx) => {
+  const t = ctx.receiver.remote.attach.target;
+  if (t) ctx.receiver.set_target({ address: t.address });
+});
 container.on('sender_open', (ctx) => {
+  const src = ctx.sender.remote.attach.source;
+  if (src) ctx.sender.set_source({ address: src.address });
   const echo = ctx.connection.echo || (ctx.connection.echo = { pending: [], n: 0 });
   echo.sender = ctx.sender;
   pump(echo);
