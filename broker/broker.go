@@ -69,7 +69,9 @@ type Options struct {
 	// Anonymous allows SASL ANONYMOUS beside PLAIN when Users is set.
 	Anonymous bool
 	// TLSConfig, when set, makes every connection TLS (amqps); a client
-	// certificate it verifies allows SASL EXTERNAL.
+	// certificate it verifies allows SASL EXTERNAL. A connection that is
+	// TLS already (one with a ConnectionState method: a *tls.Conn, or a
+	// wss:// WebSocket of the ws module) is taken as it is.
 	TLSConfig *tls.Config
 	// Engine is the base of each connection's configuration:
 	// ContainerID ("amqpsax-broker" when empty), IdleTimeout,
@@ -196,7 +198,11 @@ func (b *Broker) ListenAndServe(addr string) error {
 func (b *Broker) serveConn(nc net.Conn) {
 	defer b.wg.Done()
 	cfg := b.cfg
-	if b.opts.TLSConfig != nil {
+	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
+		// TLS already (a *tls.Conn of the caller's listener, or a
+		// WebSocket over wss:// from the ws module): not wrapped again.
+		cfg.PeerCertificates = sc.ConnectionState().PeerCertificates
+	} else if b.opts.TLSConfig != nil {
 		tc := tls.Server(nc, b.opts.TLSConfig)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := tc.HandshakeContext(ctx)

@@ -38,6 +38,12 @@ type ConnOptions struct {
 	// TLSConfig is used for amqps:// URLs (nil: the default, with the
 	// URL's host as ServerName).
 	TLSConfig *tls.Config
+	// Dialer, when set, makes Dial's network connection (and each
+	// reconnection's) instead of TCP and TLS: it gets the address as
+	// given to Dial. With it Dial takes ws:// and wss:// URLs as well,
+	// for AMQP over WebSockets: ws.Dialer of the module
+	// github.com/amqpsax/amqpsax/ws is one.
+	Dialer func(ctx context.Context, addr string) (net.Conn, error)
 	// Reconnect, for Dial, makes a lost connection (cut, failed, or
 	// closed by the peer) be dialled again with back-off, its sessions
 	// begun and its links attached again; nil: a lost connection ends
@@ -127,7 +133,8 @@ type gen struct {
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
 // amqps, the protocol header, SASL, open) is complete; ctx bounds all of
 // it. addr is an amqp:// or amqps:// URL, with user:password for SASL
-// PLAIN and an optional port (5672, 5671), or a bare host:port.
+// PLAIN and an optional port (5672, 5671), or a bare host:port; with
+// ConnOptions.Dialer, also a ws:// or wss:// URL (AMQP over WebSockets).
 //
 // An error is a *DialError naming the stage that failed.
 func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
@@ -157,6 +164,17 @@ type target struct {
 
 func parseAddr(addr string, o *ConnOptions) (target, error) {
 	t := target{addr: addr}
+	if u, err := url.Parse(addr); err == nil && (u.Scheme == "ws" || u.Scheme == "wss") {
+		if o.Dialer == nil {
+			return t, errors.New("a " + u.Scheme + ":// URL needs ConnOptions.Dialer (ws.Dialer): " + addr)
+		}
+		t.host, t.hostport = u.Hostname(), u.Host
+		if u.User != nil && o.SASLType == (SASLType{}) {
+			p, _ := u.User.Password()
+			o.SASLType = SASLTypePlain(u.User.Username(), p)
+		}
+		return t, nil
+	}
 	if u, err := url.Parse(addr); err == nil && (u.Scheme == "amqp" || u.Scheme == "amqps") {
 		t.tls = u.Scheme == "amqps"
 		t.host = u.Hostname()
@@ -189,6 +207,16 @@ func newConn(addr string, o *ConnOptions) *Conn {
 // dial makes the connection's next network connection.
 func (c *Conn) dial(ctx context.Context) error {
 	t, o := c.t, &c.opts
+	if o.Dialer != nil {
+		nc, err := o.Dialer(ctx, t.addr)
+		if err != nil {
+			return &DialError{Addr: t.addr, Stage: "dial", Err: err}
+		}
+		if o.HostName == "" {
+			o.HostName = t.host
+		}
+		return c.open(ctx, nc)
+	}
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, "tcp", t.hostport)
 	if err != nil {

@@ -183,7 +183,8 @@ func ctxErr(ctx context.Context) error {
 }
 
 // DialError is the error of Dial and NewConn: the stage of the open
-// exchange that failed ("tcp", "tls", "header", "sasl" or "open") and why
+// exchange that failed ("tcp", "tls", "dial" for ConnOptions.Dialer,
+// "header", "sasl" or "open") and why
 // (a network error, the ctx's error, or an *Error the peer or the engine
 // gave).
 type DialError struct {

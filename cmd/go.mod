@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/Azure/go-amqp v1.7.0
 	github.com/amqpsax/amqpsax v0.0.0
+	github.com/amqpsax/amqpsax/ws v0.0.0
 	github.com/google/gopacket v1.1.19
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1

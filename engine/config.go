@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/x509"
-	"errors"
 	"time"
 
 	"github.com/amqpsax/amqpsax/frame"
@@ -89,16 +87,32 @@ type Config struct {
 	LinkStealing bool
 
 	// Auth, for a server, decides SASL: the mechanisms offered and the
-	// credentials accepted. Nil accepts ANONYMOUS, and clients that skip
-	// SASL; with an Authenticator, a client must authenticate.
+	// exchange of each (see Mechanisms). Nil accepts ANONYMOUS, and
+	// clients that skip SASL; with an Authenticator, a client must
+	// authenticate.
 	Auth Authenticator
-	// Username and Password make a client authenticate with SASL PLAIN.
+	// SASL lists a client's mechanisms in its order of preference: it
+	// uses the first that the server offers (and fails when the server
+	// offers none of them). Empty means the one of Mechanism, Username
+	// and Password.
+	SASL []ClientMechanism
+	// Username and Password make a client authenticate with SASL PLAIN
+	// when SASL is empty.
 	Username, Password string
-	// Mechanism is the SASL mechanism a client uses: "ANONYMOUS",
-	// "PLAIN" or "EXTERNAL"; empty means PLAIN when Username is set, else
-	// ANONYMOUS. NoSASL skips SASL (the AMQP header is sent at once).
+	// Mechanism is the SASL mechanism a client uses when SASL is empty:
+	// "ANONYMOUS", "PLAIN" or "EXTERNAL"; empty means PLAIN when
+	// Username is set, else ANONYMOUS. NoSASL skips SASL (the AMQP
+	// header is sent at once).
 	Mechanism string
 	NoSASL    bool
+	// TLSHeader asks for TLS by protocol header (part 5 §5.2): a client
+	// sends the TLS header first, a server accepts it (and, under the
+	// Driver and Server, direct TLS too: a first byte that starts a TLS
+	// record), and once the headers are exchanged the driver upgrades
+	// the transport (Conn.UpgradeTLS; the Driver with Driver.TLSConfig).
+	// Then SASL or AMQP follows over TLS. A server with TLSHeader still
+	// takes clients that send the SASL or AMQP header in the clear.
+	TLSHeader bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
 	// a driver that terminates TLS: a server then offers EXTERNAL.
 	PeerCertificates []*x509.Certificate
@@ -133,78 +147,4 @@ func (c *Config) defaults() {
 	if c.MaxMemory <= 0 {
 		c.MaxMemory = DefaultMaxMemory
 	}
-}
-
-// Authenticator decides the SASL exchange of a server (part 5 §5.3). The
-// mechanisms ANONYMOUS, PLAIN and EXTERNAL take one step: the client's
-// sasl-init carries everything.
-type Authenticator interface {
-	// Mechanisms lists the mechanisms offered, in order of preference.
-	// EXTERNAL is offered as well when the connection has peer
-	// certificates.
-	Mechanisms() []string
-	// Authenticate decides a client's sasl-init: the mechanism it chose
-	// (one of those offered), its initial response and, for EXTERNAL,
-	// the TLS peer's certificates. It returns the identity
-	// authenticated, or an error to refuse (outcome auth).
-	Authenticate(mechanism string, response []byte, peer []*x509.Certificate) (identity string, err error)
-}
-
-// ErrAuth is what the built-in authenticators return for credentials they
-// refuse.
-var ErrAuth = errors.New("engine: authentication failed")
-
-// Plain returns an Authenticator that offers PLAIN (RFC 4616), checked by
-// check, and also ANONYMOUS when anonymous is set. EXTERNAL, offered with
-// peer certificates, accepts any verified certificate, naming the
-// identity after its subject's common name.
-func Plain(check func(user, password string) bool, anonymous bool) Authenticator {
-	return plainAuth{check: check, anonymous: anonymous}
-}
-
-type plainAuth struct {
-	check     func(user, password string) bool
-	anonymous bool
-}
-
-func (a plainAuth) Mechanisms() []string {
-	if a.anonymous {
-		return []string{"PLAIN", "ANONYMOUS"}
-	}
-	return []string{"PLAIN"}
-}
-
-func (a plainAuth) Authenticate(mech string, resp []byte, peer []*x509.Certificate) (string, error) {
-	switch mech {
-	case "ANONYMOUS":
-		if a.anonymous {
-			return "anonymous", nil
-		}
-	case "PLAIN":
-		// authzid NUL authcid NUL passwd
-		parts := bytes.SplitN(resp, []byte{0}, 3)
-		if len(parts) == 3 && a.check != nil && a.check(string(parts[1]), string(parts[2])) {
-			return string(parts[1]), nil
-		}
-	case "EXTERNAL":
-		if len(peer) > 0 {
-			return peer[0].Subject.CommonName, nil
-		}
-	}
-	return "", ErrAuth
-}
-
-// anonymousAuth is the Authenticator of a server with none configured.
-type anonymousAuth struct{}
-
-func (anonymousAuth) Mechanisms() []string { return []string{"ANONYMOUS"} }
-
-func (anonymousAuth) Authenticate(mech string, _ []byte, peer []*x509.Certificate) (string, error) {
-	switch {
-	case mech == "ANONYMOUS":
-		return "anonymous", nil
-	case mech == "EXTERNAL" && len(peer) > 0:
-		return peer[0].Subject.CommonName, nil
-	}
-	return "", ErrAuth
 }

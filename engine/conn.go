@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/x509"
 	"errors"
 	"io"
 	"math"
@@ -23,6 +24,7 @@ type phase uint8
 
 const (
 	phHeader     phase = iota // the peer's first protocol header
+	phTLS                     // the TLS header exchanged: the driver's TLS handshake (UpgradeTLS)
 	phSASL                    // SASL frames
 	phHeaderAMQP              // the AMQP header after a SASL outcome
 	phOpen                    // the peer's open
@@ -63,8 +65,14 @@ type Conn struct {
 	full    bool // Send reported ErrOutputFull: OnWritable is due
 
 	// SASL
-	sasl     bool // SASL in use
+	tlsAsked bool   // a client's TLS header sent, the upgrade not yet done
+	tlsUp    bool   // upgraded to TLS by the TLS header
+	early    []byte // bytes fed after the TLS header: the peer's first TLS records
+	sasl     bool   // SASL in use
 	identity string
+	saslMech string         // the mechanism chosen
+	saslEx   SASLExchange   // a server's exchange under way
+	saslCli  ClientExchange // a client's exchange under way
 
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
@@ -103,14 +111,25 @@ func NewServer(cfg Config, h Handler) *Conn { return newConn(cfg, h, false) }
 // Output at once.
 func NewClient(cfg Config, h Handler) *Conn {
 	c := newConn(cfg, h, true)
-	if cfg.NoSASL {
+	if cfg.TLSHeader {
+		c.tlsAsked = true
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderTLS)
+		return c
+	}
+	c.clientHeader()
+	return c
+}
+
+// clientHeader writes a client's first header after TLS, if any: SASL's,
+// unless Config.NoSASL, else AMQP's followed by its open.
+func (c *Conn) clientHeader() {
+	if c.cfg.NoSASL {
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.writeOpen()
 	} else {
 		c.sasl = true
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderSASL)
 	}
-	return c
 }
 
 func newConn(cfg Config, h Handler, client bool) *Conn {
@@ -174,11 +193,15 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 	if c.in == phDone {
 		return c.fedErr()
 	}
+	if c.in == phTLS {
+		c.early = append(c.early, p...)
+		return nil
+	}
 	fed := len(p)
 	if len(c.part) > 0 {
 		p = c.fill(p)
 	}
-	for c.in != phDone && len(p) > 0 {
+	for c.in != phDone && c.in != phTLS && len(p) > 0 {
 		f, n, err := frame.Split(p, c.cfg.MaxFrameSize)
 		if err != nil {
 			c.readFault(err, c.off+int64(fed-len(p)))
@@ -193,6 +216,9 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 		if err := c.fastFrame(&f); err != nil {
 			c.apply(err)
 		}
+	}
+	if c.in == phTLS && len(p) > 0 {
+		c.early = append(c.early, p...) // the peer's TLS records, for the handshake
 	}
 	c.off += int64(fed)
 	for i, s := range c.due {
@@ -308,8 +334,17 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 	switch {
 	case c.in != phHeader && c.in != phHeaderAMQP:
 		c.fail(frame.CondFramingError, "protocol header in the middle of the stream")
+	case c.client && c.tlsAsked:
+		if h != frame.HeaderTLS {
+			c.finish(NewError(frame.CondNotAllowed, "server answered "+h.String()+" to "+frame.HeaderTLS.String()))
+			return
+		}
+		c.in = phTLS
+	case h.ID == frame.ProtocolTLS && c.in == phHeader && !c.client && c.cfg.TLSHeader && !c.tlsUp:
+		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderTLS)
+		c.in = phTLS
 	case h.ID == frame.ProtocolTLS:
-		c.refuse(frame.CondNotAllowed, "TLS by protocol header is not supported: use TLS from the first byte (amqps)")
+		c.refuse(frame.CondNotAllowed, "TLS by protocol header is not accepted here (Config.TLSHeader)")
 	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
 		c.refuseHeader("unsupported protocol version " + h.String())
 	case c.client:
@@ -368,6 +403,43 @@ func (c *Conn) refuse(cond frame.Condition, desc string) {
 	c.out = frame.AppendProtocolHeader(c.out, h)
 	c.finish(NewError(cond, desc))
 }
+
+// UpgradeTLS reports that the TLS protocol header has been exchanged
+// (part 5 §5.2: Config.TLSHeader, as a client or a server) and the TLS
+// handshake is due. The engine is sans-IO, so its driver does the
+// handshake: it writes out Output (a server's answering TLS header),
+// runs crypto/tls over the transport, whose first bytes are early (what
+// Feed was given past the TLS header, the start of the peer's
+// handshake; usually none), and then calls TLSEstablished, or
+// ReadFailed with the handshake's error. Until then Feed keeps what it
+// is given in early and processes nothing. The handshake time-out
+// (Config.HandshakeTimeout) runs through it. The Driver does all of
+// this by itself (Driver.TLSConfig).
+func (c *Conn) UpgradeTLS() (due bool, early []byte) {
+	return c.in == phTLS, c.early
+}
+
+// TLSEstablished tells the engine that the TLS handshake that
+// UpgradeTLS asked for is done, with the peer's verified certificates
+// (nil for none): a server then offers SASL EXTERNAL for them, as for
+// direct TLS (Config.PeerCertificates). The protocol starts again over
+// TLS: a client sends its SASL or AMQP header, a server waits for it.
+// The bytes early held are the driver's now. Called at any other time it
+// does nothing.
+func (c *Conn) TLSEstablished(peer []*x509.Certificate) {
+	if c.in != phTLS {
+		return
+	}
+	c.in, c.early, c.tlsAsked, c.tlsUp = phHeader, nil, false, true
+	c.cfg.PeerCertificates = peer
+	if c.client {
+		c.clientHeader()
+	}
+}
+
+// TLS reports whether the connection was upgraded to TLS by the TLS
+// protocol header (TLSEstablished).
+func (c *Conn) TLS() bool { return c.tlsUp }
 
 // descriptor returns the performative descriptor of a non-empty body:
 // 0x00 0x53 code is the fast path (every peer writes smallulong).
@@ -586,6 +658,8 @@ func (c *Conn) stage() string {
 	switch {
 	case c.in == phHeader, c.in == phHeaderAMQP:
 		return "before the protocol header"
+	case c.in == phTLS:
+		return "during the TLS handshake"
 	case c.in == phSASL:
 		return "during SASL"
 	case c.in == phOpen:

@@ -61,8 +61,10 @@
 // action through every state (state_test.go).
 //
 // The engine answers on its own what the protocol asks of it: protocol
-// headers, SASL (ANONYMOUS, PLAIN, EXTERNAL, decided by the
-// [Authenticator]), the open (max-frame-size, channel-max, idle-time-out),
+// headers, SASL (mechanisms as plug-ins in both roles: ANONYMOUS,
+// PLAIN, EXTERNAL, SCRAM-SHA-256, XOAUTH2 built in; a server's
+// [Authenticator] offers and decides, a client's [Config].SASL lists
+// its preference), the open (max-frame-size, channel-max, idle-time-out),
 // a peer's begin and attach (mirroring its source and target and settle
 // modes), a peer's end, detach and close, flows with echo, drains,
 // session windows (§2.5.6), heartbeats at half the peer's idle time-out.
@@ -165,6 +167,27 @@
 // so a driver stops reading from a peer that does not read (back-pressure
 // reaches the application). Nothing is allocated per message once warm,
 // on either path.
+//
+// # Security layers
+//
+// TLS and SASL (part 5) come before the AMQP layer. TLS is either direct
+// (the driver's: a tls.Conn given to the Driver, as [Dial] and [Server]
+// do with a TLS configuration) or by the TLS protocol header
+// ([Config].TLSHeader): the engine exchanges the headers, then
+// [Conn.UpgradeTLS] reports the handshake due and the driver runs it and
+// calls [Conn.TLSEstablished]; the [Driver] does that by itself
+// ([Driver].TLSConfig). SASL mechanisms are plug-ins in both roles: a
+// server's [Authenticator] (usually [Mechanisms] of [ServerMechanism]s)
+// offers and runs one [SASLExchange] per connection, challenge by
+// challenge; a client's [Config].SASL lists [ClientMechanism]s in its
+// order of preference and takes the first the server offers. Built in:
+// ANONYMOUS, PLAIN, EXTERNAL (the TLS peer's certificate), SCRAM-SHA-256
+// (RFC 5802/7677: the server stores [SCRAMCredentials], salted; the
+// client checks the server's signature) and XOAUTH2 (the application's
+// token checker). The handshake time-out bounds headers, TLS and SASL
+// together: an exchange a peer never completes is cut off. WebSockets
+// (the OASIS AMQP WebSocket binding) are a net.Conn from the module
+// github.com/amqpsax/amqpsax/ws, under the same Driver.
 //
 // # Spec references
 //

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -70,6 +72,22 @@ var errShutdownGrace = errors.New("engine: no answer to close within the shutdow
 // is broken for good.) Without an idle time-out, a peer that stops
 // reading and sending holds its connection until Close.
 //
+// # TLS by protocol header
+//
+// With Config.TLSHeader the Driver does the TLS upgrade of part 5 §5.2
+// before its loop starts, on the goroutine of Run, the whole of it
+// bounded by the handshake time-out (a deadline on the network
+// connection). A client writes the TLS header, reads the server's
+// answer and runs crypto/tls's client handshake with TLSConfig. A server
+// reads the client's first 8 bytes: a TLS header is answered and
+// followed by crypto/tls's server handshake; a first byte 0x16 (a TLS
+// handshake record: the client began with TLS, amqps) is the same
+// handshake at once; any other header goes on in the clear. The engine
+// learns of the upgrade through Conn.UpgradeTLS and Conn.TLSEstablished,
+// then SASL (EXTERNAL with a client certificate) and AMQP run over TLS.
+// Do and Wake queue during the upgrade, Close and Run's ctx cut it
+// short.
+//
 // # Handing work to the loop
 //
 // Do and Waker run functions on the loop's goroutine, with the Conn,
@@ -87,6 +105,11 @@ var errShutdownGrace = errors.New("engine: no answer to close within the shutdow
 // run of its function is queued at a time, so memory is bounded by the
 // number of Wakers, and a Wake costs no allocation.
 type Driver struct {
+	// TLSConfig is the configuration of the TLS upgrade of a
+	// connection with Config.TLSHeader (set it before Run): see
+	// "TLS by protocol header".
+	TLSConfig *tls.Config
+
 	c  *Conn
 	nc net.Conn
 
@@ -336,6 +359,11 @@ func (d *Driver) Done() <-chan struct{} { return d.done }
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
 	c := d.c
+	if c.cfg.TLSHeader {
+		if err := d.upgrade(ctx); err != nil {
+			c.ReadFailed(err)
+		}
+	}
 	for range 2 {
 		d.free <- make([]byte, readSize)
 	}
@@ -510,7 +538,7 @@ func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.
 	if err != nil {
 		return nil, err
 	}
-	if tlsConfig != nil {
+	if tlsConfig != nil && !cfg.TLSHeader {
 		tc := tls.Client(nc, tlsConfig)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
@@ -519,6 +547,7 @@ func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.
 		nc = tc
 	}
 	d := NewDriver(nc, NewClient(cfg, h))
+	d.TLSConfig = tlsConfig
 	go d.Run(context.WithoutCancel(ctx))
 	return d, nil
 }
@@ -533,7 +562,9 @@ type Server struct {
 	Handler Handler
 	// TLSConfig, when set, makes every connection TLS (amqps): the
 	// handshake comes first, and a client certificate makes the engine
-	// offer SASL EXTERNAL.
+	// offer SASL EXTERNAL. With Config.TLSHeader a connection starts in
+	// the clear instead, and TLSConfig serves the TLS header's upgrade
+	// and a client that starts with TLS (detected by its first byte).
 	TLSConfig *tls.Config
 
 	mu      sync.Mutex
@@ -590,7 +621,7 @@ func (srv *Server) Serve(ln net.Listener) error {
 func (srv *Server) serveConn(nc net.Conn) {
 	defer srv.wg.Done()
 	cfg := srv.Config
-	if srv.TLSConfig != nil {
+	if srv.TLSConfig != nil && !cfg.TLSHeader {
 		tc := tls.Server(nc, srv.TLSConfig)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := tc.HandshakeContext(ctx)
@@ -603,6 +634,7 @@ func (srv *Server) serveConn(nc net.Conn) {
 		nc = tc
 	}
 	d := NewDriver(nc, NewServer(cfg, srv.Handler))
+	d.TLSConfig = srv.TLSConfig
 	srv.mu.Lock()
 	if srv.closed {
 		srv.mu.Unlock()
@@ -652,4 +684,103 @@ func (srv *Server) Close() error {
 	cancel()
 	srv.Shutdown(ctx)
 	return nil
+}
+
+// upgrade does the TLS upgrade of Config.TLSHeader (see the Driver's
+// "TLS by protocol header"). An error is the transport's or the
+// handshake's; the engine's own refusals are in its Output, for the loop
+// to write.
+func (d *Driver) upgrade(ctx context.Context) error {
+	c, raw := d.c, d.nc
+	if d.TLSConfig == nil {
+		return errors.New("engine: Config.TLSHeader without Driver.TLSConfig")
+	}
+	deadline := time.Now().Add(c.cfg.HandshakeTimeout)
+	raw.SetDeadline(deadline)
+	defer raw.SetDeadline(time.Time{})
+	// Close and ctx cut the upgrade short: a deadline in the past.
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	fin := make(chan struct{})
+	defer close(fin)
+	go func() {
+		select {
+		case <-d.stop:
+			raw.SetDeadline(time.Unix(1, 0))
+		case <-fin:
+		}
+	}()
+	if c.client {
+		if err := d.flush(); err != nil {
+			return err
+		}
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(d.nc, hdr[:]); err != nil {
+		return err
+	}
+	early := hdr[:]
+	if !c.client && hdr[0] == 0x16 {
+		// Direct TLS: the first byte starts a TLS handshake record.
+	} else {
+		c.Feed(hdr[:], time.Now())
+		due, rest := c.UpgradeTLS()
+		if !due {
+			return nil // a header in the clear, or refused: the loop goes on
+		}
+		if err := d.flush(); err != nil {
+			return err
+		}
+		early = rest
+	}
+	nc := net.Conn(&prefixConn{Conn: d.nc, early: bytes.Clone(early)})
+	var tc *tls.Conn
+	if c.client {
+		tc = tls.Client(nc, d.TLSConfig)
+	} else {
+		tc = tls.Server(nc, d.TLSConfig)
+	}
+	hctx, cancel := context.WithDeadline(ctx, deadline)
+	err := tc.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if c.in != phTLS {
+		// direct TLS, no header: the server's engine starts over TLS.
+		c.cfg.TLSHeader = false
+		c.cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+	} else {
+		c.TLSEstablished(tc.ConnectionState().PeerCertificates)
+	}
+	d.nc = tc
+	return nil
+}
+
+// flush writes the whole of the engine's output, before the loop runs.
+func (d *Driver) flush() error {
+	for out := d.c.Output(); len(out) > 0; out = d.c.Output() {
+		n, err := d.nc.Write(out)
+		d.c.Written(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prefixConn is a net.Conn whose reads return early first: bytes read
+// past a protocol header that belong to the TLS handshake.
+type prefixConn struct {
+	net.Conn
+	early []byte
+}
+
+func (p *prefixConn) Read(b []byte) (int, error) {
+	if len(p.early) > 0 {
+		n := copy(b, p.early)
+		p.early = p.early[n:]
+		return n, nil
+	}
+	return p.Conn.Read(b)
 }

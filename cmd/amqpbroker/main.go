@@ -77,6 +77,7 @@ import (
 
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/ws"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -131,6 +132,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	fs := flag.NewFlagSet("amqpbroker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:5672", "address to serve AMQP on")
+	wsListen := fs.String("ws", "", "also serve AMQP over WebSockets on ADDR (ws://, wss:// with -tls-cert)")
 	maxQueue := fs.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
 	maxBytes := fs.Int64("max-bytes", broker.DefaultMaxBytes, "bytes a queue holds before its producers wait (-1: no bound)")
 	credit := fs.Uint("credit", broker.DefaultCredit, "the most credit a producer has at once")
@@ -229,6 +231,19 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		ready(ln.Addr().String(), metricsAddr)
 	}
 	served := make(chan error, 1)
+	if *wsListen != "" {
+		wln, err := ws.Listen(*wsListen, o.TLSConfig)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		wscheme := "ws"
+		if o.TLSConfig != nil {
+			wscheme = "wss"
+		}
+		logger.Printf("listening on %s://%s/", wscheme, wln.Addr())
+		go b.Serve(wln) // ends with the broker's Shutdown
+	}
 	go func() { served <- b.Serve(ln) }()
 	select {
 	case err := <-served:

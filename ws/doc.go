@@ -1,0 +1,37 @@
+// Package ws carries AMQP 1.0 over WebSockets, as the OASIS AMQP
+// WebSocket Binding (WSB) Version 1.0 describes: the WebSocket
+// subprotocol "amqp", the AMQP byte stream (protocol headers, SASL and
+// AMQP frames) in binary messages, any frame split over messages or
+// several frames in one, and a text message a protocol violation. It
+// gives a net.Conn to the engine's Driver, so the engine runs over a
+// WebSocket unchanged:
+//
+//	nc, err := ws.Dial(ctx, "ws://host:5673/", nil)     // or wss://
+//	d := engine.NewDriver(nc, engine.NewClient(cfg, h))
+//	go d.Run(ctx)
+//
+// and a server is engine.Server (or any code that serves a net.Listener)
+// over a Listener, which is an http.Handler as well: mount it where
+// WebSocket clients come in, or let Listen run the HTTP server:
+//
+//	ln, err := ws.Listen("127.0.0.1:5673", nil)         // ws://127.0.0.1:5673/
+//	srv := &engine.Server{Config: cfg, Handler: h}
+//	srv.Serve(ln)
+//
+// The package is a module of its own, so that its WebSocket library
+// (github.com/coder/websocket) is no dependency of the library module.
+//
+// # The binding's rules
+//
+// A client asks for the subprotocol "amqp" and refuses a server that does
+// not choose it; a server refuses (HTTP 400 before the upgrade, status
+// 1002 after it) a client that does not offer it. Messages are binary; a
+// text message closes the WebSocket (status 1003). A message's size is
+// not limited here: the engine bounds what it reads by its frame size
+// (engine.Config.MaxFrameSize), reading a message as it arrives.
+// WebSocket compression is off (WSB leaves it out).
+//
+// TLS (wss://) is the WebSocket's: Dial takes wss:// URLs (with
+// DialOptions.TLSConfig), and a Listener serves TLS when Listen is given
+// a tls.Config. AMQP's own TLS header is not used over a WebSocket.
+package ws

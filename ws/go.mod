@@ -1,0 +1,12 @@
+module github.com/amqpsax/amqpsax/ws
+
+go 1.26
+
+require (
+	github.com/amqpsax/amqpsax v0.0.0
+	github.com/coder/websocket v1.8.14
+)
+
+require github.com/google/uuid v1.6.0 // indirect
+
+replace github.com/amqpsax/amqpsax v0.0.0 => ../

@@ -1,0 +1,213 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/coder/websocket"
+)
+
+// echo sends every message it receives back on the connection's sending
+// link (the peer's receiver), settled.
+type echo struct{ engine.NopHandler }
+
+type echoConn struct {
+	out     *engine.Link
+	pending [][]byte
+}
+
+func (echo) OnConnectionOpen(c *engine.Conn) { c.Context = &echoConn{} }
+func (echo) OnLinkAttach(l *engine.Link) {
+	if l.IsSender() {
+		l.Conn().Context.(*echoConn).out = l
+	}
+}
+func (echo) OnDelivery(l *engine.Link, d engine.Delivery) {
+	ec := l.Conn().Context.(*echoConn)
+	ec.pending = append(ec.pending, bytes.Clone(d.Payload))
+	ec.pump()
+}
+func (echo) OnFlow(l *engine.Link)     { l.Conn().Context.(*echoConn).pump() }
+func (echo) OnWritable(c *engine.Conn) { c.Context.(*echoConn).pump() }
+
+func (ec *echoConn) pump() {
+	for ec.out != nil && len(ec.pending) > 0 {
+		if _, err := ec.out.Send(nil, ec.pending[0], true); err != nil {
+			return
+		}
+		ec.pending = ec.pending[1:]
+	}
+}
+
+// roundTrip sends n messages to "echo", takes n back, and closes.
+type roundTrip struct {
+	engine.NopHandler
+	n, sent, got, bad int
+	done              chan error
+}
+
+func message(i int) []byte {
+	p := fmt.Appendf(nil, "over a WebSocket %d", i)
+	return append([]byte{0x00, 0x53, 0x75, 0xa0, byte(len(p))}, p...)
+}
+
+func (r *roundTrip) OnConnectionOpen(c *engine.Conn) { c.Begin() }
+func (r *roundTrip) OnSessionBegin(s *engine.Session) {
+	s.AttachReceiver(engine.LinkOptions{Address: "echo", Credit: 100, AutoAccept: true})
+	s.AttachSender(engine.LinkOptions{Address: "echo"})
+}
+func (r *roundTrip) OnFlow(l *engine.Link) {
+	for l.IsSender() && r.sent < r.n {
+		if _, err := l.Send(nil, message(r.sent), true); err != nil {
+			return
+		}
+		r.sent++
+	}
+}
+func (r *roundTrip) OnDelivery(l *engine.Link, d engine.Delivery) {
+	if !bytes.Equal(d.Payload, message(r.got)) {
+		r.bad++
+	}
+	if r.got++; r.got == r.n {
+		l.Conn().Close(nil)
+	}
+}
+func (r *roundTrip) OnConnectionClose(c *engine.Conn, e *engine.Error) {
+	var err error
+	switch {
+	case e != nil:
+		err = e
+	case r.got != r.n || r.bad != 0:
+		err = fmt.Errorf("got %d of %d, %d wrong", r.got, r.n, r.bad)
+	}
+	r.done <- err
+}
+
+func selfSigned(t *testing.T) (*tls.Config, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, pool
+}
+
+// TestRoundTrip: the engine as client and server over ws:// and wss://,
+// 1,000 messages each way, with SASL PLAIN over the WebSocket.
+func TestRoundTrip(t *testing.T) {
+	stls, pool := selfSigned(t)
+	for _, secure := range []bool{false, true} {
+		t.Run(fmt.Sprint("tls=", secure), func(t *testing.T) {
+			var cfg *tls.Config
+			scheme := "ws://"
+			if secure {
+				cfg, scheme = stls, "wss://"
+			}
+			ln, err := Listen("127.0.0.1:0", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &engine.Server{Handler: echo{}, Config: engine.Config{Credit: 100, AutoAccept: true,
+				Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
+			go srv.Serve(ln)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			nc, err := Dial(ctx, scheme+ln.Addr().String()+"/", &DialOptions{TLSConfig: &tls.Config{RootCAs: pool}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := &roundTrip{n: 1000, done: make(chan error, 1)}
+			d := engine.NewDriver(nc, engine.NewClient(engine.Config{Username: "u", Password: "p"}, rt))
+			go d.Run(ctx)
+			select {
+			case err := <-rt.done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-ctx.Done():
+				t.Fatal("time-out")
+			}
+			if err := d.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d messages round-tripped", scheme, rt.got)
+		})
+	}
+}
+
+// TestBinding: a client without the subprotocol is refused before the
+// upgrade; a text message ends the connection.
+func TestBinding(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, "ws://"+ln.Addr().String()+"/", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("without the subprotocol: %v %v", resp, err)
+	}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, _, err := websocket.Dial(ctx, "ws://"+ln.Addr().String()+"/", &websocket.DialOptions{Subprotocols: []string{"amqp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := <-accepted
+	if err := c.Write(ctx, websocket.MessageText, []byte("AMQP")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := sc.Read(buf); err == nil {
+		t.Fatalf("a text message was read: %q", buf[:n])
+	}
+	// A server that does not choose "amqp" is refused by Dial.
+	plain := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err == nil {
+			c.CloseNow()
+		}
+	})}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go plain.Serve(pl)
+	defer plain.Close()
+	if _, err := Dial(ctx, "ws://"+pl.Addr().String()+"/", nil); err == nil {
+		t.Fatal("a server without the subprotocol was taken")
+	}
+	ln.Close()
+	if _, err := ln.Accept(); err != ErrClosed {
+		t.Fatal(err)
+	}
+}
