@@ -484,7 +484,7 @@ func TestDynamicClaim(t *testing.T) {
 	c := dial(t, addr, engine.Config{}, nil)
 	owner := c.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true}})
 	var a string
-	c.do(func() { a = string(owner.l.Source().Address) })
+	c.do(func() { a = string(owner.l.RemoteSource().Address) })
 	other := dial(t, addr, engine.Config{}, nil)
 	claim := other.attach(false, engine.LinkOptions{Source: &frame.Source{Dynamic: true, Address: []byte(a)}})
 	claim.detach()
@@ -508,7 +508,7 @@ func TestMaxQueues(t *testing.T) {
 	select {
 	case err := <-r.detached:
 		require.NotNil(t, err)
-		require.Equal(t, frame.CondResourceLimitExceeded.Symbol(), err.Condition)
+		require.Equal(t, frame.CondResourceLimitExceeded, err.Condition)
 	case <-timeAfter():
 		t.Fatal("a third queue was not refused")
 	}

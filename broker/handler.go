@@ -30,6 +30,7 @@ var _ engine.Handler = handler{}
 type conn struct {
 	b         *Broker
 	c         *engine.Conn
+	drv       *engine.Driver
 	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
@@ -112,8 +113,8 @@ func connOf(c *engine.Conn) *conn {
 }
 
 func (h handler) OnConnectionOpen(c *engine.Conn) {
-	cn := &conn{b: h.b, c: c}
-	if d := c.Driver(); d != nil {
+	cn := &conn{b: h.b, c: c, drv: c.Driver()}
+	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
 	c.Context = cn
