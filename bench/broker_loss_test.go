@@ -175,13 +175,22 @@ func TestBrokerLoss(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	// Every receipt but one must be a killed consumer's. (The order of
+	// the receipts is the order they were recorded, which is not always
+	// the order of delivery: a consumer in this process whose socket was
+	// closed still hands on the deliveries it had read, and may do so
+	// after the broker gave them again to its replacement.)
 	dups := 0
 	for id, by := range receipts {
-		for i, c := range by[:len(by)-1] {
-			dups++
+		dups += len(by) - 1
+		alive := 0
+		for _, c := range by {
 			if !killed[c] {
-				t.Errorf("message %s: delivered to consumer %d, which was not killed, then again (receipt %d of %v)", id, c, i, by)
+				alive++
 			}
+		}
+		if alive > 1 {
+			t.Errorf("message %s: delivered to %d consumers that were not killed (%v)", id, alive, by)
 		}
 	}
 	if len(receipts) != total {
