@@ -89,6 +89,8 @@ type Conn struct {
 	told     []toldDisp // the deliveries a disposition named, to report
 	toldTags []byte
 
+	txn connTxn // transactions declared here (txn.go)
+
 	due  []*Session // sessions whose incoming window is to be topped up
 	drv  *Driver
 	disp pendingDisp

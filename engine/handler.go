@@ -90,6 +90,10 @@ var _ Handler = NopHandler{}
 type Delivery struct {
 	Link *Link
 	frame.Delivery
+	// TxnID is the transaction the delivery is part of (its transfers'
+	// transactional-state, part 4 §4.4.1), nil when none: a view, valid
+	// during OnDelivery. See Coordinator.
+	TxnID []byte
 }
 
 // Accept accepts the delivery and settles it (in receiver settle mode
@@ -137,6 +141,13 @@ type Disposition struct {
 	ID    uint32
 	Tag   []byte // the delivery-tag it was sent with (a sender's own deliveries)
 	State frame.DeliveryState
+	// TxnID is the transaction of the state (part 4 §4.4.2), nil when
+	// none. For a transactional-state, State is its outcome (StateNone
+	// when it had none), which applies when the transaction commits; for
+	// the declared answer to Link.Declare, State is the declared itself
+	// (Descriptor DescriptorDeclared) and TxnID the new transaction's.
+	// Valid only during OnDisposition.
+	TxnID []byte
 	// Settled reports that the peer settled it: the engine has forgotten
 	// it.
 	Settled bool

@@ -89,6 +89,14 @@ type Link struct {
 	cur        uint32     // its delivery-id
 
 	peerMaxMessage uint64
+	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
+
+	// Transactions (txn.go): a coordinator link (the controller's, or one
+	// the engine runs), and the txn-id of the incoming delivery in
+	// progress when its transfers carry a transactional-state.
+	coord bool
+	inTxn bool
+	txnID []byte
 
 	pend pending // an outgoing delivery's frames waiting for the session window
 }
@@ -327,6 +335,9 @@ func (l *Link) gone(e *Error) {
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
+	if l.coord && !l.sender {
+		l.coordinatorGone() // its open transactions roll back
+	}
 	if !l.hidden {
 		s.h().OnLinkDetach(l, l.err)
 	}
@@ -348,7 +359,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 			l.credit = 0
 		}
 		l.drain = f.Drain
-		c.h.OnFlow(l)
+		if !l.hidden {
+			c.h.OnFlow(l)
+		}
 		l.drained(f.Echo)
 		return
 	}
@@ -363,7 +376,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 			l.credit = 0
 		}
 	}
-	c.h.OnFlow(l)
+	if !l.hidden { // a coordinator link the engine runs
+		c.h.OnFlow(l)
+	}
 	if f.Echo && l.usable() {
 		l.s.writeFlow(l, false)
 	}
@@ -458,6 +473,12 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		}
 		l.credit--
 		l.deliveryCount++
+		l.inTxn = false
+	}
+	if t.State.Type == frame.StateOther { // part 4's transactional-state (txn.go)
+		if err := l.txnTransfer(&t.State); err != nil {
+			return err
+		}
 	}
 	// The delivery in progress is joined on the link; the budget counts
 	// what its buffer holds (checked before a transfer is copied in, and
@@ -481,7 +502,11 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	return l.delivered(&Delivery{Link: l, Delivery: d})
+	dd := Delivery{Link: l, Delivery: d}
+	if l.inTxn {
+		dd.TxnID = l.txnID
+	}
+	return l.delivered(&dd)
 }
 
 // onHeadTransfer is onTransfer for a transfer read by its head alone.
@@ -516,6 +541,13 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
+	if l.coord {
+		// A coordinator link the engine runs (txn.go).
+		if err := l.coordinate(d); err != nil {
+			return err
+		}
+		return l.creditTopUp()
+	}
 	l.cur, l.curDone = d.DeliveryID, curNone
 	c.h.OnDelivery(l, *d)
 	keep := !d.Aborted && !d.Settled
@@ -645,6 +677,21 @@ func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryStat
 // ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
 // ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
 func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
+	return l.send(tag, payload, settled, nil)
+}
+
+// SetMessageFormat sets the message-format (part 2 §2.7.5) of the
+// deliveries the link sends from now on: 0, the default, is the
+// standard AMQP message; others are a vendor's (the top three bytes its
+// IANA enterprise number, the last the format's version).
+func (l *Link) SetMessageFormat(format uint32) { l.format = format }
+
+// MessageFormat returns what SetMessageFormat set.
+func (l *Link) MessageFormat() uint32 { return l.format }
+
+// send is Send with the delivery's state on its first transfer (nil:
+// none), for SendTxn.
+func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryState) (uint32, error) {
 	s := l.s
 	c := s.c
 	switch {
@@ -682,7 +729,10 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
 	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-		MessageFormat: frame.Some[uint32](0), Settled: settled}
+		MessageFormat: frame.Some(l.format), Settled: settled}
+	if state != nil {
+		t.State = *state
+	}
 	n := l.writeTransfer(&t, payload)
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}

@@ -372,7 +372,12 @@ func (s *Session) onDisposition(body []byte) error {
 		return nil
 	}
 	c := s.c
-	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
+	// A transactional-state gives its outcome and txn-id (txn.go).
+	state, txnID, err := txnDisposition(d.State)
+	if err != nil {
+		return err
+	}
+	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(state.Type)
 	told := c.told[:0]
 	tags := c.toldTags[:0]
 	visit := func(e *rentry) {
@@ -411,7 +416,7 @@ func (s *Session) onDisposition(body []byte) error {
 		if t.link.st.over() || t.link.hidden {
 			continue
 		}
-		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, Settled: d.Settled})
+		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: state, TxnID: txnID, Settled: d.Settled})
 	}
 	return nil
 }
@@ -485,7 +490,10 @@ func (s *Session) onAttach(body []byte) error {
 			}
 		}
 		l = s.newLink(h, sender, a.Name, refuse == nil)
-		l.hidden = refuse != nil
+		if refuse == nil && isCoordinatorTarget(&a) {
+			refuse = l.coordinatorAttach() // txn.go: the engine runs it, or refuses it
+		}
+		l.hidden = l.hidden || refuse != nil
 		l.sndMode, l.rcvMode = a.SndSettleMode.Or(frame.SndMixed), a.RcvSettleMode
 		l.autoCredit = c.cfg.Credit
 		l.autoAccept = c.cfg.AutoAccept
@@ -523,7 +531,9 @@ func (s *Session) onAttach(body []byte) error {
 	if l.st.local != active {
 		return nil // detached before the answer came: only the detach exchange is left
 	}
-	s.h().OnLinkAttach(l)
+	if !l.hidden {
+		s.h().OnLinkAttach(l)
+	}
 	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 {
 		l.Flow(l.autoCredit)
 	}
