@@ -723,6 +723,9 @@ func (c *Conn) begin(ch uint16) int {
 func (c *Conn) end(start int) {
 	c.out = frame.EndFrame(c.out, start)
 	c.lastSent = c.now
+	if len(c.out)-start > int(c.peerMaxFrame) {
+		c.oversize(start) // every frame is checked against the peer's max-frame-size (txn.go)
+	}
 }
 
 // Begin begins a session (part 2 §2.7.2); OnSessionBegin follows the

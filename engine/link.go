@@ -21,6 +21,10 @@ import (
 // max-message-size.
 var ErrMessageSize = errors.New("engine: message above the link's max-message-size")
 
+// ErrFrameSize: an attach larger than the peer's max-frame-size (a
+// source or target too big for it): nothing is written.
+var ErrFrameSize = errors.New("engine: frame above the peer's max-frame-size")
+
 // ErrTag: Send with a delivery-tag longer than the 32 bytes the spec
 // allows (part 2 §2.8.7).
 var ErrTag = errors.New("engine: delivery-tag longer than 32 bytes")
@@ -239,12 +243,36 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
+	if !l.attachFits(frame.Some(src), frame.Some(tgt)) {
+		// Undo newLink: nothing was written.
+		s.byLocal[h] = nil
+		s.nLocal--
+		delete(s.c.names, linkName{name, sender})
+		return nil, ErrFrameSize
+	}
 	l.writeAttach(frame.Some(src), frame.Some(tgt))
 	s.waiting = append(s.waiting, l)
 	return l, nil
 }
 
+// attachFits reports that the link's attach fits the peer's
+// max-frame-size (every frame is checked as it is written: Conn.end).
+func (l *Link) attachFits(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) bool {
+	c := l.s.c
+	c.txn.scratch = frame.AppendAttach(c.txn.scratch[:0], l.attachPerf(src, tgt))
+	return 8+len(c.txn.scratch) <= int(c.peerMaxFrame)
+}
+
 func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
+	c := l.s.c
+	start := c.begin(l.s.local)
+	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
+	c.end(start)
+	l.st.local = active
+}
+
+// attachPerf is the link's attach, with the terminus given.
+func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) frame.Attach {
 	c := l.s.c
 	role := frame.RoleSender
 	if !l.sender {
@@ -257,10 +285,7 @@ func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targ
 	} else {
 		a.MaxMessageSize = frame.Some(c.cfg.MaxMessageSize)
 	}
-	start := c.begin(l.s.local)
-	c.out = frame.AppendAttach(c.out, a)
-	c.end(start)
-	l.st.local = active
+	return a
 }
 
 // Detach detaches the link with the error e (nil for none), closing it

@@ -312,3 +312,30 @@ func (d *Delivery) AcceptTxn(txnID []byte) error {
 // IsCoordinator reports a coordinator link: a controller's from
 // AttachCoordinator, or one the engine runs for Config.Coordinator.
 func (l *Link) IsCoordinator() bool { return l.coord }
+
+// oversize withdraws a frame this end wrote (from start in the output)
+// that is larger than the peer's max-frame-size, and closes the
+// connection with amqp:frame-size-too-small (part 2 §2.8.15: this end
+// cannot send a performative within the agreed size). Transfers are
+// split to fit and the application's attaches are checked before they
+// are written (ErrFrameSize); what is left is a flow, disposition,
+// detach, end or close carrying more than the peer takes (properties,
+// an error's description). A close that does not fit is written again
+// without its error; an open is let through (it holds this end's own
+// configuration only, and there is nothing to fall back on).
+func (c *Conn) oversize(start int) {
+	size := len(c.out) - start
+	d, _ := frame.Performative(c.out[start+8:])
+	if d == amqpsax.DescriptorOpen {
+		return // sent before the peer's limit is known, and all of it is this end's configuration
+	}
+	c.out = c.out[:start]
+	if d == amqpsax.DescriptorClose {
+		start = c.begin(0)
+		c.out = frame.AppendClose(c.out, frame.Close{Error: frame.AMQPError{Condition: []byte(frame.CondFrameSizeTooSmall.Symbol())}})
+		c.out = frame.EndFrame(c.out, start)
+		return
+	}
+	c.fail(frame.CondFrameSizeTooSmall, "a "+d.TypeName()+" of "+strconv.Itoa(size)+" bytes is above the peer's max-frame-size "+
+		strconv.FormatUint(uint64(c.peerMaxFrame), 10))
+}

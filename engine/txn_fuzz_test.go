@@ -98,8 +98,8 @@ func resumeFrames() []byte {
 	m = encode.EndMap(m, 0, 2)
 	b := perf(nil, 0, func(b []byte) []byte {
 		return frame.AppendAttach(b, frame.Attach{Name: []byte("durable"), Handle: 0, Role: frame.RoleSender,
-			Source: frame.Some(frame.Source{Address: []byte("src"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}),
-			Target: frame.Some(frame.Target{Address: []byte("q"), Durable: frame.DurabilityUnsettledState}),
+			Source:    frame.Some(frame.Source{Address: []byte("src"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}),
+			Target:    frame.Some(frame.Target{Address: []byte("q"), Durable: frame.DurabilityUnsettledState}),
 			Unsettled: frame.Map(m), IncompleteUnsettled: true, InitialDeliveryCount: frame.Some[uint32](0)})
 	})
 	b = perf(b, 0, func(b []byte) []byte {
