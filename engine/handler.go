@@ -94,6 +94,11 @@ type Delivery struct {
 	// transactional-state, part 4 §4.4.1), nil when none: a view, valid
 	// during OnDelivery. See Coordinator.
 	TxnID []byte
+	// Resumed reports a delivery the sender resumed after a detach (part
+	// 2 §2.6.13): one this end's attach listed unsettled. Settled with no
+	// payload, the sender settles it with the state this end had given
+	// it; otherwise it is the whole message again. See Link.SendResume.
+	Resumed bool
 }
 
 // Accept accepts the delivery and settles it (in receiver settle mode

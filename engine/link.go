@@ -51,6 +51,11 @@ type LinkOptions struct {
 	// AutoAccept, on a receiver, accepts each delivery the handler did not
 	// dispose of (as Config.AutoAccept does for every link).
 	AutoAccept bool
+	// Resume is what an earlier link of this name left unsettled
+	// (Link.Unsettled, kept by the application): the attach carries it as
+	// its unsettled map, and the link may resume those deliveries (part 2
+	// §2.6.13; see Link.SendResume).
+	Resume []Unsettled
 }
 
 // Link is one end of a link (part 2 §2.6): a sender or a receiver, with
@@ -101,6 +106,19 @@ type Link struct {
 	coord bool
 	inTxn bool
 	txnID []byte
+
+	// Recovery (recover.go): whether this end's detach closed the link,
+	// whether a receiver keeps its unsettled tags (a terminus durable
+	// with unsettled-state), what it kept at its detach, the unsettled
+	// map of this end's attach and the tags it may resume, and the
+	// delivery being resumed (sent or received).
+	closing, keepTags    bool
+	kept                 []Unsettled
+	resumeMap            []byte
+	resumeInc            bool
+	resumeTags           map[string]struct{}
+	resuming             bool
+	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window
 }
@@ -243,6 +261,7 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
+	l.setResume(o.Resume, frame.Some(src), frame.Some(tgt)) // recover.go
 	if !l.attachFits(frame.Some(src), frame.Some(tgt)) {
 		// Undo newLink: nothing was written.
 		s.byLocal[h] = nil
@@ -285,6 +304,9 @@ func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targe
 	} else {
 		a.MaxMessageSize = frame.Some(c.cfg.MaxMessageSize)
 	}
+	if l.resumeMap != nil { // recover.go
+		a.Unsettled, a.IncompleteUnsettled = frame.Map(l.resumeMap), l.resumeInc
+	}
 	return a
 }
 
@@ -312,6 +334,7 @@ func (l *Link) writeDetach(close bool, e *Error) {
 	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: close, Error: e.amqp()})
 	c.end(start)
 	l.st.local = closed
+	l.closing = close
 	l.pend.on = false
 }
 
@@ -357,6 +380,7 @@ func (l *Link) gone(e *Error) {
 			break
 		}
 	}
+	l.keep() // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
@@ -498,7 +522,10 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		}
 		l.credit--
 		l.deliveryCount++
-		l.inTxn = false
+		l.inTxn, l.resumed, l.dropResumed = false, false, false
+		if t.Resume {
+			l.resumedTransfer(t) // recover.go
+		}
 	}
 	if t.State.Type == frame.StateOther { // part 4's transactional-state (txn.go)
 		if err := l.txnTransfer(&t.State); err != nil {
@@ -527,7 +554,10 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	dd := Delivery{Link: l, Delivery: d}
+	if l.dropResumed {
+		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
+	}
+	dd := Delivery{Link: l, Delivery: d, Resumed: l.resumed}
 	if l.inTxn {
 		dd.TxnID = l.txnID
 	}
@@ -590,7 +620,10 @@ func (l *Link) delivered(d *Delivery) error {
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
-		r.push(d.DeliveryID, l)
+		e := r.push(d.DeliveryID, l)
+		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
+			e.tag = append(e.tag, d.DeliveryTag...)
+		}
 	}
 	return l.creditTopUp()
 }
@@ -754,7 +787,7 @@ func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryStat
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
 	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-		MessageFormat: frame.Some(l.format), Settled: settled}
+		MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.resuming}
 	if state != nil {
 		t.State = *state
 	}

@@ -507,6 +507,7 @@ func (s *Session) onAttach(body []byte) error {
 	l.st.remote = active
 	l.attach, l.attachBuf = a, buf
 	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
+	l.keepTags = l.src.Durable == frame.DurabilityUnsettledState || l.tgt.Durable == frame.DurabilityUnsettledState
 	l.peerMaxMessage = a.MaxMessageSize.Or(0)
 	if !l.sender {
 		l.deliveryCount = a.InitialDeliveryCount.Or(0)
@@ -526,6 +527,7 @@ func (s *Session) onAttach(body []byte) error {
 		return nil
 	}
 	if answer {
+		l.recoverAnswer(&a) // recover.go: the unsettled map of the answer
 		l.writeAttach(a.Source, a.Target)
 	}
 	if l.st.local != active {

@@ -266,3 +266,29 @@ func AppendControl(b, value []byte) []byte {
 	b = encode.AppendUlong(encode.AppendDescribed(b), uint64(amqpsax.DescriptorAMQPValue))
 	return append(b, value...)
 }
+
+// ParseDeliveryState decodes a delivery state on its own, as the values
+// of an attach's unsettled map hold them (part 2 §2.6.13): one of part
+// 3's, part 4's declared or transactional-state as StateOther (decode
+// those with ParseDeclared, ParseTransactionalState), or null
+// (StateNone). Bytes after it are refused.
+func ParseDeliveryState(raw []byte) (DeliveryState, error) {
+	if len(raw) == 1 && raw[0] == byte(amqpsax.CodeNull) {
+		return DeliveryState{}, nil
+	}
+	s, err := parseState(raw, 0)
+	if err != nil {
+		return s, err
+	}
+	var c stream.Cursor
+	c.Reset(raw)
+	if c.Next(); len(c.Raw()) != len(raw) {
+		return s, trailing(raw, len(c.Raw()), "delivery-state")
+	}
+	return s, nil
+}
+
+// AppendDeliveryState appends s as a delivery state on its own (null for
+// StateNone), as ParseDeliveryState reads it: the values of an attach's
+// unsettled map.
+func AppendDeliveryState(b []byte, s DeliveryState) []byte { return appendState(b, &s) }
