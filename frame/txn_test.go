@@ -15,10 +15,9 @@ import (
 
 // txnFrame is one AMQP frame of testdata/txn's recording.
 type txnFrame struct {
-	dir     string
-	d       amqpsax.Descriptor
-	body    []byte // a copy
-	payload []byte
+	dir  string
+	d    amqpsax.Descriptor
+	body []byte // a copy
 }
 
 func readTxn(t *testing.T, dir string) []txnFrame {
