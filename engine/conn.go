@@ -721,11 +721,17 @@ func (c *Conn) begin(ch uint16) int {
 }
 
 func (c *Conn) end(start int) {
-	c.out = frame.EndFrame(c.out, start)
-	c.lastSent = c.now
+	c.endFit(start)
 	if len(c.out)-start > int(c.peerMaxFrame) {
 		c.oversize(start) // every frame is checked against the peer's max-frame-size (txn.go)
 	}
+}
+
+// endFit is end for a frame made to fit the peer's max-frame-size (a
+// transfer, split by writeTransfer): inlined on the hot path.
+func (c *Conn) endFit(start int) {
+	c.out = frame.EndFrame(c.out, start)
+	c.lastSent = c.now
 }
 
 // Begin begins a session (part 2 §2.7.2); OnSessionBegin follows the

@@ -97,7 +97,7 @@
 // (amqp:transaction:unknown-id, or the Coordinator's error such as
 // amqp:transaction:rollback); the transactions of a coordinator link
 // that goes are rolled back. The work of a transaction reaches the
-// Handler marked: [Delivery].TxnID on a transactional transfer,
+// Handler marked: [Delivery.TxnID] on a transactional transfer,
 // [Disposition].TxnID on a transactional disposition (State is the
 // outcome that applies at commit). A transfer in a transaction the
 // coordinator did not declare detaches its link with
@@ -122,7 +122,7 @@
 // [Link.RemoteUnsettled]: settles it ([Link.SendResume] settled, no
 // payload) when the receiver's state is terminal, sends it again
 // resumed when the receiver has it otherwise, sends it anew when the
-// receiver does not have it; a receiver sees [Delivery].Resumed, and
+// receiver does not have it; a receiver sees [Delivery.Resumed], and
 // resumed deliveries it did not list are dropped. So each delivery
 // unsettled at the break is settled once.
 //

@@ -90,15 +90,27 @@ var _ Handler = NopHandler{}
 type Delivery struct {
 	Link *Link
 	frame.Delivery
-	// TxnID is the transaction the delivery is part of (its transfers'
-	// transactional-state, part 4 §4.4.1), nil when none: a view, valid
-	// during OnDelivery. See Coordinator.
-	TxnID []byte
-	// Resumed reports a delivery the sender resumed after a detach (part
-	// 2 §2.6.13): one this end's attach listed unsettled. Settled with no
-	// payload, the sender settles it with the state this end had given
-	// it; otherwise it is the whole message again. See Link.SendResume.
-	Resumed bool
+}
+
+// TxnID returns the transaction the delivery is part of (its transfers'
+// transactional-state, part 4 §4.4.1), nil when none: a view, valid
+// only during OnDelivery (after it, nil). See Coordinator. (A method,
+// not a field, so that the Delivery of the hot path stays its size.)
+func (d *Delivery) TxnID() []byte {
+	if l := d.Link; l != nil && l.inTxn && l.curDone != curOver && l.cur == d.DeliveryID {
+		return l.txnID
+	}
+	return nil
+}
+
+// Resumed reports, during OnDelivery, a delivery the sender resumed
+// after a detach (part 2 §2.6.13): one this end's attach listed
+// unsettled. Settled with no payload, the sender settles it with the
+// state this end had given it; otherwise it is the whole message again.
+// See Link.SendResume.
+func (d *Delivery) Resumed() bool {
+	l := d.Link
+	return l != nil && l.resumed && l.curDone != curOver && l.cur == d.DeliveryID
 }
 
 // Accept accepts the delivery and settles it (in receiver settle mode

@@ -103,9 +103,10 @@ type Link struct {
 	// Transactions (txn.go): a coordinator link (the controller's, or one
 	// the engine runs), and the txn-id of the incoming delivery in
 	// progress when its transfers carry a transactional-state.
-	coord bool
-	inTxn bool
-	txnID []byte
+	coord   bool
+	notFast bool // sender or coord: no delivery takes the fast path (Session.onTransfer)
+	inTxn   bool
+	txnID   []byte
 
 	// Recovery (recover.go): whether this end's detach closed the link,
 	// whether a receiver keeps its unsettled tags (a terminus durable
@@ -136,7 +137,7 @@ type pending struct {
 // newLink makes the link of handle h; named, it takes its name in the
 // connection (part 2 §2.6.1).
 func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link {
-	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
+	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
 	s.byLocal[h] = l
 	s.nLocal++
 	if named {
@@ -557,11 +558,18 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 	if l.dropResumed {
 		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
 	}
-	dd := Delivery{Link: l, Delivery: d, Resumed: l.resumed}
-	if l.inTxn {
-		dd.TxnID = l.txnID
+	dd := Delivery{Link: l, Delivery: d}
+	if l.coord {
+		// A coordinator link the engine runs (txn.go); its deliveries
+		// never take the fast path (Session.onTransfer).
+		if err := l.coordinate(&dd); err != nil {
+			return err
+		}
+		return l.creditTopUp()
 	}
-	return l.delivered(&dd)
+	err = l.delivered(&dd)
+	l.inTxn, l.resumed = false, false // Delivery.TxnID and Resumed are over
+	return err
 }
 
 // onHeadTransfer is onTransfer for a transfer read by its head alone.
@@ -596,13 +604,6 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
-	if l.coord {
-		// A coordinator link the engine runs (txn.go).
-		if err := l.coordinate(d); err != nil {
-			return err
-		}
-		return l.creditTopUp()
-	}
 	l.cur, l.curDone = d.DeliveryID, curNone
 	c.h.OnDelivery(l, *d)
 	keep := !d.Aborted && !d.Settled
@@ -822,7 +823,7 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 		}
 		k := min(room, len(payload)-sent)
 		c.out = append(c.out, payload[sent:sent+k]...)
-		c.end(start)
+		c.endFit(start) // each transfer is cut to fit
 		sent += k
 		s.nextOutgoingID++
 		s.outgoingWindow--
@@ -846,7 +847,7 @@ func (l *Link) resume() {
 		c := l.s.c
 		start := c.begin(l.s.local)
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
-		c.end(start)
+		c.endFit(start) // each transfer is cut to fit
 		l.s.nextOutgoingID++
 		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--

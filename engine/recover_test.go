@@ -33,14 +33,14 @@ func (b *durableBroker) OnLinkAttach(l *Link) { b.links[string(l.Name())] = l }
 
 func (b *durableBroker) OnDelivery(l *Link, d Delivery) {
 	tag := string(d.DeliveryTag)
-	if d.Resumed {
+	if d.Resumed() {
 		b.resumed++
 	}
-	if d.Resumed && d.Settled && len(d.Payload) == 0 {
+	if d.Resumed() && d.Settled && len(d.Payload) == 0 {
 		b.settled[tag]++ // the sender settles what this end had accepted
 		return
 	}
-	if b.stored[tag] == 0 || !d.Resumed { // a resumed message it has is not taken again
+	if b.stored[tag] == 0 || !d.Resumed() { // a resumed message it has is not taken again
 		b.stored[tag]++
 	}
 	if b.accept == nil || b.accept(tag) {
@@ -155,7 +155,7 @@ func TestRecoverReceiver(t *testing.T) {
 	var got []string
 	cli := &recorder{}
 	cli.onDel = func(l *Link, d Delivery) {
-		got = append(got, string(d.DeliveryTag)+" resumed="+strconv.FormatBool(d.Resumed))
+		got = append(got, string(d.DeliveryTag)+" resumed="+strconv.FormatBool(d.Resumed()))
 	}
 	var rl *Link
 	cli.onOpen = func(c *Conn) {

@@ -292,7 +292,7 @@ func (s *Session) onTransfer(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.sender || l.st.local != active || len(payload) > s.c.maxMessage {
+	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage {
 		err = l.onHeadTransfer(h, payload)
 	} else {
 		err = l.deliverOne(h, payload)
@@ -373,9 +373,11 @@ func (s *Session) onDisposition(body []byte) error {
 	}
 	c := s.c
 	// A transactional-state gives its outcome and txn-id (txn.go).
-	state, txnID, err := txnDisposition(d.State)
-	if err != nil {
-		return err
+	state, txnID := d.State, []byte(nil)
+	if d.State.Type == frame.StateOther {
+		if state, txnID, err = txnDisposition(d.State); err != nil {
+			return err
+		}
 	}
 	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(state.Type)
 	told := c.told[:0]

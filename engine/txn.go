@@ -87,7 +87,7 @@ func (l *Link) coordinatorAttach() *Error {
 	if l.s.c.cfg.Coordinator == nil {
 		return NewError(frame.CondNotImplemented, "no transaction coordinator here")
 	}
-	l.coord = true
+	l.coord, l.notFast = true, true
 	l.hidden = true
 	l.autoCredit = txnCredit
 	return nil

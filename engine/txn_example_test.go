@@ -35,8 +35,8 @@ type txnServer struct {
 }
 
 func (h txnServer) OnDelivery(l *engine.Link, d engine.Delivery) {
-	fmt.Printf("server: %q in transaction %s\n", d.Payload, d.TxnID)
-	h.co.held[string(d.TxnID)] = append(h.co.held[string(d.TxnID)], string(d.Payload))
+	fmt.Printf("server: %q in transaction %s\n", d.Payload, d.TxnID())
+	h.co.held[string(d.TxnID())] = append(h.co.held[string(d.TxnID())], string(d.Payload))
 	d.Accept()
 }
 

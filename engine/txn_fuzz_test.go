@@ -33,8 +33,8 @@ func (fc *fuzzCoordinator) Discharge(_ *Link, id []byte, fail bool) *Error {
 type txnBusy struct{ busy }
 
 func (h txnBusy) OnDelivery(l *Link, d Delivery) {
-	if d.TxnID != nil && d.DeliveryID%2 == 0 {
-		d.AcceptTxn(d.TxnID)
+	if d.TxnID() != nil && d.DeliveryID%2 == 0 {
+		d.AcceptTxn(d.TxnID())
 		return
 	}
 	h.busy.OnDelivery(l, d)

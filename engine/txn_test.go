@@ -80,7 +80,7 @@ func (h *txnSide) OnDelivery(l *Link, d Delivery) {
 	if h.quiet {
 		return
 	}
-	h.log = append(h.log, "delivery "+string(l.Name())+" "+string(d.Payload)+" txn="+string(d.TxnID))
+	h.log = append(h.log, "delivery "+string(l.Name())+" "+string(d.Payload)+" txn="+string(d.TxnID()))
 }
 
 func (h *txnSide) OnDisposition(l *Link, d Disposition) {
@@ -413,8 +413,8 @@ type countTxn struct {
 
 func (h *countTxn) OnDelivery(l *Link, d Delivery) {
 	h.n++
-	if string(d.TxnID) != "t1" {
+	if string(d.TxnID()) != "t1" {
 		h.bad++
 	}
-	d.AcceptTxn(d.TxnID)
+	d.AcceptTxn(d.TxnID())
 }
