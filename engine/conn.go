@@ -563,16 +563,16 @@ func (c *Conn) CloseRead() { c.ReadFailed(io.EOF) }
 // io.EOF for an orderly end, else the read's error (a reset, a time-out).
 // A connection not closed by then is lost: OnConnectionClose reports
 // amqp:connection:framing-error with a description that names the stage
-// (protocol header, SASL, open, after the open, closing) and what ended
-// it ("peer sent EOF", or the error), such as "connection lost during
-// SASL: peer sent EOF". After this end's close was written, the close's
-// error (or none) stands.
+// (protocol header, SASL, open, after the open) and what ended it
+// ("peer sent EOF", or the error), such as "connection lost during SASL:
+// peer sent EOF". After this end's close was written, the close's error
+// (or none) stands: the peer did not answer, and nothing else was lost.
 func (c *Conn) ReadFailed(err error) {
 	if c.in == phDone {
 		return
 	}
 	e := c.err
-	if e == nil || c.st.local != closed {
+	if c.st.local != closed {
 		why := "peer sent EOF"
 		if err != nil && err != io.EOF {
 			why = err.Error()
@@ -586,8 +586,6 @@ func (c *Conn) ReadFailed(err error) {
 // stage names where the connection is, for failure texts.
 func (c *Conn) stage() string {
 	switch {
-	case c.st.local == closed:
-		return "while closing"
 	case c.in == phHeader, c.in == phHeaderAMQP:
 		return "before the protocol header"
 	case c.in == phSASL:

@@ -26,6 +26,25 @@
 // [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
 // [Server] run one per accepted connection; [Dial] runs a client.
 //
+// # Driver
+//
+// A [Driver] runs that loop over a net.Conn: one goroutine owns the Conn
+// (its events run there), and a reader and a writer goroutine do the
+// blocking I/O, so the engine's timers fire however slow the peer is. A
+// peer that stops reading is closed at the idle time-out, the handshake
+// time-out, or CloseWait after this end's close: the Conn is then over,
+// what is left of its output has a second per write (CloseWait in all),
+// and the Driver closes the net.Conn and ends. Writes carry no deadline
+// while the connection is up (a timed-out write breaks TLS for good);
+// back-pressure ([Config].MaxOutput, [Conn.WantRead]) stops the reads
+// instead. [Driver.Do] and [Waker] hand functions to the Driver's
+// goroutine from any goroutine and never block: Do queues one run per
+// call, without bound (for callers that wait for a result); a Waker at
+// most one run at a time, with no allocation per Wake (for streams of
+// notifications). They run in FIFO order, at most 64 per turn between
+// reads, writes and timers, and every function accepted runs exactly
+// once, as the Driver ends if not before.
+//
 // # State
 //
 // Each Conn, Session and Link holds one state of two halves (after Qpid

@@ -113,23 +113,7 @@ func FuzzServer(f *testing.F) {
 			in += len(hs)
 			r.feed(hs)
 		}
-		step := int(read%512) + 1
-		for len(data) > 0 {
-			n := min(step, len(data))
-			wasDone := c.Done()
-			before := len(r.in)
-			r.feed(data[:n])
-			in += n
-			if wasDone && len(r.in) != before {
-				t.Fatal("wrote after done")
-			}
-			data = data[n:]
-			if len(r.in) > 16*in+64<<10 {
-				t.Fatalf("%d bytes written for %d read", len(r.in), in)
-			}
-			r.now = r.now.Add(1e9)
-			c.Tick(r.now)
-		}
+		fuzzFeed(t, r, data, read, in)
 		c.CloseRead()
 		if !c.Closed() {
 			t.Fatal("not closed after CloseRead")
@@ -165,27 +149,35 @@ func FuzzClient(f *testing.F) {
 			Username: "u", Password: "p"}, clientBusy{})
 		r := newRaw(t, c)
 		r.feed(nil)
-		in := 0
-		step := int(read%512) + 1
-		for len(data) > 0 {
-			n := min(step, len(data))
-			wasDone := c.Done()
-			before := len(r.in)
-			r.feed(data[:n])
-			in += n
-			if wasDone && len(r.in) != before {
-				t.Fatal("wrote after done")
-			}
-			data = data[n:]
-			if len(r.in) > 16*in+64<<10 {
-				t.Fatalf("%d bytes written for %d read", len(r.in), in)
-			}
-			r.now = r.now.Add(1e9)
-			c.Tick(r.now)
-		}
+		fuzzFeed(t, r, data, read, 0)
 		c.ReadFailed(io.ErrUnexpectedEOF)
 		if !c.Closed() {
 			t.Fatal("not closed after ReadFailed")
 		}
 	})
+}
+
+// fuzzFeed feeds data to r's Conn in reads of 1 to 512 bytes (read says
+// which), a second apart, after in bytes fed already: nothing is written
+// once the Conn is done, and output stays within a constant times the
+// input.
+func fuzzFeed(t *testing.T, r *raw, data []byte, read uint16, in int) {
+	c := r.c
+	step := int(read%512) + 1
+	for len(data) > 0 {
+		n := min(step, len(data))
+		wasDone := c.Done()
+		before := len(r.in)
+		r.feed(data[:n])
+		in += n
+		if wasDone && len(r.in) != before {
+			t.Fatal("wrote after done")
+		}
+		data = data[n:]
+		if len(r.in) > 16*in+64<<10 {
+			t.Fatalf("%d bytes written for %d read", len(r.in), in)
+		}
+		r.now = r.now.Add(1e9)
+		c.Tick(r.now)
+	}
 }

@@ -787,12 +787,22 @@ func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryStat
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
-	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-		MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.resuming}
-	if state != nil {
-		t.State = *state
+	var n int
+	if state == nil && !l.resuming {
+		t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
+			MessageFormat: l.format, HasMessageFormat: true, Settled: settled}
+		n = l.writeTransfer(&t, payload)
+	} else {
+		// A transactional or resumed delivery (txn.go, recover.go): its
+		// first transfer carries the state or resume, which a
+		// TransferHead does not.
+		t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
+			MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.resuming}
+		if state != nil {
+			t.State = *state
+		}
+		n = l.writeFirstTransfer(&t, payload)
 	}
-	n := l.writeTransfer(&t, payload)
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
 	}
@@ -802,7 +812,7 @@ func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryStat
 // writeTransfer writes transfers of t carrying payload, each within the
 // peer's max-frame-size, while the peer's session window lasts; it
 // returns how much of payload went out.
-func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
+func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	s := l.s
 	c := s.c
 	maxFrame := int(c.peerMaxFrame)
@@ -813,12 +823,12 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 	for {
 		start := c.begin(s.local)
 		t.More = false
-		c.out = frame.AppendTransfer(c.out, *t)
+		c.out = frame.AppendTransferHead(c.out, t)
 		room := maxFrame - (len(c.out) - start)
 		if len(payload)-sent > room {
 			c.out = c.out[:start+8]
 			t.More = true
-			c.out = frame.AppendTransfer(c.out, *t)
+			c.out = frame.AppendTransferHead(c.out, t)
 			room = maxFrame - (len(c.out) - start)
 		}
 		k := min(room, len(payload)-sent)
@@ -832,11 +842,43 @@ func (l *Link) writeTransfer(t *frame.Transfer, payload []byte) int {
 			return sent
 		}
 		// continuation frames carry the handle and more only
-		*t = frame.Transfer{Handle: t.Handle}
+		*t = frame.TransferHead{Handle: t.Handle}
 		if s.remoteIncomingWindow == 0 {
 			return sent
 		}
 	}
+}
+
+// writeFirstTransfer is writeTransfer for a delivery whose first
+// transfer says more than a TransferHead holds (a state, resume): that
+// one is written from t, the rest as writeTransfer writes them.
+func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
+	s := l.s
+	c := s.c
+	if s.outgoingWindow < 1<<30 {
+		s.writeFlow(nil, false)
+	}
+	start := c.begin(s.local)
+	t.More = false
+	c.out = frame.AppendTransfer(c.out, *t)
+	room := int(c.peerMaxFrame) - (len(c.out) - start)
+	if len(payload) > room {
+		c.out = c.out[:start+8]
+		t.More = true
+		c.out = frame.AppendTransfer(c.out, *t)
+		room = int(c.peerMaxFrame) - (len(c.out) - start)
+	}
+	k := min(room, len(payload))
+	c.out = append(c.out, payload[:k]...)
+	c.endFit(start)
+	s.nextOutgoingID++
+	s.outgoingWindow--
+	s.remoteIncomingWindow--
+	if !t.More || s.remoteIncomingWindow == 0 {
+		return k
+	}
+	h := frame.TransferHead{Handle: t.Handle}
+	return k + l.writeTransfer(&h, payload[k:])
 }
 
 // resume sends what the session window held back of the link's delivery.
@@ -854,7 +896,7 @@ func (l *Link) resume() {
 		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
 		return
 	}
-	t := frame.Transfer{Handle: l.local}
+	t := frame.TransferHead{Handle: l.local}
 	n := l.writeTransfer(&t, p.buf[p.off:])
 	p.off += n
 	if p.off == len(p.buf) {

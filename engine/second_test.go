@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -361,4 +362,38 @@ func TestMemoryBudgetJoins(t *testing.T) {
 		allocs[i] = a
 	}
 	linear(t, "bytes allocated against the budget", allocs[0], allocs[1])
+}
+
+// A disposition's range may begin before the oldest delivery kept and
+// end inside the ring, cover all of it, or start inside it.
+func TestDispositionRangeEdges(t *testing.T) {
+	for _, tc := range []struct {
+		first, last uint32
+		want        []uint32
+	}{
+		{0, 2, []uint32{0, 1, 2}},
+		{0xFFFF_FFF0, 1, []uint32{0, 1}}, // from before the oldest, across the wrap
+		{3, 100, []uint32{3, 4, 5}},
+		{2, 2, []uint32{2}},
+		{6, 9, nil},
+	} {
+		var got []uint32
+		srv := &recorder{}
+		p, cli, l := openPair(t, Config{}, Config{Credit: 10}, LinkOptions{Unsettled: true}, srv)
+		_ = cli
+		for range 6 {
+			if _, err := l.Send(nil, []byte{0x00, 0x53, 0x77, 0x40}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.run()
+		cli.onDisp = func(l *Link, d Disposition) { got = append(got, d.ID) }
+		sl := p.s.byLocal[0].byLocal[0]
+		sl.s.c.addDisp(sl.s.local, frame.RoleReceiver, tc.first, true, Accepted)
+		sl.s.c.disp.last = tc.last
+		p.run()
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Fatalf("range %d-%d: reported %v, want %v", tc.first, tc.last, got, tc.want)
+		}
+	}
 }

@@ -382,34 +382,28 @@ func (s *Session) onDisposition(body []byte) error {
 	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(state.Type)
 	told := c.told[:0]
 	tags := c.toldTags[:0]
-	visit := func(e *rentry) {
+	// What the range and the ring have in common: from the first delivery
+	// at or after first, while in the range, so at most min(range, ring)
+	// steps.
+	start := 0 // the range begins at or before the oldest delivery
+	if !inRange(r.at(0).id, first, last) {
+		start = r.from(first)
+	}
+	for i := start; i < r.n; i++ {
+		e := r.at(i)
+		if !inRange(e.id, first, last) {
+			break
+		}
+		if e.free || e.link == nil {
+			continue
+		}
 		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag)})
 		tags = append(tags, e.tag...)
 		if d.Settled || autoSettle {
 			e.free = true
 		}
 		if autoSettle {
-			c.addDisp(s.local, frame.RoleSender, e.id, true, frame.DeliveryState{})
-		}
-	}
-	// What the range and the ring have in common, in at most
-	// min(range, ring) steps.
-	if n := r.n; uint64(last-first) < uint64(n) {
-		for id := first; ; id++ {
-			if i := r.find(id); i >= 0 {
-				if e := r.at(i); e.link != nil {
-					visit(e)
-				}
-			}
-			if id == last {
-				break
-			}
-		}
-	} else {
-		for i := 0; i < n; i++ {
-			if e := r.at(i); !e.free && e.link != nil && inRange(e.id, first, last) {
-				visit(e)
-			}
+			c.addSimpleDisp(s.local, frame.RoleSender, e.id, true, frame.StateNone)
 		}
 	}
 	r.trim()
@@ -633,17 +627,26 @@ func (r *ring) push(id uint32, l *Link) *rentry {
 // ring (as serial numbers, from the oldest's): at the position their
 // difference gives when they are consecutive, else by a binary search.
 func (r *ring) find(id uint32) int {
+	if i := r.from(id); i < r.n {
+		if e := r.at(i); e.id == id && !e.free {
+			return i
+		}
+	}
+	return -1
+}
+
+// from returns the first position whose id is id or after it (as serial
+// numbers counted from the oldest's), r.n when there is none.
+func (r *ring) from(id uint32) int {
 	if r.n == 0 {
-		return -1
+		return 0
 	}
 	base := r.at(0).id
 	d := id - base
-	if uint64(d) < uint64(r.n) {
-		if e := r.at(int(d)); e.id == id {
-			return live(e, int(d))
-		}
+	if uint64(d) < uint64(r.n) && r.at(int(d)).id == id {
+		return int(d)
 	}
-	lo, hi := 0, r.n // the first position whose id is at or past id
+	lo, hi := 0, r.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if r.at(m).id-base < d {
@@ -652,17 +655,7 @@ func (r *ring) find(id uint32) int {
 			hi = m
 		}
 	}
-	if lo < r.n && r.at(lo).id == id {
-		return live(r.at(lo), lo)
-	}
-	return -1
-}
-
-func live(e *rentry, i int) int {
-	if e.free {
-		return -1
-	}
-	return i
+	return lo
 }
 
 // trim drops the settled deliveries at the head.

@@ -45,9 +45,6 @@ type endpoint struct {
 	local, remote half
 }
 
-// open reports both halves active: the endpoint is up.
-func (e endpoint) open() bool { return e.local == active && e.remote == active }
-
 // over reports both halves closed: nothing more happens on it.
 func (e endpoint) over() bool { return e.local == closed && e.remote == closed }
 

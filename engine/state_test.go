@@ -33,73 +33,46 @@ var stateSetups = []struct {
 	name  string
 	setup func(t *testing.T) *world
 }{
-	{"conn opening", func(t *testing.T) *world {
-		w := newWorld(t, 0)
-		return w
-	}},
-	{"conn open", func(t *testing.T) *world { w := newWorld(t, 1); return w }},
-	{"session beginning", func(t *testing.T) *world { return newWorld(t, 2) }},
-	{"session begun", func(t *testing.T) *world { return newWorld(t, 3) }},
-	{"link attaching", func(t *testing.T) *world { return newWorld(t, 4) }},
-	{"link attached", func(t *testing.T) *world { return newWorld(t, 5) }},
-	{"link detaching", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.snd.Detach(nil)
-		w.rcv.Detach(nil)
-		w.c.Output()
-		w.c.Written(len(w.c.Output()))
-		return w
-	}},
-	{"link detached", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.snd.Detach(nil)
-		w.rcv.Detach(nil)
-		w.p.run()
-		return w
-	}},
-	{"link detached by the peer", func(t *testing.T) *world {
-		w := newWorld(t, 5)
+	{"conn opening", step(0)},
+	{"conn open", step(1)},
+	{"session beginning", step(2)},
+	{"session begun", step(3)},
+	{"link attaching", step(4)},
+	{"link attached", step(5)},
+	{"link detaching", then(false, func(w *world) { w.snd.Detach(nil); w.rcv.Detach(nil) })},
+	{"link detached", then(true, func(w *world) { w.snd.Detach(nil); w.rcv.Detach(nil) })},
+	{"link detached by the peer", then(true, func(w *world) {
 		for _, l := range w.p.s.byLocal[0].byLocal {
 			l.Detach(NewError(frame.CondNotFound, "gone"))
 		}
-		w.p.run()
-		return w
-	}},
-	{"session ending", func(t *testing.T) *world {
+	})},
+	{"session ending", then(false, func(w *world) { w.s.End(nil) })},
+	{"session ended", then(true, func(w *world) { w.s.End(nil) })},
+	{"session ended by the peer", then(true, func(w *world) { w.p.s.byLocal[0].End(NewError(frame.CondNotFound, "gone")) })},
+	{"conn closing", then(false, func(w *world) { w.c.Close(nil) })},
+	{"conn closed", then(true, func(w *world) { w.c.Close(nil) })},
+	{"conn lost", then(false, func(w *world) { w.c.CloseRead() })},
+}
+
+// step is the setup of newWorld's step n.
+func step(n int) func(*testing.T) *world {
+	return func(t *testing.T) *world { return newWorld(t, n) }
+}
+
+// then is the setup of a world attached (step 5) on which act ran: with
+// answered, the peer has answered what act wrote; without, what act
+// wrote is written out and the peer has not seen it.
+func then(answered bool, act func(*world)) func(*testing.T) *world {
+	return func(t *testing.T) *world {
 		w := newWorld(t, 5)
-		w.s.End(nil)
-		w.c.Written(len(w.c.Output()))
+		act(w)
+		if answered {
+			w.p.run()
+		} else {
+			w.c.Written(len(w.c.Output()))
+		}
 		return w
-	}},
-	{"session ended", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.s.End(nil)
-		w.p.run()
-		return w
-	}},
-	{"session ended by the peer", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.p.s.byLocal[0].End(NewError(frame.CondNotFound, "gone"))
-		w.p.run()
-		return w
-	}},
-	{"conn closing", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.c.Close(nil)
-		w.c.Written(len(w.c.Output()))
-		return w
-	}},
-	{"conn closed", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.c.Close(nil)
-		w.p.run()
-		return w
-	}},
-	{"conn lost", func(t *testing.T) *world {
-		w := newWorld(t, 5)
-		w.c.CloseRead()
-		return w
-	}},
+	}
 }
 
 // newWorld builds a world up to a step: 0 the client's open written,

@@ -5,26 +5,27 @@ import (
 	"strconv"
 )
 
-// DefaultMaxMessageSize is the largest message an Assembler whose
-// MaxMessageSize is 0 joins: 64 MiB.
+// DefaultMaxMessageSize is the largest message a Join given a maxSize of
+// 0, or an Assembler whose MaxMessageSize is 0, joins: 64 MiB.
 const DefaultMaxMessageSize = 64 << 20
 
 // DefaultMaxPending is how many deliveries an Assembler whose MaxPending
 // is 0 joins at once.
 const DefaultMaxPending = 1024
 
-// maxFree is how many buffers of finished deliveries an Assembler keeps
-// for the next ones.
+// maxFree is how many Joins of finished deliveries an Assembler keeps,
+// with their buffers, for the next ones.
 const maxFree = 8
 
 // Causes of a *DeliveryError, for errors.Is.
 var (
 	// ErrMessageTooLarge: a delivery's payloads add up to more than the
-	// Assembler's MaxMessageSize. It is found before the frame that
-	// passes the limit is copied; the rest of the delivery is dropped.
+	// maximum message size (Join.Add's maxSize, the Assembler's
+	// MaxMessageSize). It is found before the frame that passes the limit
+	// is copied; the rest of the delivery is dropped.
 	ErrMessageTooLarge = errors.New("message larger than the maximum message size")
-	// ErrTooManyPending: a delivery starts while MaxPending deliveries
-	// are being joined; it is not joined. A peer keeps at most one
+	// ErrTooManyPending: a delivery starts while an Assembler's
+	// MaxPending deliveries are being joined; it is not joined. A peer keeps at most one
 	// delivery in progress per link, so this means more links than the
 	// Assembler was sized for: the later transfers of that delivery can no
 	// longer be told from new ones, and the connection should be closed
@@ -59,6 +60,8 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 // Delivery is a delivery whose transfers have all arrived (part 2
 // §2.6.12): the message they carry and what its transfers said about it.
 type Delivery struct {
+	// Channel is the transfers' channel, when an Assembler joined them
+	// (a Join knows no channel: 0).
 	Channel       uint16
 	Handle        uint32
 	DeliveryID    uint32
@@ -74,7 +77,7 @@ type Delivery struct {
 	// Frames is the number of transfers the delivery took.
 	Frames int
 	// Payload is the message: a view into the frame body for a delivery
-	// of one transfer, else into the Assembler's buffer. See Add for how
+	// of one transfer, else into the Join's buffer. See Join.Add for how
 	// long it is valid.
 	Payload []byte
 }

@@ -27,10 +27,10 @@ import (
 // is checked against it first, from the 8-byte header alone, so a claim
 // of 4 GiB is refused before the caller keeps any of its bytes.
 //
-// Split keeps no state: the Frame's Offset is 0, and a stream that goes
-// on after a TLS protocol header (ErrEncrypted for a Reader) is the
-// caller's to refuse. Reader.Next splits with it, so the two never
-// disagree.
+// Split keeps no state: the Frame's Offset is 0, and what follows a TLS
+// protocol header (a TLS session, not frames: a Reader's next call
+// returns ErrEncrypted) is the caller's to handle. Reader.Next splits
+// with it, so the two never disagree.
 func Split(b []byte, maxFrameSize uint32) (f Frame, n int, err error) {
 	f, n, _, cause := split(b, limit(maxFrameSize))
 	if cause != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -27,18 +28,17 @@ func dataMessage(body string, to string) []byte {
 	return encode.AppendBinary(b, []byte(body))
 }
 
-func startBroker(t *testing.T) (string, *Broker) {
+func startBroker(t *testing.T) (string, *broker.Broker) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Broker{RouteKey: "route"}
-	srv := &engine.Server{Handler: b}
-	go srv.Serve(ln)
+	b := broker.New(broker.Options{RouteKey: "route"})
+	go b.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(ctx)
+		b.Shutdown(ctx)
 	})
 	return ln.Addr().String(), b
 }

@@ -1,0 +1,570 @@
+package broker
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"log"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
+)
+
+// Defaults of the zero Options.
+const (
+	DefaultMaxMessages = 100_000  // messages a queue holds
+	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
+	DefaultCredit      = 256      // the most credit a producer is granted at once
+)
+
+// Options configure a Broker. The zero value works: queues bounded by the
+// defaults above, producers that wait at the limit, no authentication
+// (SASL ANONYMOUS, or none), plain TCP.
+type Options struct {
+	// MaxMessages and MaxBytes bound each queue, and each consumer's
+	// subscription to a fan-out address: 0 means DefaultMaxMessages and
+	// DefaultMaxBytes, a negative value no bound. A queue at a bound
+	// withholds credit from its producers (or rejects, RejectWhenFull);
+	// it may go past the bound by the credit it had granted before, at
+	// most Credit messages a producer, which the credit it grants
+	// shrinks towards as the queue fills.
+	MaxMessages int
+	MaxBytes    int64
+	// RejectWhenFull makes a full queue reject messages with
+	// amqp:resource-limit-exceeded instead of withholding credit.
+	RejectWhenFull bool
+	// Credit is the most credit a producer is granted at once; 0 means
+	// DefaultCredit.
+	Credit uint32
+	// RouteKey, when set, names an application property: a message
+	// whose application-properties hold a string under it goes to the
+	// node that string names, instead of its link's target. The body is
+	// not decoded.
+	RouteKey string
+	// FanoutPrefixes are address prefixes of fan-out nodes, where every
+	// consumer gets a copy of each message. A node is fan-out also when
+	// the link that makes it asks for it: a source with
+	// distribution-mode "copy", or capability "topic".
+	FanoutPrefixes []string
+	// AutoDelete removes a queue once it has no consumers, producers or
+	// messages left. Dynamic nodes are always removed with the link that
+	// made them.
+	AutoDelete bool
+	// Users are the accounts for SASL PLAIN, by user name. With none,
+	// clients need not authenticate (ANONYMOUS, or no SASL).
+	Users map[string]string
+	// Anonymous allows SASL ANONYMOUS beside PLAIN when Users is set.
+	Anonymous bool
+	// TLSConfig, when set, makes every connection TLS (amqps); a client
+	// certificate it verifies allows SASL EXTERNAL.
+	TLSConfig *tls.Config
+	// Engine is the base of each connection's configuration:
+	// ContainerID ("amqpsax-broker" when empty), IdleTimeout,
+	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout. The broker
+	// sets Credit, AutoAccept and Auth itself.
+	Engine engine.Config
+	// Log, when set, logs connections and faults.
+	Log *log.Logger
+}
+
+// Broker is an in-memory AMQP 1.0 broker on package engine. New makes
+// one, Serve serves a listener, Shutdown or Close stop it; Queue and
+// Queues read its statistics. Its methods are safe for concurrent use.
+type Broker struct {
+	opts   Options
+	cfg    engine.Config
+	credit uint32
+	fanout []string
+
+	mu       sync.Mutex
+	nodes    map[string]*node
+	dynamic  map[string]bool // addresses made for dynamic nodes, not attached yet
+	pool     pool
+	seq      uint64 // of the last message stored
+	dynSeq   atomic.Uint64
+	start    time.Time
+	closed   bool
+	lns      []net.Listener
+	drivers  map[*engine.Driver]struct{}
+	scratch  []byte // for header rewrites, under mu
+	wg       sync.WaitGroup
+	accepted atomic.Uint64 // connections accepted
+}
+
+// New returns a Broker with the options o.
+func New(o Options) *Broker {
+	b := &Broker{opts: o, nodes: make(map[string]*node), dynamic: make(map[string]bool),
+		drivers: make(map[*engine.Driver]struct{}), start: time.Now()}
+	if b.opts.MaxMessages == 0 {
+		b.opts.MaxMessages = DefaultMaxMessages
+	}
+	if b.opts.MaxBytes == 0 {
+		b.opts.MaxBytes = DefaultMaxBytes
+	}
+	b.credit = o.Credit
+	if b.credit == 0 {
+		b.credit = DefaultCredit
+	}
+	b.fanout = append([]string(nil), o.FanoutPrefixes...)
+	cfg := o.Engine
+	if cfg.ContainerID == "" {
+		cfg.ContainerID = "amqpsax-broker"
+	}
+	cfg.Credit, cfg.AutoAccept, cfg.ManualSettle = 0, false, false
+	if len(o.Users) > 0 {
+		users := make(map[string]string, len(o.Users))
+		for u, p := range o.Users {
+			users[u] = p
+		}
+		cfg.Auth = engine.Plain(func(user, password string) bool {
+			want, ok := users[user]
+			return ok && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
+		}, o.Anonymous)
+	} else {
+		cfg.Auth = nil
+	}
+	b.cfg = cfg
+	return b
+}
+
+func (b *Broker) logf(f string, a ...any) {
+	if b.opts.Log != nil {
+		b.opts.Log.Printf(f, a...)
+	}
+}
+
+// ErrClosed is what Serve returns after Shutdown or Close.
+var ErrClosed = errors.New("broker: closed")
+
+// Serve accepts connections from ln and serves each on its own goroutine
+// until ln fails or the broker is shut down (then it returns ErrClosed).
+func (b *Broker) Serve(ln net.Listener) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	b.lns = append(b.lns, ln)
+	b.mu.Unlock()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			b.mu.Lock()
+			closed := b.closed
+			b.mu.Unlock()
+			if closed {
+				return ErrClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		b.accepted.Add(1)
+		b.wg.Add(1)
+		go b.serveConn(nc)
+	}
+}
+
+// ListenAndServe listens on the TCP address addr and serves it.
+func (b *Broker) ListenAndServe(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return b.Serve(ln)
+}
+
+func (b *Broker) serveConn(nc net.Conn) {
+	defer b.wg.Done()
+	cfg := b.cfg
+	if b.opts.TLSConfig != nil {
+		tc := tls.Server(nc, b.opts.TLSConfig)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			b.logf("tls handshake from %s: %v", nc.RemoteAddr(), err)
+			nc.Close()
+			return
+		}
+		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		nc = tc
+	}
+	maxFrame := cfg.MaxFrameSize
+	if maxFrame == 0 {
+		maxFrame = engine.DefaultMaxFrameSize
+	}
+	d := engine.NewDriver(&dynConn{Conn: nc, b: b, max: int64(max(maxFrame, 512))}, engine.NewServer(cfg, handler{b}))
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		nc.Close()
+		return
+	}
+	b.drivers[d] = struct{}{}
+	b.mu.Unlock()
+	err := d.Run(context.Background())
+	if err != nil {
+		b.logf("connection from %s: %v", nc.RemoteAddr(), err)
+	}
+	b.mu.Lock()
+	delete(b.drivers, d)
+	b.mu.Unlock()
+}
+
+// Shutdown stops accepting, closes every connection (close with
+// amqp:connection:forced) and waits for them to end, or for ctx; then it
+// closes what is left. Messages still queued are dropped.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	for _, ln := range b.lns {
+		ln.Close()
+	}
+	for d := range b.drivers {
+		d.Close()
+	}
+	b.mu.Unlock()
+	ended := make(chan struct{})
+	go func() { b.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		for d := range b.drivers {
+			d.NetConn().Close()
+		}
+		b.mu.Unlock()
+		<-ended
+		return ctx.Err()
+	}
+}
+
+// Close closes the listeners and every connection at once.
+func (b *Broker) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b.Shutdown(ctx)
+	return nil
+}
+
+// QueueStats are a node's statistics: a queue's, or a fan-out address's,
+// whose depth and bytes are the sum over its subscriptions.
+type QueueStats struct {
+	Name    string
+	Fanout  bool // every consumer gets a copy
+	Dynamic bool // made for a dynamic source or target; removed with its link
+	// Depth is the messages waiting, Unsettled those sent to consumers
+	// and not settled yet, and Bytes the size of both: what the bounds
+	// count.
+	Depth     int
+	Bytes     int64
+	Unsettled int
+	Consumers int
+	Producers int
+	// Blocked is the number of producers waiting for credit.
+	Blocked int
+	// Totals since the node was made: messages stored, sent to
+	// consumers, accepted, rejected, released, modified, sent again, and
+	// dropped (to a fan-out address with no consumer, or left on a node
+	// that was removed); Refused counts messages rejected because the
+	// node was full (Options.RejectWhenFull).
+	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused uint64
+	// EnqueueRate and DeliverRate are messages a second, over the
+	// seconds before the last sample (taken when statistics are read, at
+	// most once a second).
+	EnqueueRate, DeliverRate float64
+}
+
+// Queue returns the statistics of the node at address name.
+func (b *Broker) Queue(name string) (QueueStats, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.nodes[name]
+	if n == nil {
+		return QueueStats{}, false
+	}
+	return b.statsLocked(n, time.Now()), true
+}
+
+// Queues returns the statistics of every node, by name.
+func (b *Broker) Queues() []QueueStats {
+	b.mu.Lock()
+	now := time.Now()
+	out := make([]QueueStats, 0, len(b.nodes))
+	for _, n := range b.nodes {
+		out = append(out, b.statsLocked(n, now))
+	}
+	b.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Connections returns the number of connections open and accepted in
+// all.
+func (b *Broker) Connections() (open int, accepted uint64) {
+	b.mu.Lock()
+	open = len(b.drivers)
+	b.mu.Unlock()
+	return open, b.accepted.Load()
+}
+
+func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
+	s := QueueStats{Name: n.name, Fanout: n.fanout, Dynamic: n.dynamic, Producers: n.producers,
+		Blocked: len(n.blocked), Consumers: len(n.consumers), Refused: n.c.refused,
+		Enqueued: n.c.enqueued, Delivered: n.c.delivered, Accepted: n.c.acked, Rejected: n.c.rejected,
+		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped}
+	if n.fanout {
+		for _, c := range n.consumers {
+			s.Depth += c.q.len()
+			s.Bytes += c.q.bytes
+			s.Unsettled += c.q.unsettled
+		}
+	} else {
+		s.Depth, s.Bytes, s.Unsettled = n.q.len(), n.q.bytes, n.q.unsettled
+	}
+	if now.Sub(n.s1.at) >= time.Second {
+		n.s0, n.s1 = n.s1, sample{at: now, enqueued: n.c.enqueued, delivered: n.c.delivered}
+	}
+	if dt := now.Sub(n.s0.at).Seconds(); dt > 0 {
+		s.EnqueueRate = float64(n.c.enqueued-n.s0.enqueued) / dt
+		s.DeliverRate = float64(n.c.delivered-n.s0.delivered) / dt
+	}
+	return s
+}
+
+// node is a queue, or a fan-out address whose consumers each have a
+// queue of their own (consumer.own). Under the broker's lock.
+type node struct {
+	name      string
+	fanout    bool
+	dynamic   bool
+	owner     *consumer // the dynamic source's link, or nil
+	ownerP    *producer // the dynamic target's link, or nil
+	deleted   bool
+	q         queue
+	consumers []*consumer
+	rr        int // where the next search for a hungry consumer starts
+	producers int
+	blocked   []*producer // waiting for credit
+	lastSize  int         // of the last message stored, to turn room in bytes into credit
+	c         counters
+	s0, s1    sample
+}
+
+// nodeLocked returns the node at addr, made when there is none: fan-out
+// when its address or the link asks.
+func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
+	if n := b.nodes[string(addr)]; n != nil {
+		return n
+	}
+	name := string(addr)
+	n := &node{name: name, fanout: wantFanout}
+	for _, p := range b.fanout {
+		if strings.HasPrefix(name, p) {
+			n.fanout = true
+		}
+	}
+	now := time.Now()
+	n.s0.at, n.s1.at = now, now
+	b.nodes[name] = n
+	return n
+}
+
+// fullLocked reports that q is at a bound.
+func (b *Broker) fullLocked(q *queue) bool {
+	return (b.opts.MaxMessages > 0 && q.len()+q.unsettled >= b.opts.MaxMessages) ||
+		(b.opts.MaxBytes > 0 && q.bytes >= b.opts.MaxBytes)
+}
+
+// roomLocked returns the messages q has room for, by its bounds and the
+// size of the last message stored, at most limit.
+func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
+	room := int64(limit)
+	if b.opts.MaxMessages > 0 {
+		room = min(room, int64(b.opts.MaxMessages-q.len()-q.unsettled))
+	}
+	if b.opts.MaxBytes > 0 {
+		if size == 0 {
+			size = 1024 // nothing stored yet: a guess
+		}
+		room = min(room, (b.opts.MaxBytes-q.bytes)/int64(max(size, 64)))
+	}
+	return uint32(max(room, 0))
+}
+
+// creditLocked returns the credit a producer to n is to have: what the
+// fullest of its queues has room for, at most the broker's Credit; 0
+// when one is full.
+func (b *Broker) creditLocked(n *node) uint32 {
+	if b.opts.RejectWhenFull {
+		return b.credit
+	}
+	if !n.fanout {
+		if b.fullLocked(&n.q) {
+			return 0
+		}
+		return max(b.roomLocked(&n.q, n.lastSize, b.credit), 1)
+	}
+	credit := b.credit
+	for _, c := range n.consumers {
+		if b.fullLocked(c.q) {
+			return 0
+		}
+		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, b.credit), 1))
+	}
+	return credit
+}
+
+// resumableLocked reports that n's producers may have credit again: its
+// queues are below 7/8 of their bounds (so that a queue at its bound
+// does not wake its producers for every message taken).
+func (b *Broker) resumableLocked(n *node) bool {
+	below := func(q *queue) bool {
+		return (b.opts.MaxMessages <= 0 || q.len()+q.unsettled <= b.opts.MaxMessages-max(b.opts.MaxMessages/8, 1)) &&
+			(b.opts.MaxBytes <= 0 || q.bytes <= b.opts.MaxBytes-b.opts.MaxBytes/8)
+	}
+	if !n.fanout {
+		return below(&n.q)
+	}
+	for _, c := range n.consumers {
+		if !below(c.q) {
+			return false
+		}
+	}
+	return true
+}
+
+// unblockLocked hands the producers waiting on n to wake when n has room
+// again (or is gone), appending their connections to wake.
+func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
+		return wake
+	}
+	for i, p := range n.blocked {
+		p.blocked = false
+		p.resume.Store(true)
+		wake = append(wake, p.conn)
+		n.blocked[i] = nil
+	}
+	n.blocked = n.blocked[:0]
+	return wake
+}
+
+// enqueueLocked stores a copy of payload on n: on its queue, or on each
+// consumer's for a fan-out node. It appends the connections of
+// consumers to wake.
+func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
+	n.lastSize = len(payload)
+	if n.fanout && len(n.consumers) == 0 {
+		n.c.dropped++
+		return wake
+	}
+	b.seq++
+	bf := b.pool.get(payload)
+	m := msg{buf: bf, seq: b.seq}
+	n.c.enqueued++
+	if !n.fanout {
+		n.q.r.pushBack(m)
+		n.q.bytes += int64(len(payload))
+		return b.wakeOneLocked(n, m, wake)
+	}
+	bf.refs = int32(len(n.consumers))
+	for _, c := range n.consumers {
+		c.q.r.pushBack(m)
+		c.q.bytes += int64(len(payload))
+		if c.hungry {
+			c.hungry = false
+			wake = append(wake, c.conn)
+		}
+	}
+	return wake
+}
+
+// wakeOneLocked wakes the next consumer of queue node n that waits for
+// messages and may take m, taking turns.
+func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
+	k := len(n.consumers)
+	for i := range k {
+		c := n.consumers[(n.rr+i)%k]
+		if c.hungry && c.mayTake(m) {
+			c.hungry = false
+			n.rr = (n.rr + i + 1) % k
+			return append(wake, c.conn)
+		}
+	}
+	return wake
+}
+
+// wakeAllLocked wakes every consumer of n that waits for messages.
+func (b *Broker) wakeAllLocked(n *node, wake []*conn) []*conn {
+	for _, c := range n.consumers {
+		if c.hungry {
+			c.hungry = false
+			wake = append(wake, c.conn)
+		}
+	}
+	return wake
+}
+
+// removeLocked removes node n: its messages are dropped, its consumers
+// and producers on other connections are detached
+// (amqp:resource-deleted) by their connections.
+func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
+	if n.deleted {
+		return wake
+	}
+	n.deleted = true
+	if b.nodes[n.name] == n {
+		delete(b.nodes, n.name)
+	}
+	b.dropLocked(n, &n.q)
+	for _, c := range n.consumers {
+		if c.own != nil {
+			b.dropLocked(n, c.own)
+		}
+		c.kill = true
+		wake = append(wake, c.conn)
+	}
+	return b.unblockLocked(n, wake)
+}
+
+func (b *Broker) dropLocked(n *node, q *queue) {
+	for q.len() > 0 {
+		m := q.r.remove(0)
+		q.bytes -= int64(m.size())
+		b.pool.put(m.buf)
+		n.c.dropped++
+	}
+}
+
+// autoDeleteLocked removes n when it is unused and the broker
+// auto-deletes.
+func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
+	if b.opts.AutoDelete && !n.deleted && !n.dynamic && len(n.consumers) == 0 && n.producers == 0 &&
+		n.q.len() == 0 && n.q.unsettled == 0 {
+		return b.removeLocked(n, wake)
+	}
+	return wake
+}
+
+// newDynamicAddress returns a fresh address for a dynamic node.
+func (b *Broker) newDynamicAddress() []byte {
+	addr := "amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10)
+	b.mu.Lock()
+	b.dynamic[addr] = true
+	b.mu.Unlock()
+	return []byte(addr)
+}

@@ -1,0 +1,89 @@
+// Package broker is an embeddable in-memory AMQP 1.0 broker on package
+// engine: for Go programs that want a broker inside, and for tests that
+// want a real one without docker (package amqptest starts one per test).
+//
+//	b := broker.New(broker.Options{MaxBytes: 16 << 20})
+//	go b.ListenAndServe("127.0.0.1:5672")
+//	defer b.Close()
+//
+// # Nodes
+//
+// A producer (a link the peer sends on) names a node by its target's
+// address, a consumer (a link the peer receives on) by its source's; the
+// first link to name an address makes its node. A node is a queue, whose
+// consumers compete for its messages, or fan-out, where every consumer
+// gets a copy (it has a queue of its own, its subscription, for as long
+// as it is attached; a message sent while none is attached is dropped).
+// Options.FanoutPrefixes names fan-out addresses; a consumer's source
+// with distribution-mode "copy" or capability "topic" (a producer's
+// target with capability "topic") makes a new node fan-out too.
+//
+// A dynamic source or target (dynamic = true, no address: part 3 §3.5.3)
+// makes a temporary queue with an address of its own,
+// "amqpsax.dynamic.N", returned in the attach's answer: the reply queue of
+// a request/reply client. It is removed when that link detaches; other
+// links attached to it are then detached with amqp:resource-deleted.
+// With Options.AutoDelete, other queues are removed once they have no
+// consumers, producers or messages left.
+//
+// With Options.RouteKey set, a message whose application-properties hold
+// a string under that key goes to the node it names instead of its
+// link's ([Route] reads it, without decoding the body or allocating).
+//
+// # Flow control
+//
+// Every queue is bounded in messages and bytes (Options.MaxMessages,
+// MaxBytes), counting the messages waiting and those sent and not yet
+// settled. Producers get credit for what their node has room for, at
+// most Options.Credit at a time, topped up as they use it: a node at
+// its bound grants none, and its producers wait until it has drained to
+// 7/8 of its bounds, as RabbitMQ's credit flow makes them wait. A fan-out
+// node waits for its fullest subscription. A queue can go past its
+// bound by the credit granted before it filled, which shrinks as it
+// fills. With Options.RejectWhenFull, producers always have credit and
+// a message to a full queue is rejected with
+// amqp:resource-limit-exceeded instead.
+//
+// # Delivery
+//
+// A consumer is sent messages oldest first as its credit allows (those
+// above its max-message-size stay for others), settled or not as its
+// sender settle mode says; receiver settle mode second is honoured (the
+// broker settles after the consumer's outcome). Outcomes (part 3 §3.4):
+// accepted and rejected settle a message (a rejected one is dropped);
+// released puts it back at the front of its queue as it was; modified
+// puts it back with its header's delivery-count one up when
+// delivery-failed is set, and with undeliverable-here for other
+// consumers only. The unsettled messages of a consumer that goes (its
+// link detaches, its connection closes or is lost) go back to the front
+// of the queue in the order they were sent, with delivery-count one up.
+// Messages accepted from producers are accepted once stored: the broker
+// keeps them in memory only, so they survive consumers, not the process.
+//
+// A producer's unsettled message is accepted once stored; messages are
+// copied once out of the frame into buffers the broker recycles, and
+// carried to consumers on other connections by their connection's
+// goroutine (engine.Driver.Do), so no lock is held across connections.
+//
+// # Security
+//
+// Options.Users are the accounts of SASL PLAIN (Options.Anonymous allows
+// ANONYMOUS beside it); with none, clients need not authenticate.
+// Options.TLSConfig serves TLS (amqps), with SASL EXTERNAL for a verified
+// client certificate.
+//
+// # Statistics
+//
+// Queue and Queues return each node's [QueueStats]: depth, bytes,
+// unsettled, consumers, producers and those waiting for credit, totals
+// of each outcome, and rates.
+//
+// # Limits
+//
+// Memory is bounded by the queues' bounds, plus the credit outstanding,
+// plus each connection's engine buffers (engine.Config: one frame being
+// read, MaxOutput being written, one message being joined). Messages
+// are kept in memory only: nothing survives the process. There are no
+// transactions, durable subscriptions, filters, message expiry or
+// dead-letter queues yet.
+package broker

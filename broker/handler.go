@@ -1,0 +1,632 @@
+package broker
+
+import (
+	"slices"
+	"sync/atomic"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+)
+
+// This file is the broker's engine.Handler: links become producers and
+// consumers of nodes, deliveries are stored and sent on, outcomes settle
+// or requeue them. Each connection's events run on its own goroutine;
+// the nodes are under the broker's lock, never held while a Driver is
+// asked to run something (kick).
+
+// handler is the engine.Handler of every connection of a Broker.
+type handler struct{ b *Broker }
+
+var _ engine.Handler = handler{}
+
+// conn is the broker's state of one connection, in engine.Conn.Context.
+// Its lists are used only on the connection's goroutine.
+type conn struct {
+	b         *Broker
+	c         *engine.Conn
+	drv       *engine.Driver
+	kicked    atomic.Bool // a service is queued on the connection's goroutine
+	run       func(*engine.Conn)
+	consumers []*consumer
+	producers []*producer
+}
+
+// consumer is a link the broker sends on: the peer receives from a node.
+type consumer struct {
+	link    *engine.Link
+	conn    *conn
+	n       *node
+	q       *queue // &n.q, or own
+	own     *queue // its subscription to a fan-out node
+	settled bool   // snd-settle-mode settled: at most once
+	maxSize uint64 // the peer's max-message-size, 0 for none
+	gone    bool   // detached (the connection's goroutine)
+
+	// Under the broker's lock:
+	hungry   bool                // credit left and nothing to send: wake it for a new message
+	kill     bool                // its node was removed: detach it
+	excluded map[uint64]struct{} // messages it called undeliverable-here
+
+	// The connection's goroutine's:
+	unacked map[uint32]msg // sent unsettled, by delivery-id
+	batch   [64]msg
+	ids     [64]uint32
+}
+
+// producer is a link the broker receives on: the peer sends to a node.
+type producer struct {
+	link    *engine.Link
+	conn    *conn
+	n       *node
+	on      *node // the node it waits on for credit (blocked)
+	blocked bool  // under the broker's lock
+	resume  atomic.Bool
+	gone    bool
+}
+
+// kick runs the service of cn on its connection's goroutine, queued at
+// most once at a time (coalescing), from any goroutine. It is the one
+// place the broker crosses connections.
+// (The engine will gain a coalescing waker, d.NewWaker(f) and w.Wake(),
+// to replace Driver.Do here.)
+func (b *Broker) kick(cn *conn) {
+	if cn.kicked.CompareAndSwap(false, true) {
+		if cn.drv == nil || !cn.drv.Do(cn.run) {
+			cn.kicked.Store(false)
+		}
+	}
+}
+
+// wake services the connections in wake: cur's at once (this is its
+// goroutine), the others through kick.
+func (b *Broker) wake(cur *conn, wake []*conn) {
+	for i, cn := range wake {
+		if i > 0 && wake[i-1] == cn {
+			continue
+		}
+		if cn == cur {
+			b.service(cn)
+		} else {
+			b.kick(cn)
+		}
+	}
+}
+
+// service sends what each consumer of cn can take, detaches those whose
+// node was removed, and grants credit to its producers that may resume.
+func (b *Broker) service(cn *conn) {
+	for _, c := range cn.consumers {
+		b.dispatch(c)
+	}
+	for _, p := range cn.producers {
+		if p.resume.Swap(false) && !p.gone {
+			b.grant(p)
+		}
+	}
+}
+
+func connOf(c *engine.Conn) *conn {
+	cn, _ := c.Context.(*conn)
+	return cn
+}
+
+func (h handler) OnConnectionOpen(c *engine.Conn) {
+	cn := &conn{b: h.b, c: c, drv: c.Driver()}
+	cn.run = func(*engine.Conn) { cn.kicked.Store(false); cn.b.service(cn) }
+	c.Context = cn
+	h.b.logf("open %s (%s)", c.RemoteContainerID(), c.Identity())
+}
+
+func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
+	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
+}
+
+func (handler) OnSessionBegin(*engine.Session)              {}
+func (handler) OnSessionEnd(*engine.Session, *engine.Error) {}
+
+// OnLinkAttach makes a consumer (the peer receives: the source names the
+// node) or a producer (the peer sends: the target names it).
+func (h handler) OnLinkAttach(l *engine.Link) {
+	b := h.b
+	cn := connOf(l.Conn())
+	if cn == nil {
+		l.Detach(engine.NewError(frame.CondInternalError, "link before the connection opened"))
+		return
+	}
+	if l.IsSender() {
+		src := l.RemoteSource() // lead: RemoteSource() after the engine's second draft
+		addr := src.Address
+		if len(addr) == 0 {
+			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
+			return
+		}
+		fan := string(src.DistributionMode) == "copy" || src.Capabilities.Contains("topic")
+		c := &consumer{link: l, conn: cn, settled: l.SndSettleMode() == frame.SndSettled,
+			unacked: make(map[uint32]msg)}
+		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok { // lead: RemoteAttach()
+			c.maxSize = m
+		}
+		b.mu.Lock()
+		n := b.nodeLocked(addr, fan)
+		if src.Dynamic && b.dynamic[string(addr)] {
+			delete(b.dynamic, string(addr))
+			n.dynamic, n.owner = true, c
+		}
+		c.n = n
+		if n.fanout {
+			c.own = &queue{}
+			c.q = c.own
+		} else {
+			c.q = &n.q
+		}
+		n.consumers = append(n.consumers, c)
+		b.mu.Unlock()
+		l.Context = c
+		cn.consumers = append(cn.consumers, c)
+		return // it sends once the peer grants credit (OnFlow)
+	}
+	tgt := l.RemoteTarget() // lead: RemoteTarget()
+	addr := tgt.Address
+	if len(addr) == 0 {
+		l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic target"))
+		return
+	}
+	p := &producer{link: l, conn: cn}
+	b.mu.Lock()
+	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
+	if tgt.Dynamic && b.dynamic[string(addr)] {
+		delete(b.dynamic, string(addr))
+		n.dynamic, n.ownerP = true, p
+	}
+	p.n = n
+	n.producers++
+	b.mu.Unlock()
+	l.Context = p
+	cn.producers = append(cn.producers, p)
+	b.grant(p)
+}
+
+// grant gives producer p the credit its node has room for, or makes it
+// wait on the node when it has none.
+func (b *Broker) grant(p *producer) {
+	on := p.on
+	if on == nil {
+		on = p.n
+	}
+	b.mu.Lock()
+	if on.deleted && on != p.n {
+		on = p.n
+	}
+	if p.n.deleted {
+		b.mu.Unlock()
+		p.link.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
+		return
+	}
+	credit := b.creditLocked(on)
+	if credit == 0 {
+		b.blockLocked(p, on)
+	}
+	b.mu.Unlock()
+	if credit > p.link.Credit() {
+		p.link.Flow(credit)
+	}
+}
+
+func (b *Broker) blockLocked(p *producer, n *node) {
+	if !p.blocked {
+		p.blocked, p.on = true, n
+		n.blocked = append(n.blocked, p)
+	}
+}
+
+func (b *Broker) unblockOneLocked(p *producer) {
+	if !p.blocked {
+		return
+	}
+	p.blocked = false
+	n := p.on
+	if i := slices.Index(n.blocked, p); i >= 0 {
+		n.blocked = slices.Delete(n.blocked, i, i+1)
+	}
+}
+
+// Route returns the node a message goes to by its application property
+// key: the string value of that property, or false when the message has
+// none (or is not well formed). It reads only the sections before the
+// body, and allocates nothing.
+func Route(payload []byte, key string) ([]byte, bool) {
+	if key == "" {
+		return nil, false
+	}
+	s, err := message.Scan(payload)
+	if err != nil || s.ApplicationProperties == nil {
+		return nil, false
+	}
+	v, err := message.Lookup(s.ApplicationProperties, key)
+	if err != nil || v.Kind() != amqpsax.KindString {
+		return nil, false
+	}
+	return v.Bytes(), true
+}
+
+// OnDelivery stores a message on its node and accepts it; a full node
+// keeps the producer's credit back, or rejects (Options.RejectWhenFull).
+func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
+	b := h.b
+	p, ok := l.Context.(*producer)
+	if !ok || d.Aborted || p.gone {
+		return
+	}
+	routed, byKey := Route(d.Payload, b.opts.RouteKey)
+	var wb [8]*conn
+	wake := wb[:0]
+	b.mu.Lock()
+	if p.n.deleted {
+		b.mu.Unlock()
+		if !d.Settled {
+			d.Release()
+		}
+		l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
+		return
+	}
+	n := p.n
+	if byKey {
+		n = b.nodeLocked(routed, false)
+	}
+	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
+		n.c.refused++
+		b.mu.Unlock()
+		if !d.Settled {
+			d.Reject(engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
+		}
+		b.topUp(p, l)
+		return
+	}
+	wake = b.enqueueLocked(n, d.Payload, wake)
+	var credit uint32
+	if cur := l.Credit(); cur <= b.credit/2 {
+		credit = b.creditLocked(n)
+		switch {
+		case credit == 0 && cur == 0:
+			b.blockLocked(p, n)
+		case credit <= cur:
+			credit = 0
+		}
+	}
+	if byKey && n != p.n {
+		wake = b.autoDeleteLocked(n, wake)
+	}
+	b.mu.Unlock()
+	if !d.Settled {
+		d.Accept()
+	}
+	if credit > 0 {
+		l.Flow(credit)
+	}
+	b.wake(p.conn, wake)
+}
+
+// topUp keeps a producer that is refused, not held back, in credit.
+func (b *Broker) topUp(p *producer, l *engine.Link) {
+	if l.Credit() <= b.credit/2 {
+		l.Flow(b.credit)
+	}
+}
+
+// fullestLocked returns the queue of n nearest its bound: n's own, or a
+// subscription's.
+func (b *Broker) fullestLocked(n *node) *queue {
+	q := &n.q
+	for _, c := range n.consumers {
+		if c.own != nil && (c.own.bytes > q.bytes || c.own.len()+c.own.unsettled > q.len()+q.unsettled) {
+			q = c.own
+		}
+	}
+	return q
+}
+
+// OnFlow sends what a consumer's new credit allows.
+func (h handler) OnFlow(l *engine.Link) {
+	if c, ok := l.Context.(*consumer); ok {
+		h.b.dispatch(c)
+	}
+}
+
+// OnWritable resumes the consumers of a connection whose output was full.
+func (h handler) OnWritable(c *engine.Conn) {
+	if cn := connOf(c); cn != nil {
+		h.b.service(cn)
+	}
+}
+
+// dispatch sends c the messages its credit allows, a batch at a time. It
+// runs on c's connection's goroutine.
+func (b *Broker) dispatch(c *consumer) {
+	l := c.link
+	for !c.gone {
+		credit := l.Credit()
+		want := min(int(credit), len(c.batch))
+		var wb [8]*conn
+		wake := wb[:0]
+		b.mu.Lock()
+		if c.kill {
+			b.mu.Unlock()
+			c.gone = true
+			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
+			return
+		}
+		if want == 0 {
+			c.hungry = false
+			b.mu.Unlock()
+			return
+		}
+		k := b.takeLocked(c, c.batch[:want])
+		c.hungry = k < want
+		if k > 0 {
+			wake = b.unblockLocked(c.n, wake)
+		}
+		b.mu.Unlock()
+		sent := 0
+		for sent < k {
+			id, err := l.Send(nil, c.batch[sent].buf.b, c.settled)
+			if err != nil {
+				break // ErrOutputFull: OnWritable; ErrNoWindow, ErrBusy: OnFlow
+			}
+			c.ids[sent] = id
+			sent++
+		}
+		b.mu.Lock()
+		n := c.n
+		for i := range sent {
+			m := c.batch[i]
+			n.c.delivered++
+			if m.redelivered {
+				n.c.redelivered++
+			}
+			if c.settled {
+				b.doneLocked(c, m)
+			} else {
+				c.unacked[c.ids[i]] = m
+			}
+		}
+		for i := k - 1; i >= sent; i-- {
+			c.q.r.pushFront(c.batch[i])
+			c.q.unsettled--
+		}
+		if sent < k {
+			c.hungry = false
+		}
+		clear(c.batch[:k])
+		b.mu.Unlock()
+		b.wake(c.conn, wake)
+		if sent < k || k < want {
+			return
+		}
+	}
+}
+
+// takeLocked moves up to len(out) messages c may take from its queue to
+// out: the oldest first, skipping those above its max-message-size and
+// those it called undeliverable-here.
+func (b *Broker) takeLocked(c *consumer, out []msg) int {
+	q := c.q
+	k := 0
+	if c.maxSize == 0 && len(c.excluded) == 0 {
+		for k < len(out) && q.len() > 0 {
+			out[k] = q.r.remove(0)
+			k++
+		}
+	} else {
+		for i := 0; k < len(out) && i < q.len(); {
+			if !c.mayTake(*q.r.at(i)) {
+				i++
+				continue
+			}
+			out[k] = q.r.remove(i)
+			k++
+		}
+	}
+	q.unsettled += k
+	return k
+}
+
+// mayTake reports that c may be sent m: not above its max-message-size,
+// not called undeliverable-here by it. Under the broker's lock.
+func (c *consumer) mayTake(m msg) bool {
+	if c.maxSize > 0 && uint64(m.size()) > c.maxSize {
+		return false
+	}
+	if len(c.excluded) > 0 {
+		if _, ex := c.excluded[m.seq]; ex {
+			return false
+		}
+	}
+	return true
+}
+
+// doneLocked forgets a message sent to c: settled, accepted or rejected.
+func (b *Broker) doneLocked(c *consumer, m msg) {
+	c.q.unsettled--
+	c.q.bytes -= int64(m.size())
+	b.pool.put(m.buf)
+}
+
+// requeueLocked puts m back at the front of c's queue, to be sent again:
+// with its header's delivery-count one up when failed, never to c again
+// when undeliverable.
+func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, wake []*conn) []*conn {
+	q := c.q
+	q.unsettled--
+	if c.n.deleted || (undeliverable && c.own != nil) {
+		q.bytes -= int64(m.size())
+		b.pool.put(m.buf)
+		c.n.c.dropped++
+		return wake
+	}
+	if failed {
+		before := m.size()
+		b.countFailedLocked(&m)
+		q.bytes += int64(m.size() - before)
+	}
+	if undeliverable {
+		if c.excluded == nil {
+			c.excluded = make(map[uint64]struct{})
+		}
+		c.excluded[m.seq] = struct{}{}
+	}
+	m.redelivered = true
+	q.r.pushFront(m)
+	if c.own != nil {
+		return wake
+	}
+	return b.wakeOneLocked(c.n, m, wake)
+}
+
+// countFailedLocked gives m a header whose delivery-count is one up
+// (part 3 §3.2.1): the bare message and footer are copied as they are.
+// A message that does not scan is left as it is.
+func (b *Broker) countFailedLocked(m *msg) {
+	s, err := message.Scan(m.buf.b)
+	if err != nil {
+		return
+	}
+	h := message.DefaultHeader
+	if s.Header != nil {
+		if h, err = message.ParseHeader(s.Header); err != nil {
+			return
+		}
+	}
+	h.DeliveryCount++
+	out, err := message.Append(b.scratch[:0], s, &message.Changes{Header: &h})
+	if err != nil {
+		return
+	}
+	b.scratch = out
+	nb := b.pool.get(out)
+	b.pool.put(m.buf)
+	m.buf = nb
+}
+
+// OnDisposition settles or requeues a message by the consumer's outcome
+// (part 3 §3.4): accepted and rejected settle it; released puts it back
+// as it was; modified puts it back with delivery-failed counted in its
+// header and, when undeliverable-here, for other consumers only.
+func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
+	b := h.b
+	c, ok := l.Context.(*consumer)
+	if !ok {
+		return
+	}
+	m, ok := c.unacked[d.ID]
+	if !ok {
+		return
+	}
+	var wb [8]*conn
+	wake := wb[:0]
+	switch d.State.Type {
+	case frame.StateAccepted, frame.StateRejected:
+		delete(c.unacked, d.ID)
+		b.mu.Lock()
+		if d.State.Type == frame.StateAccepted {
+			c.n.c.acked++
+		} else {
+			c.n.c.rejected++
+		}
+		b.doneLocked(c, m)
+		wake = b.unblockLocked(c.n, wake)
+		b.mu.Unlock()
+	case frame.StateReleased, frame.StateModified:
+		delete(c.unacked, d.ID)
+		b.mu.Lock()
+		if d.State.Type == frame.StateReleased {
+			c.n.c.released++
+			wake = b.requeueLocked(c, m, false, false, wake)
+		} else {
+			c.n.c.modified++
+			wake = b.requeueLocked(c, m, d.State.DeliveryFailed, d.State.UndeliverableHere, wake)
+		}
+		wake = append(wake, c.conn) // it may take another message
+		b.mu.Unlock()
+	default:
+		if !d.Settled {
+			return
+		}
+		// Settled with no outcome: the source's default outcome, which
+		// the broker takes as accepted.
+		delete(c.unacked, d.ID)
+		b.mu.Lock()
+		c.n.c.acked++
+		b.doneLocked(c, m)
+		wake = b.unblockLocked(c.n, wake)
+		b.mu.Unlock()
+	}
+	b.wake(c.conn, wake)
+}
+
+// OnLinkDetach forgets a producer or consumer. A consumer's unsettled
+// messages go back to the front of its queue, in the order they were
+// sent, with delivery-count one up (they may have been seen); a fan-out
+// subscription goes with its messages; a dynamic node goes with the link
+// that made it.
+func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
+	b := h.b
+	cn := connOf(l.Conn())
+	var wake []*conn
+	switch x := l.Context.(type) {
+	case *consumer:
+		x.gone = true
+		if cn != nil {
+			if i := slices.Index(cn.consumers, x); i >= 0 {
+				cn.consumers = slices.Delete(cn.consumers, i, i+1)
+			}
+		}
+		ids := make([]uint32, 0, len(x.unacked))
+		for id := range x.unacked {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, func(a, b uint32) int { return int(int32(a - b)) }) // RFC 1982 order
+		b.mu.Lock()
+		n := x.n
+		if i := slices.Index(n.consumers, x); i >= 0 {
+			n.consumers = slices.Delete(n.consumers, i, i+1)
+			if n.rr > i {
+				n.rr--
+			}
+		}
+		for i := len(ids) - 1; i >= 0; i-- {
+			wake = b.requeueLocked(x, x.unacked[ids[i]], true, false, wake)
+		}
+		x.unacked = nil
+		if x.own != nil {
+			b.dropLocked(n, x.own)
+			wake = b.unblockLocked(n, wake) // it may have been the fullest
+		}
+		if n.owner == x {
+			wake = b.removeLocked(n, wake)
+		} else {
+			wake = b.wakeAllLocked(n, wake)
+			wake = b.autoDeleteLocked(n, wake)
+		}
+		b.mu.Unlock()
+	case *producer:
+		x.gone = true
+		if cn != nil {
+			if i := slices.Index(cn.producers, x); i >= 0 {
+				cn.producers = slices.Delete(cn.producers, i, i+1)
+			}
+		}
+		b.mu.Lock()
+		b.unblockOneLocked(x)
+		n := x.n
+		n.producers--
+		if n.ownerP == x {
+			wake = b.removeLocked(n, wake)
+		} else {
+			wake = b.autoDeleteLocked(n, wake)
+		}
+		b.mu.Unlock()
+	}
+	b.wake(cn, wake)
+}

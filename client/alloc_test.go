@@ -1,0 +1,159 @@
+package client_test
+
+import (
+	"net"
+	"runtime"
+	"testing"
+
+	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/stretchr/testify/require"
+)
+
+// The allocation tests run against peers that allocate nothing per
+// message themselves (testing.AllocsPerRun counts every goroutine's):
+// a sink that accepts everything, and a source that sends one message
+// over and over while it has credit.
+
+type sink struct{ engine.NopHandler }
+
+type source struct {
+	engine.NopHandler
+	payload []byte
+}
+
+func (s *source) OnFlow(l *engine.Link) {
+	for l.IsSender() && l.Credit() > 0 {
+		if _, err := l.Send(nil, s.payload, false); err != nil {
+			return
+		}
+	}
+}
+
+func (s *source) OnWritable(c *engine.Conn) {}
+
+func serveEngine(t testing.TB, cfg engine.Config, h engine.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &engine.Server{Config: cfg, Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "amqp://" + ln.Addr().String()
+}
+
+// benchMsg is the message of the allocation tests and benchmarks:
+// properties and a 100-byte body.
+func benchMsg() *message.Message {
+	body := make([]byte, 100)
+	for i := range body {
+		body[i] = byte('a' + i%26)
+	}
+	return &message.Message{
+		Properties: &message.Properties{MessageID: message.UlongID(1), To: []byte("orders"), ContentType: []byte("text/plain")},
+		Body:       message.Body{Kind: message.BodyData, Data: [][]byte{body}},
+	}
+}
+
+func skipRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+}
+
+func TestSendAllocs(t *testing.T) {
+	skipRace(t)
+	ctx := testCtx(t)
+	url := serveEngine(t, engine.Config{Credit: 1000, AutoAccept: true}, sink{})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "sink", nil)
+	require.NoError(t, err)
+	msg := benchMsg()
+	for range 1000 { // warm
+		require.NoError(t, snd.Send(ctx, msg, nil))
+	}
+	n := testing.AllocsPerRun(2000, func() {
+		if err := snd.Send(ctx, msg, nil); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, n, "allocations per Send")
+	n = testing.AllocsPerRun(2000, func() {
+		if err := snd.Send(ctx, msg, &client.SendOptions{Settled: true}); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, n, "allocations per settled Send")
+	const batch = 100
+	var ps [batch]client.Pending
+	n = testing.AllocsPerRun(50, func() {
+		for i := range ps {
+			p, err := snd.SendAsync(ctx, msg, nil)
+			if err != nil {
+				panic(err)
+			}
+			ps[i] = p
+		}
+		for _, p := range ps {
+			if err := p.Wait(ctx); err != nil {
+				panic(err)
+			}
+		}
+	})
+	require.Zero(t, n/batch, "allocations per SendAsync and Wait")
+	t.Logf("SendAsync+Wait: %.2f allocations per %d messages", n, batch)
+}
+
+func TestReceiveAllocs(t *testing.T) {
+	skipRace(t)
+	ctx := testCtx(t)
+	msg := benchMsg()
+	payload, err := msg.Append(nil)
+	require.NoError(t, err)
+	url := serveEngine(t, engine.Config{}, &source{payload: payload})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: 200})
+	require.NoError(t, err)
+	var d client.Delivery
+	for range 1000 { // warm
+		require.NoError(t, rcv.ReceiveInto(ctx, &d, nil))
+		require.NoError(t, d.Accept(ctx))
+	}
+	n := testing.AllocsPerRun(5000, func() {
+		if err := rcv.ReceiveInto(ctx, &d, nil); err != nil {
+			panic(err)
+		}
+		if err := d.Accept(ctx); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, n, "allocations per ReceiveInto and Accept")
+	require.Equal(t, msg.Body.Data[0], d.Message.Body.Data[0])
+
+	// Receive: one per message, the decoded body's slice; Delivery
+	// and bytes are carved from chunks.
+	const runs = 5000
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	for range runs {
+		d, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			panic(err)
+		}
+		if err := d.Accept(ctx); err != nil {
+			panic(err)
+		}
+	}
+	runtime.ReadMemStats(&ms1)
+	per := float64(ms1.Mallocs-ms0.Mallocs) / runs
+	t.Logf("Receive+Accept: %.3f allocations per message", per)
+	require.LessOrEqual(t, per, 1.2, "allocations per Receive and Accept")
+}

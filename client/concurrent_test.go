@@ -1,0 +1,134 @@
+package client_test
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/stretchr/testify/require"
+)
+
+// Senders and receivers shared by many goroutines, then closed under
+// them: every message arrives once, every call returns (go test -race).
+func TestConcurrent(t *testing.T) {
+	b := startBroker(t)
+	ctx := testCtx(t)
+	c := dial(t, b)
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "q/conc", nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q/conc", &client.ReceiverOptions{Credit: 20})
+	require.NoError(t, err)
+	const senders, each = 8, 200
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				m := dataMsg(fmt.Sprintf("%d-%d", g, i))
+				var err error
+				if i%2 == 0 {
+					err = snd.Send(ctx, m, nil)
+				} else {
+					var p client.Pending
+					if p, err = snd.SendAsync(ctx, m, nil); err == nil {
+						err = p.Wait(ctx)
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var rg sync.WaitGroup
+	for range 4 {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			var d client.Delivery
+			for {
+				if err := rcv.ReceiveInto(ctx, &d, nil); err != nil {
+					return // closed below
+				}
+				mu.Lock()
+				seen[string(d.Message.Body.Data[0])]++
+				n := len(seen)
+				mu.Unlock()
+				if err := d.Accept(ctx); err != nil {
+					t.Error(err)
+				}
+				if n == senders*each {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == senders*each {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, rcv.Close(ctx)) // wakes the receivers still waiting
+	rg.Wait()
+	for k, n := range seen {
+		require.Equal(t, 1, n, "message %s", k)
+	}
+}
+
+// Messages larger than a frame, and than the session window allows at
+// once, go out in pieces and arrive whole.
+func TestLargeMessages(t *testing.T) {
+	b := startBroker(t)
+	ctx := testCtx(t)
+	c := dial(t, b)
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "q/large", nil)
+	require.NoError(t, err)
+	sizes := []int{0, 1, 65536, 300_000, 1 << 20, 3 << 20}
+	for i, n := range sizes {
+		m := &message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{bytes.Repeat([]byte{byte(i + 1)}, n)}}}
+		require.NoError(t, snd.Send(ctx, m, nil), "%d bytes", n)
+	}
+	rcv, err := s.NewReceiver(ctx, "q/large", &client.ReceiverOptions{Credit: 2})
+	require.NoError(t, err)
+	for i, n := range sizes {
+		d, err := rcv.Receive(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, bytes.Repeat([]byte{byte(i + 1)}, n), d.Message.Body.Data[0], "%d bytes", n)
+		require.NoError(t, d.Accept(ctx))
+	}
+}
+
+// A peer with an idle time-out gets heartbeats (every half of it): an
+// idle connection stays up past it.
+func TestIdleHeartbeats(t *testing.T) {
+	ctx := testCtx(t)
+	url := serveEngine(t, engine.Config{IdleTimeout: time.Second, Credit: 10, AutoAccept: true}, sink{})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "sink", nil)
+	require.NoError(t, err)
+	time.Sleep(2500 * time.Millisecond) // two and a half idle time-outs
+	require.NoError(t, snd.Send(ctx, dataMsg("still here"), nil))
+	require.NoError(t, c.Err())
+}

@@ -1,0 +1,748 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// ConnOptions sets up a connection; nil or the zero value works (SASL
+// ANONYMOUS unless the URL carries a user, the engine's defaults).
+type ConnOptions struct {
+	// ContainerID is this end's container-id; empty gives a random one.
+	ContainerID string
+	// HostName is the hostname sent in the open and sasl-init (virtual
+	// hosts, Service Bus); empty gives the URL's host.
+	HostName string
+	// IdleTimeout is this end's idle time-out: a peer silent for longer
+	// is closed. 0 means none. Heartbeats the peer asks for are sent by
+	// themselves.
+	IdleTimeout time.Duration
+	// MaxFrameSize is the largest frame this end accepts (0: 65536).
+	MaxFrameSize uint32
+	// MaxMessageSize bounds an incoming message (0: 64 MiB).
+	MaxMessageSize uint64
+	// SASLType chooses the SASL mechanism: SASLTypeAnonymous,
+	// SASLTypePlain or SASLTypeExternal. The zero SASLType uses PLAIN
+	// with the URL's user and password when it has them, else ANONYMOUS.
+	SASLType SASLType
+	// TLSConfig is used for amqps:// URLs (nil: the default, with the
+	// URL's host as ServerName).
+	TLSConfig *tls.Config
+	// Reconnect, for Dial, makes a lost connection (cut, failed, or
+	// closed by the peer) be dialled again with back-off, its sessions
+	// begun and its links attached again; nil: a lost connection ends
+	// it. See ReconnectOptions.
+	Reconnect *ReconnectOptions
+}
+
+// ReconnectOptions sets up reconnection (ConnOptions.Reconnect). While a
+// connection is being dialled again, calls wait for it within their ctx.
+// What was in flight when it was lost is returned as errors, never
+// dropped silently: a message sent unsettled whose outcome had not
+// arrived completes with the loss's *Error (its fate is unknown: send it
+// again if it must arrive); messages not yet sent are sent on the new
+// link. Deliveries received and not yet settled are dropped (the broker
+// delivers them again); settling one of the old link returns the loss's
+// error. Sessions and links keep their names.
+type ReconnectOptions struct {
+	// MaxAttempts bounds the dials after each loss; 0 means no bound.
+	// When they run out, the connection ends with the loss's error.
+	MaxAttempts int
+	// Backoff is the wait before the first dial (0: 100 ms), doubled
+	// after each failed one up to MaxBackoff (0: 10 s).
+	Backoff, MaxBackoff time.Duration
+	// DialTimeout bounds each dial (0: 30 s).
+	DialTimeout time.Duration
+}
+
+// SASLType is a SASL mechanism and its credentials (part 5 §5.3).
+type SASLType struct {
+	mech, user, pass string
+	none             bool
+}
+
+// SASLTypeAnonymous is SASL ANONYMOUS.
+func SASLTypeAnonymous() SASLType { return SASLType{mech: "ANONYMOUS"} }
+
+// SASLTypePlain is SASL PLAIN (RFC 4616) with a user and password.
+func SASLTypePlain(user, password string) SASLType {
+	return SASLType{mech: "PLAIN", user: user, pass: password}
+}
+
+// SASLTypeExternal is SASL EXTERNAL: the identity is the TLS client
+// certificate's.
+func SASLTypeExternal() SASLType { return SASLType{mech: "EXTERNAL"} }
+
+// SASLTypeNone skips SASL: the AMQP protocol header is sent at once, for
+// servers that take plain AMQP.
+func SASLTypeNone() SASLType { return SASLType{none: true} }
+
+// Conn is a client connection: one goroutine runs it (the engine's
+// Driver), which every call of Conn, Session, Sender and Receiver hands
+// its work to and waits on with its ctx. Every method is safe to call
+// from any goroutine.
+type Conn struct {
+	addr string
+	t    target      // for a dial again
+	opts ConnOptions // likewise
+	rc   *ReconnectOptions
+
+	done chan struct{} // closed at the end, with err set
+
+	mu          sync.Mutex
+	pending     *gen          // dialled again, its sessions and links not yet up again
+	wantPending bool          // the next one opened is pending
+	g           *gen          // the connection up; nil while dialling again, or after the end
+	up          chan struct{} // closed when a new one is up (while dialling again)
+	stop        chan struct{} // closed by Close: no more dialling again
+	lostErr     error         // why the last one was lost
+	gens        int           // connections made
+	err         error         // why it ended (nil: not yet)
+	closing     bool          // Close was called
+	sessions    []*Session
+	redial      sync.WaitGroup
+}
+
+// gen is one network connection of a Conn: more than one with Reconnect.
+type gen struct {
+	c      *Conn
+	n      int // 1 for the first
+	d      *engine.Driver
+	tap    *tapConn
+	opened chan struct{} // closed by OnConnectionOpen
+	ended  chan struct{} // closed by OnConnectionClose
+	endErr error         // set before ended is closed
+}
+
+// Dial connects to addr and returns once the open exchange (TCP, TLS for
+// amqps, the protocol header, SASL, open) is complete; ctx bounds all of
+// it. addr is an amqp:// or amqps:// URL, with user:password for SASL
+// PLAIN and an optional port (5672, 5671), or a bare host:port.
+//
+// An error is a *DialError naming the stage that failed.
+func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
+	var o ConnOptions
+	if opts != nil {
+		o = *opts
+	}
+	t, err := parseAddr(addr, &o)
+	if err != nil {
+		return nil, &DialError{Addr: addr, Stage: "tcp", Err: err}
+	}
+	c := newConn(addr, &o)
+	c.t, c.rc = t, o.Reconnect
+	if err := c.dial(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// target is a parsed address.
+type target struct {
+	addr     string // as given
+	hostport string
+	host     string
+	tls      bool
+}
+
+func parseAddr(addr string, o *ConnOptions) (target, error) {
+	t := target{addr: addr}
+	if u, err := url.Parse(addr); err == nil && (u.Scheme == "amqp" || u.Scheme == "amqps") {
+		t.tls = u.Scheme == "amqps"
+		t.host = u.Hostname()
+		port := u.Port()
+		if port == "" {
+			port = "5672"
+			if t.tls {
+				port = "5671"
+			}
+		}
+		t.hostport = net.JoinHostPort(t.host, port)
+		if u.User != nil && o.SASLType == (SASLType{}) {
+			p, _ := u.User.Password()
+			o.SASLType = SASLTypePlain(u.User.Username(), p)
+		}
+		return t, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return t, errors.New("address is neither an amqp:// or amqps:// URL nor host:port: " + addr)
+	}
+	t.host, t.hostport = host, addr
+	return t, nil
+}
+
+func newConn(addr string, o *ConnOptions) *Conn {
+	return &Conn{addr: addr, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// dial makes the connection's next network connection.
+func (c *Conn) dial(ctx context.Context) error {
+	t, o := c.t, &c.opts
+	var dl net.Dialer
+	nc, err := dl.DialContext(ctx, "tcp", t.hostport)
+	if err != nil {
+		return &DialError{Addr: t.addr, Stage: "tcp", Err: err}
+	}
+	if t.tls {
+		cfg := o.TLSConfig
+		if cfg == nil {
+			cfg = &tls.Config{}
+		} else {
+			cfg = cfg.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = t.host
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return &DialError{Addr: t.addr, Stage: "tls", Err: err}
+		}
+		nc = tc
+	}
+	if o.HostName == "" {
+		o.HostName = t.host
+	}
+	return c.open(ctx, nc)
+}
+
+// NewConn runs a client connection over nc (already connected, TLS
+// already done if wanted) and returns once the open exchange is complete;
+// ctx bounds it. On an error nc is closed. An error is a *DialError.
+func NewConn(ctx context.Context, nc net.Conn, opts *ConnOptions) (*Conn, error) {
+	var o ConnOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Reconnect = nil // there is no address to dial again
+	c := newConn(nc.RemoteAddr().String(), &o)
+	if err := c.open(ctx, nc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var containerSeq atomic.Uint64
+
+// open runs the engine over nc and waits for the open exchange.
+func (c *Conn) open(ctx context.Context, nc net.Conn) error {
+	o := &c.opts
+	cfg := engine.Config{ContainerID: o.ContainerID, Hostname: o.HostName, IdleTimeout: o.IdleTimeout,
+		MaxFrameSize: o.MaxFrameSize, MaxMessageSize: o.MaxMessageSize,
+		// ctx bounds the open exchange, not the engine's own time-out.
+		HandshakeTimeout: 24 * time.Hour}
+	if cfg.ContainerID == "" {
+		o.ContainerID = "amqpsax-client-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(containerSeq.Add(1), 10)
+		cfg.ContainerID = o.ContainerID
+	}
+	switch st := o.SASLType; {
+	case st.none:
+		cfg.NoSASL = true
+	case st.mech != "":
+		cfg.Mechanism, cfg.Username, cfg.Password = st.mech, st.user, st.pass
+	}
+	tap := &tapConn{Conn: nc}
+	tap.tracking.Store(true)
+	c.mu.Lock()
+	c.gens++
+	g := &gen{c: c, n: c.gens, tap: tap, opened: make(chan struct{}), ended: make(chan struct{})}
+	c.mu.Unlock()
+	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
+	go g.d.Run(context.Background())
+	var err error
+	select {
+	case <-g.opened:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case c.closing:
+			nc.Close()
+			return ErrClosed
+		case g.endErr != nil:
+			return &DialError{Addr: c.addr, Stage: "open", Err: g.endErr}
+		case c.wantPending:
+			c.pending = g
+		default:
+			c.g = g
+		}
+		return nil
+	case <-g.ended:
+		<-g.d.Done()
+		err = g.endErr
+	case <-ctx.Done():
+		nc.Close() // the driver sees the stream end at once
+		<-g.d.Done()
+		return &DialError{Addr: c.addr, Stage: tap.stage(), Err: ctxErr(ctx)}
+	}
+	var ce *Error
+	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
+		return &DialError{Addr: c.addr, Stage: "sasl", Err: err}
+	}
+	return &DialError{Addr: c.addr, Stage: tap.stage(), Err: err}
+}
+
+// Err returns why the connection ended, or nil while it is up.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Done is closed when the connection has ended (Err tells why).
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// current returns the connection up, waiting within ctx while it is
+// being dialled again.
+func (c *Conn) current(ctx context.Context) (*gen, error) {
+	for {
+		c.mu.Lock()
+		g, up := c.g, c.up
+		c.mu.Unlock()
+		if g != nil {
+			return g, nil
+		}
+		if up == nil {
+			return nil, c.endErr()
+		}
+		select {
+		case <-up:
+		case <-c.done:
+			return nil, c.endErr()
+		case <-ctx.Done():
+			return nil, ctxErr(ctx)
+		}
+	}
+}
+
+// do runs f on the goroutine of the connection up; false if there is
+// none (ended, or being dialled again).
+func (c *Conn) do(f func(*engine.Conn)) bool {
+	c.mu.Lock()
+	g := c.g
+	c.mu.Unlock()
+	return g != nil && g.d.Do(f)
+}
+
+// call runs f on the connection's goroutine and waits for it (or ctx, or
+// the end of the connection), waiting first, with Reconnect, for a
+// connection to be up.
+func (c *Conn) call(ctx context.Context, f func(*engine.Conn) error) error {
+	_, err := c.callGen(ctx, f)
+	return err
+}
+
+// callGen is call, and returns the connection f ran on.
+func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, error) {
+	for {
+		g, err := c.current(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res := make(chan error, 1)
+		if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
+			<-g.ended
+			continue // lost meanwhile: the next one
+		}
+		select {
+		case err := <-res:
+			return g, err
+		case <-ctx.Done():
+			return g, ctxErr(ctx)
+		case <-g.ended:
+			select {
+			case err := <-res:
+				return g, err
+			default:
+				return g, g.endErr
+			}
+		}
+	}
+}
+
+// endErr is the error of calls on an ended connection.
+func (c *Conn) endErr() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// Close closes the connection and waits for the peer's close, at most
+// engine.CloseWait; then the network connection is closed and the
+// connection's goroutines have ended. Every call still blocked returns
+// ErrClosed. It returns nil after a clean close, else the connection's
+// error (a second Close returns the first's).
+func (c *Conn) Close() error { return c.CloseContext(context.Background()) }
+
+// CloseContext is Close with ctx bounding the wait for the peer's close:
+// when ctx ends first, the network connection is closed at once and ctx's
+// error returned.
+func (c *Conn) CloseContext(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.closing {
+		c.closing = true
+		close(c.stop)
+	}
+	g := c.g
+	c.mu.Unlock()
+	var err error
+	if g != nil {
+		g.d.Do(func(ec *engine.Conn) {
+			if ec.Close(nil) != nil {
+				ec.CloseRead()
+			}
+		})
+		select {
+		case <-g.d.Done():
+		case <-ctx.Done():
+			g.tap.Conn.Close()
+			<-g.d.Done()
+			err = ctxErr(ctx)
+		}
+	}
+	c.redial.Wait() // a dial again under way gives up
+	c.finish(ErrClosed)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == ErrClosed {
+		return nil
+	}
+	return c.err
+}
+
+// finish ends the connection for good with err (unless it has ended):
+// what waited for a connection to be dialled again ends with it.
+func (c *Conn) finish(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	c.g = nil
+	up := c.up
+	c.up = nil
+	ss := c.sessions
+	c.sessions = nil
+	c.mu.Unlock()
+	// Sessions and links waiting for a new connection end here; no
+	// connection goroutine runs now.
+	for _, s := range ss {
+		s.endAll(err)
+	}
+	close(c.done)
+	if up != nil {
+		close(up)
+	}
+}
+
+// NewSession begins a session and returns once the peer has answered;
+// ctx bounds the wait. A session the peer refuses (an end after its
+// begin, or the connection closed under it) returns an *Error with the
+// peer's condition. opts may be nil.
+func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, error) {
+	s := &Session{c: c, begun: make(chan struct{}), done: make(chan struct{})}
+	if opts != nil {
+		s.opts = *opts
+	}
+	g, err := c.callGen(ctx, s.begin)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.waitBegun(ctx, g); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g != g {
+		return nil, c.lostOr(g)
+	}
+	c.sessions = append(c.sessions, s)
+	return s, nil
+}
+
+// lostOr is the error of a call whose connection g was lost: g's error.
+func (c *Conn) lostOr(g *gen) error {
+	if g.endErr != nil {
+		return g.endErr
+	}
+	return ErrClosed
+}
+
+// handler receives the engine's events on the connection's goroutine.
+type handler struct {
+	engine.NopHandler
+	g *gen
+}
+
+func (h *handler) OnConnectionOpen(ec *engine.Conn) {
+	h.g.tap.tracking.Store(false)
+	close(h.g.opened)
+}
+
+func (h *handler) OnConnectionClose(ec *engine.Conn, e *engine.Error) {
+	g := h.g
+	c := g.c
+	c.mu.Lock()
+	var err error
+	switch {
+	case e != nil && !(c.closing && !e.Remote):
+		// (the engine's own error while this end closes, such as the
+		// stream ending before the peer's close: the close is clean)
+		err = fromEngine(e, ScopeConn)
+	default:
+		err = ErrClosed
+	}
+	g.endErr = err
+	current := c.g == g
+	if current {
+		c.g = nil
+	}
+	if c.pending == g {
+		c.pending = nil // the dial again in progress tries once more
+	}
+	again := current && c.rc != nil && !c.closing && c.err == nil
+	if again {
+		c.lostErr = err
+		c.up = make(chan struct{})
+		c.redial.Add(1)
+	}
+	c.mu.Unlock()
+	close(g.ended)
+	switch {
+	case again:
+		go c.dialAgain()
+	case current:
+		c.finish(err)
+	}
+}
+
+func (h *handler) OnSessionBegin(es *engine.Session) {
+	s, ok := es.Context.(*Session)
+	if !ok {
+		es.End(engine.NewError(frame.CondNotAllowed, "a client takes no sessions it did not begin"))
+		return
+	}
+	close(s.begun)
+}
+
+func (h *handler) OnSessionEnd(es *engine.Session, e *engine.Error) {
+	if s, ok := es.Context.(*Session); ok {
+		if es.Conn().Closed() && h.g.c.reconnecting() {
+			s.es = nil // begun again on the next connection
+			return
+		}
+		s.ended(linkEndErr(nil, es, ScopeSession))
+	}
+}
+
+func (h *handler) OnLinkAttach(l *engine.Link) {
+	switch x := l.Context.(type) {
+	case *Sender:
+		x.attached(l)
+	case *Receiver:
+		x.attached(l)
+	default:
+		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
+	}
+}
+
+func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
+	err := linkEndErr(e, l.Session(), ScopeLink)
+	lost := l.Conn().Closed() && h.g.c.reconnecting()
+	switch x := l.Context.(type) {
+	case *Sender:
+		if lost {
+			x.lost(l, err)
+		} else {
+			x.ended(err)
+		}
+	case *Receiver:
+		if lost {
+			x.lost(l, err)
+		} else {
+			x.ended(err)
+		}
+	}
+}
+
+func (h *handler) OnFlow(l *engine.Link) {
+	switch x := l.Context.(type) {
+	case *Sender:
+		x.pump()
+	case *Receiver:
+		x.flowed()
+	}
+}
+
+func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
+	if r, ok := l.Context.(*Receiver); ok {
+		r.delivered(&d)
+	}
+}
+
+func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
+	if s, ok := l.Context.(*Sender); ok {
+		s.disposed(&d)
+	}
+}
+
+func (h *handler) OnWritable(ec *engine.Conn) {
+	c := h.g.c
+	c.mu.Lock()
+	ss := c.sessions
+	c.mu.Unlock()
+	for _, s := range ss {
+		s.mu.Lock()
+		snd := s.senders
+		s.mu.Unlock()
+		for _, x := range snd {
+			x.pump()
+		}
+	}
+}
+
+// linkEndErr is the error a link or session ended with: its own, else
+// that of what ended under it — the session's, then the connection's,
+// which the engine hands down (OnLinkDetach and OnSessionEnd carry the
+// same *engine.Error, so the scope is told by identity) — else
+// ErrClosed. A connection this end closed ended nothing in error.
+func linkEndErr(e *engine.Error, es *engine.Session, scope Scope) error {
+	ec := es.Conn()
+	if ce := ec.Err(); ec.Closed() && ce != nil && (e == nil || e == ce) {
+		if !ce.Remote && closingConn(es) {
+			return ErrClosed
+		}
+		return fromEngine(ce, ScopeConn)
+	}
+	if se := es.Err(); scope == ScopeLink && se != nil && (e == nil || e == se) {
+		return fromEngine(se, ScopeSession)
+	}
+	if e != nil {
+		return fromEngine(e, scope)
+	}
+	return ErrClosed
+}
+
+// closingConn reports a connection this end is closing (its loss is then
+// no error).
+func closingConn(es *engine.Session) bool {
+	if s, ok := es.Context.(*Session); ok {
+		s.c.mu.Lock()
+		defer s.c.mu.Unlock()
+		return s.c.closing
+	}
+	return false
+}
+
+// reconnecting reports a connection that dials again when it is lost
+// (and is not being closed).
+func (c *Conn) reconnecting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rc != nil && !c.closing && c.err == nil
+}
+
+// tapConn is the network connection the engine reads; until the open, it
+// follows the peer's bytes to tell which stage of the exchange a failure
+// came in: the protocol header, SASL, or the open.
+type tapConn struct {
+	net.Conn
+	tracking atomic.Bool
+	st       atomic.Int32 // stage*
+	// followed on the reader's goroutine only
+	hdr  int // bytes of a protocol header seen
+	fh   [11]byte
+	fn   int    // bytes of the frame header (and descriptor) seen
+	skip uint32 // bytes of the current frame left to skip
+}
+
+const (
+	stageHeader int32 = iota
+	stageSASL
+	stageOpen
+)
+
+func (t *tapConn) stage() string {
+	switch t.st.Load() {
+	case stageSASL:
+		return "sasl"
+	case stageOpen:
+		return "open"
+	}
+	return "header"
+}
+
+func (t *tapConn) Read(b []byte) (int, error) {
+	n, err := t.Conn.Read(b)
+	if n > 0 && t.tracking.Load() {
+		t.follow(b[:n])
+	}
+	return n, err
+}
+
+// follow walks the peer's bytes: a protocol header ("AMQP" id 1.0.0),
+// then, after the SASL one, SASL frames until the outcome (descriptor
+// 0x44), then the AMQP header.
+func (t *tapConn) follow(p []byte) {
+	for len(p) > 0 {
+		switch st := t.st.Load(); {
+		case st == stageOpen:
+			return
+		case t.hdr < 8:
+			k := min(8-t.hdr, len(p))
+			copy(t.fh[t.hdr:], p[:k])
+			t.hdr += k
+			p = p[k:]
+			if t.hdr < 8 {
+				return
+			}
+			// "AMQP", then the protocol id: 3 SASL, 0 AMQP
+			switch {
+			case string(t.fh[:4]) != "AMQP":
+				t.tracking.Store(false) // not AMQP: the header stage failed
+				return
+			case t.fh[4] == 3:
+				t.st.Store(stageSASL)
+			default:
+				t.st.Store(stageOpen)
+			}
+		case t.skip > 0:
+			k := uint32(min(uint64(t.skip), uint64(len(p))))
+			t.skip -= k
+			p = p[k:]
+		default:
+			k := min(len(t.fh)-t.fn, len(p))
+			copy(t.fh[t.fn:], p[:k])
+			t.fn += k
+			p = p[k:]
+			if t.fn < len(t.fh) {
+				return
+			}
+			size := uint32(t.fh[0])<<24 | uint32(t.fh[1])<<16 | uint32(t.fh[2])<<8 | uint32(t.fh[3])
+			t.fn = 0
+			if size > uint32(len(t.fh)) {
+				t.skip = size - uint32(len(t.fh))
+			}
+			if t.fh[8] == 0x00 && t.fh[9] == 0x53 && t.fh[10] == 0x44 { // sasl-outcome
+				t.hdr = 0 // the AMQP header follows
+				t.st.Store(stageOpen)
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,398 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/message"
+)
+
+// exampleURL starts the tests' in-memory broker (queues by address) on
+// a loopback port: the examples run against it.
+func exampleURL() (string, func()) {
+	b, err := newBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b.url(), b.close
+}
+
+// Send a message and receive it back: the whole program.
+func Example() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("order 1")}}}
+	if err := snd.Send(ctx, &msg, nil); err != nil { // waits for the outcome
+		log.Fatal(err)
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	d, err := rcv.Receive(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s\n", d.Message.Body.Data[0])
+	if err := d.Accept(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: order 1
+}
+
+// Dial takes amqp:// and amqps:// URLs (user:password for SASL PLAIN) or
+// host:port, and returns once the peer has opened; its errors name the
+// stage that failed.
+func ExampleDial() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := client.Dial(ctx, "amqp://user:secret@127.0.0.1:1", nil) // nothing listens on port 1
+	var de *client.DialError
+	if errors.As(err, &de) {
+		fmt.Println("failed at", de.Stage)
+	}
+	// Output: failed at tcp
+}
+
+// Sessions carry links; Close ends one and waits for the peer's answer.
+func ExampleConn_NewSession() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(s.Close(ctx), c.Close())
+	// Output: <nil> <nil>
+}
+
+// A link the peer refuses returns its condition.
+func ExampleSession_NewSender() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = s.NewSender(ctx, "refuse/orders", nil) // the example broker refuses refuse/…
+	var e *client.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Condition, "-", e.Description)
+	}
+	// Output: amqp:not-found - no node refuse/orders
+}
+
+// Send returns the outcome: released, rejected and modified are errors.
+func ExampleSender_Send() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "release/orders", nil) // the example broker releases every message here
+	if err != nil {
+		log.Fatal(err)
+	}
+	msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("order 1")}}}
+	err = snd.Send(ctx, &msg, nil)
+	fmt.Println(errors.Is(err, client.ErrReleased), err)
+	// Output: true client: message released
+}
+
+// SendAsync pipelines: many messages in flight on one link, one goroutine,
+// each outcome waited for later.
+func ExampleSender_SendAsync() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var pending []client.Pending
+	var msg message.Message
+	for i := range 1000 {
+		msg.Body = message.Body{Kind: message.BodyData, Data: [][]byte{fmt.Appendf(nil, "order %d", i)}}
+		p, err := snd.SendAsync(ctx, &msg, nil) // msg is encoded: reuse it
+		if err != nil {
+			log.Fatal(err)
+		}
+		pending = append(pending, p)
+	}
+	accepted := 0
+	for _, p := range pending {
+		if p.Wait(ctx) == nil {
+			accepted++
+		}
+	}
+	fmt.Println(accepted, "accepted")
+	// Output: 1000 accepted
+}
+
+// Receive returns deliveries to keep; settle each.
+func ExampleReceiver_Receive() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, body := range []string{"a", "b", "c"} {
+		msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte(body)}}}
+		if err := snd.Send(ctx, &msg, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var kept []*client.Delivery
+	for range 3 {
+		d, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		kept = append(kept, d)
+	}
+	kept[0].Accept(ctx)
+	kept[1].Release(ctx) // given back to the broker
+	kept[2].Reject(ctx, &client.Error{Condition: "amqp:precondition-failed", Description: "bad order"})
+	for _, d := range kept {
+		fmt.Printf("%s ", d.Message.Body.Data[0])
+	}
+	fmt.Println()
+	// Output: a b c
+}
+
+// ReceiveInto decodes into the caller's Delivery again and again:
+// nothing is allocated once it is warm.
+func ExampleReceiver_ReceiveInto() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range 3 {
+		msg := message.Message{Properties: &message.Properties{MessageID: message.UlongID(uint64(i))},
+			Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("x")}}}
+		if err := snd.Send(ctx, &msg, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var d client.Delivery // reused
+	for range 3 {
+		if err := rcv.ReceiveInto(ctx, &d, nil); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(d.Message.Properties.MessageID.Any(), " ")
+		d.Accept(ctx)
+	}
+	fmt.Println()
+	// Output: 0 1 2
+}
+
+// With manual credit the application grants each batch, and drains what
+// is left.
+func ExampleReceiver_IssueCredit() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 5 {
+		msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("x")}}}
+		if err := snd.Send(ctx, &msg, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: -1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rcv.IssueCredit(2)
+	for range 2 {
+		d, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		d.Accept(ctx)
+	}
+	// No credit is left; a drain confirms it.
+	fmt.Println(rcv.DrainCredit(ctx))
+	// Output: <nil>
+}
+
+// Close waits for the peer's close; every call still blocked returns
+// ErrClosed.
+func ExampleConn_Close() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rcv, err := s.NewReceiver(ctx, "empty", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { _, err := rcv.Receive(ctx, nil); done <- err }()
+	fmt.Println(c.Close(), <-done)
+	// Output: <nil> client: closed
+}
+
+// NewConn runs a client over a connection the caller made (a proxy, a
+// custom dialer, TLS set up by hand).
+func ExampleNewConn() {
+	url, stop := exampleURL()
+	defer stop()
+	ctx := context.Background()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(url, "amqp://"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := client.NewConn(ctx, nc, &client.ConnOptions{ContainerID: "my-client"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 100})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rcv.Address(), c.Close())
+	// Output: orders <nil>
+}
+
+// With Reconnect, a lost connection is dialled again and its links
+// attached again: the same sender goes on.
+func ExampleReconnectOptions() {
+	b, err := newBroker()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.close()
+	ctx := context.Background()
+	c, err := client.Dial(ctx, b.url(), &client.ConnOptions{
+		Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond, MaxAttempts: 10},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("order")}}}
+	fmt.Println("before:", snd.Send(ctx, &msg, nil))
+	b.vanish() // every connection of the broker cut
+	err = snd.Send(ctx, &msg, nil)
+	if err != nil {
+		// It went out as the connection was lost: its fate is
+		// unknown, so send it again.
+		err = snd.Send(ctx, &msg, nil)
+	}
+	fmt.Println("after:", err)
+	// Output:
+	// before: <nil>
+	// after: <nil>
+}

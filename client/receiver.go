@@ -1,0 +1,641 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+)
+
+// ReceiverOptions sets up a receiver; nil or the zero value works (credit
+// 1, a link named by the client).
+type ReceiverOptions struct {
+	// Name is the link's name; empty gives a unique one.
+	Name string
+	// Credit is the prefetch: the credit granted to the sender, and
+	// granted again once it is used up and Receive has taken half of
+	// it, so that at most Credit deliveries wait in the receiver. 0
+	// means 1; -1 means manual credit: the sender gets only what
+	// IssueCredit grants.
+	Credit int32
+	// RequestedSenderSettleMode asks the sender for a settle mode:
+	// SenderSettleModeSettled for deliveries sent settled (at most
+	// once: nothing to accept).
+	RequestedSenderSettleMode SenderSettleMode
+}
+
+// ReceiveOptions sets up one Receive; nil or the zero value works.
+type ReceiveOptions struct{}
+
+// Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
+// from any goroutine; concurrent Receives each get a different delivery.
+type Receiver struct {
+	s        *Session
+	address  string
+	prefetch uint32 // the prefetch; 0: manual credit
+	lo       engine.LinkOptions
+	l        *engine.Link
+
+	attachedCh chan struct{}
+	suspect    atomic.Bool // the peer's answer named no address: a detach may follow
+	done       chan struct{}
+	notify     chan struct{} // cap 1: a delivery has been queued
+	runFn      func(*engine.Conn)
+	kicked     atomic.Bool
+
+	mu       sync.Mutex
+	err      error
+	epoch    uint32       // attaches since the first: a Delivery of another cannot be settled
+	lostErr  error        // why the previous attach was lost
+	q        []inDelivery // deliveries not yet received, from head on
+	head     int
+	bufs     [][]byte // payload buffers to reuse
+	starved  bool     // a top-up waits for Receive to take deliveries
+	disp     []dispReq
+	issue    uint32 // IssueCredit's credit, not yet granted
+	drainReq bool
+	drained  chan struct{} // closed when the sender has answered a drain
+	draining bool          // the connection's goroutine asked for a drain
+
+	// Receive's storage for deliveries it hands out: carved from
+	// chunks, so that a kept delivery costs a fraction of a chunk.
+	slab  []Delivery
+	bytes []byte
+}
+
+// inDelivery is a delivery the connection's goroutine has copied and
+// queued for Receive.
+type inDelivery struct {
+	epoch   uint32
+	id      uint32
+	format  uint32
+	settled bool
+	tagLen  uint8
+	tag     [32]byte
+	buf     []byte
+}
+
+type dispReq struct {
+	epoch uint32
+	id    uint32
+	state frame.StateType
+	err   *Error
+	// modified
+	failed, undeliverable bool
+}
+
+// NewReceiver attaches a receiving link to the node at source (the
+// address of the source terminus) and returns once the peer has answered,
+// with the prefetch credit granted; ctx bounds the wait. A link the peer
+// refuses returns an *Error carrying the peer's condition, as NewSender
+// does. opts may be nil.
+func (s *Session) NewReceiver(ctx context.Context, source string, opts *ReceiverOptions) (*Receiver, error) {
+	var o ReceiverOptions
+	if opts != nil {
+		o = *opts
+	}
+	r := &Receiver{s: s, address: source, attachedCh: make(chan struct{}), done: make(chan struct{}),
+		notify: make(chan struct{}, 1)}
+	r.runFn = r.run
+	switch {
+	case o.Credit == 0:
+		r.prefetch = 1
+	case o.Credit > 0:
+		r.prefetch = uint32(o.Credit)
+	}
+	r.lo = engine.LinkOptions{Name: o.Name, Address: source, Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
+		Unsettled: o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
+	if r.lo.Name == "" {
+		r.lo.Name = linkName(s.c, "receiver")
+	}
+	g, err := s.c.callGen(ctx, r.attach)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitAttached(ctx, s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+		return nil, err
+	}
+	if err := s.register(g, func() { s.receivers = append(s.receivers, r) }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// attach attaches the link on the connection's goroutine.
+func (r *Receiver) attach(ec *engine.Conn) error {
+	s := r.s
+	if s.es == nil {
+		return ErrClosed
+	}
+	l, err := s.es.AttachReceiver(r.lo)
+	if err != nil {
+		if e := s.es.Err(); e != nil {
+			return fromEngine(e, ScopeSession)
+		}
+		return s.c.engineErr(ec, err)
+	}
+	l.Context = r
+	r.l = l
+	return nil
+}
+
+// attachOn attaches the link again on g, a connection dialled again; the
+// prefetch is granted again (manual credit: IssueCredit again).
+func (r *Receiver) attachOn(ctx context.Context, g *gen) error {
+	r.attachedCh = make(chan struct{})
+	if err := r.s.c.callOn(ctx, g, r.attach); err != nil {
+		return err
+	}
+	if err := waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+		return err
+	}
+	// A kick queued on the lost connection never ran: run here.
+	g.d.Do(r.runFn)
+	return nil
+}
+
+// lost runs on the connection's goroutine when the connection is lost
+// and will be dialled again: the deliveries waiting unsettled are
+// dropped (the peer delivers them again), and those received before can
+// no longer be settled (err).
+func (r *Receiver) lost(l *engine.Link, err error) {
+	if r.l != l {
+		return
+	}
+	r.l = nil
+	r.draining = false
+	r.mu.Lock()
+	r.epoch++
+	r.lostErr = err
+	kept := r.q[:0]
+	for _, in := range r.q[r.head:] {
+		if in.settled {
+			kept = append(kept, in)
+		} else {
+			r.bufs = append(r.bufs, in.buf)
+		}
+	}
+	clear(r.q[len(kept):])
+	r.q, r.head = kept, 0
+	r.disp = r.disp[:0]
+	r.issue = 0
+	r.starved = false
+	r.mu.Unlock()
+}
+
+func (r *Receiver) abandon() {
+	r.s.c.do(func(*engine.Conn) {
+		if r.l != nil {
+			r.l.Detach(nil)
+		}
+	})
+}
+
+// attached runs on the connection's goroutine at the peer's attach: a
+// refusing peer answers without a source, and detaches.
+func (r *Receiver) attached(l *engine.Link) {
+	src, ok := l.RemoteAttach().Source.Get()
+	if !ok {
+		return
+	}
+	r.suspect.Store(len(src.Address) == 0 && r.address != "" && !src.Dynamic)
+	if r.prefetch > 0 {
+		l.Flow(r.prefetch)
+	}
+	close(r.attachedCh)
+}
+
+// Address returns the source address the receiver was attached to.
+func (r *Receiver) Address() string { return r.address }
+
+// Err returns why the link ended (ErrClosed after Close), or nil while it
+// is attached.
+func (r *Receiver) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// delivered runs on the connection's goroutine for each delivery: its
+// bytes are copied into a buffer the receiver reuses and queued.
+func (r *Receiver) delivered(d *engine.Delivery) {
+	if d.Aborted {
+		r.topUp()
+		return
+	}
+	r.mu.Lock()
+	var buf []byte
+	if n := len(r.bufs); n > 0 {
+		buf = r.bufs[n-1]
+		r.bufs[n-1] = nil
+		r.bufs = r.bufs[:n-1]
+	}
+	in := inDelivery{epoch: r.epoch, id: d.DeliveryID, format: d.MessageFormat, settled: d.Settled, tagLen: uint8(min(len(d.DeliveryTag), 32)),
+		buf: append(buf[:0], d.Payload...)}
+	copy(in.tag[:], d.DeliveryTag)
+	if r.head > 0 && r.head == len(r.q) {
+		r.q, r.head = r.q[:0], 0
+	}
+	r.q = append(r.q, in)
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+	r.topUp()
+}
+
+// topUp grants credit again, up to the prefetch less the deliveries
+// waiting, once the sender has used up what it had and Receive has taken
+// at least half the prefetch. Credit is granted only while none is
+// outstanding, so that no transfer is in flight when the flow goes out:
+// topping up while transfers cross the flow is where peers disagree on
+// the credit left (RabbitMQ 3.10 then sends beyond it, and the engine
+// detaches with amqp:link:transfer-limit-exceeded). It costs one round
+// trip per prefetch's worth of deliveries. It runs on the connection's
+// goroutine.
+func (r *Receiver) topUp() {
+	l := r.l
+	if r.prefetch == 0 || l == nil || r.draining {
+		return
+	}
+	r.mu.Lock()
+	waiting := uint32(len(r.q) - r.head)
+	want := r.prefetch - min(waiting, r.prefetch)
+	cur := l.Credit()
+	starve := false
+	if want > cur && cur == 0 && want >= (r.prefetch+1)/2 {
+		r.mu.Unlock()
+		l.Flow(want)
+		return
+	}
+	if cur < (r.prefetch+1)/2 {
+		starve = true // Receive tops up once it has taken enough
+	}
+	r.starved = starve
+	r.mu.Unlock()
+}
+
+// Receive returns the next delivery, waiting for one within ctx. The
+// delivery and its message are the caller's to keep: it shares nothing
+// with the receiver. Accept, Reject, Release or Modify it (unless the
+// sender settled it: Settled). It returns ctx's error when ctx ends first,
+// and the link's error once it has ended and every delivery that came
+// before has been received. A delivery whose message does not decode is
+// returned with the error (its Message empty, Payload its bytes): reject
+// it. opts may be nil.
+//
+// Each delivery costs about one allocation (the message's body slice;
+// the Delivery and its bytes are carved from chunks the receiver
+// allocates now and then). ReceiveInto reuses a Delivery and allocates
+// nothing.
+func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Delivery, error) {
+	var in inDelivery
+	if err := r.next(ctx, &in); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.slab) == 0 {
+		r.slab = make([]Delivery, 16)
+	}
+	d := &r.slab[0]
+	r.slab = r.slab[1:]
+	n := len(in.buf) + int(in.tagLen)
+	if len(r.bytes) < n {
+		r.bytes = make([]byte, max(n, 32<<10))
+	}
+	b := r.bytes[:n:n]
+	r.bytes = r.bytes[n:]
+	r.mu.Unlock()
+	copy(b, in.buf)
+	copy(b[len(in.buf):], in.tag[:in.tagLen])
+	r.release(in.buf)
+	d.fill(r, &in, b[len(in.buf):])
+	if err := d.Message.DecodeNoCopy(b[:len(in.buf)]); err != nil {
+		d.payload = b[:len(in.buf)]
+		return d, err
+	}
+	return d, nil
+}
+
+// ReceiveInto is Receive into a Delivery the caller reuses: its Message
+// is decoded into again (Message.Decode: storage reused), so that, once
+// warm, receiving allocates nothing. What d held before is overwritten:
+// keep nothing of it past the call. A nil or zero *Delivery works.
+func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOptions) error {
+	var in inDelivery
+	if err := r.next(ctx, &in); err != nil {
+		return err
+	}
+	d.tagBuf = append(d.tagBuf[:0], in.tag[:in.tagLen]...)
+	d.fill(r, &in, d.tagBuf)
+	err := d.Message.Decode(in.buf)
+	if err != nil {
+		d.payload = append(d.payload[:0], in.buf...)
+	}
+	r.release(in.buf)
+	return err
+}
+
+// next takes the next delivery off the queue, waiting within ctx.
+func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
+	for {
+		r.mu.Lock()
+		if r.head < len(r.q) {
+			*in = r.q[r.head]
+			r.q[r.head] = inDelivery{}
+			r.head++
+			more := r.head < len(r.q)
+			kick := false
+			if r.starved && uint32(len(r.q)-r.head) <= r.prefetch/2 {
+				r.starved = false
+				kick = true
+			}
+			r.mu.Unlock()
+			if more {
+				select {
+				case r.notify <- struct{}{}:
+				default:
+				}
+			}
+			if kick {
+				r.kick()
+			}
+			return nil
+		}
+		err := r.err
+		r.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if e := ctx.Err(); e != nil {
+			return ctxErr(ctx)
+		}
+		select {
+		case <-r.notify:
+		case <-r.done:
+		case <-ctx.Done():
+			return ctxErr(ctx)
+		}
+	}
+}
+
+func (r *Receiver) release(buf []byte) {
+	r.mu.Lock()
+	r.bufs = append(r.bufs, buf)
+	r.mu.Unlock()
+}
+
+func (r *Receiver) kick() {
+	if r.kicked.CompareAndSwap(false, true) && !r.s.c.do(r.runFn) {
+		r.kicked.Store(false)
+	}
+}
+
+// run is queued on the connection's goroutine (at most once at a time):
+// dispositions, credit, drains.
+func (r *Receiver) run(*engine.Conn) {
+	r.kicked.Store(false)
+	l := r.l
+	if l == nil {
+		return // lost: attached again later
+	}
+	r.mu.Lock()
+	disp := r.disp
+	r.disp = nil
+	issue := r.issue
+	r.issue = 0
+	drain := r.drainReq
+	r.drainReq = false
+	r.mu.Unlock()
+	for i := range disp {
+		dr := &disp[i]
+		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable}
+		if dr.err != nil {
+			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
+		}
+		l.Dispose(dr.id, st, true)
+		disp[i] = dispReq{}
+	}
+	r.mu.Lock()
+	if r.disp == nil {
+		r.disp = disp[:0] // reuse the storage
+	}
+	r.mu.Unlock()
+	if issue > 0 {
+		l.Flow(l.Credit() + issue)
+	}
+	if drain {
+		if l.Credit() == 0 {
+			r.drainedNow()
+		} else {
+			r.draining = true
+			l.DrainCredit()
+		}
+	}
+	r.topUp()
+}
+
+// flowed runs on the connection's goroutine at the sender's flow.
+func (r *Receiver) flowed() {
+	if r.draining && r.l != nil && r.l.Credit() == 0 {
+		r.draining = false
+		r.drainedNow()
+	}
+}
+
+func (r *Receiver) drainedNow() {
+	r.mu.Lock()
+	ch := r.drained
+	r.drained = nil
+	r.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
+// IssueCredit grants the sender credit for n more deliveries; only with
+// manual credit (ReceiverOptions.Credit -1).
+func (r *Receiver) IssueCredit(n uint32) error {
+	if r.prefetch != 0 {
+		return errors.New("client: IssueCredit needs manual credit (ReceiverOptions.Credit -1)")
+	}
+	r.mu.Lock()
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return err
+	}
+	r.issue += n
+	r.mu.Unlock()
+	r.kick()
+	return nil
+}
+
+// DrainCredit asks the sender to use up the credit granted, or give it
+// back (a flow with drain, part 2 §2.6.7), and waits within ctx for its
+// answer; then no credit is left. Only with manual credit.
+func (r *Receiver) DrainCredit(ctx context.Context) error {
+	if r.prefetch != 0 {
+		return errors.New("client: DrainCredit needs manual credit (ReceiverOptions.Credit -1)")
+	}
+	r.mu.Lock()
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return err
+	}
+	if r.drained == nil {
+		r.drained = make(chan struct{})
+	}
+	ch := r.drained
+	r.drainReq = true
+	r.mu.Unlock()
+	r.kick()
+	select {
+	case <-ch:
+		return nil
+	case <-r.done:
+		return r.Err()
+	case <-ctx.Done():
+		return ctxErr(ctx)
+	}
+}
+
+// dispose queues a disposition for the connection's goroutine. In
+// receiver settle mode first (the client's), the disposition settles the
+// delivery as it is sent: there is no answer to wait for.
+func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
+	if err := ctx.Err(); err != nil {
+		return ctxErr(ctx)
+	}
+	r.mu.Lock()
+	if r.err != nil {
+		err := r.err
+		r.mu.Unlock()
+		return err
+	}
+	if dr.epoch != r.epoch {
+		r.mu.Unlock()
+		return r.lostErr // received on a link since lost
+	}
+	r.disp = append(r.disp, dr)
+	r.mu.Unlock()
+	r.kick()
+	return nil
+}
+
+// ended runs on the connection's goroutine when the link has ended.
+func (r *Receiver) ended(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	ch := r.drained
+	r.drained = nil
+	r.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	r.s.removeReceiver(r)
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+}
+
+// Close detaches the link (closing it) and waits for the peer's detach
+// within ctx. Deliveries not yet received are dropped: the peer settles
+// them as it sees fit (a broker delivers them again). It returns nil
+// after a clean detach, else the link's error.
+func (r *Receiver) Close(ctx context.Context) error {
+	return closeLink(ctx, r.s.c, func() *engine.Link { return r.l }, r.done, r.Err)
+}
+
+// Delivery is a message received, with its delivery's fields (part 2
+// §2.7.5). Settle it with Accept, Reject, Release or Modify, unless the
+// sender sent it settled.
+type Delivery struct {
+	// Message is the message, decoded.
+	Message message.Message
+	// DeliveryID is the delivery-id.
+	DeliveryID uint32
+	// DeliveryTag is the delivery-tag.
+	DeliveryTag []byte
+	// MessageFormat is the message-format (0 for an AMQP message).
+	MessageFormat uint32
+	// Settled reports that the sender settled it: there is no outcome
+	// to give.
+	Settled bool
+
+	r       *Receiver
+	epoch   uint32
+	tagBuf  []byte
+	payload []byte // a message that did not decode
+}
+
+func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {
+	d.r, d.epoch, d.DeliveryID, d.MessageFormat, d.Settled, d.DeliveryTag = r, in.epoch, in.id, in.format, in.settled, tag
+	d.payload = d.payload[:0]
+}
+
+// Payload returns the message as encoded (for a message that did not
+// decode too).
+func (d *Delivery) Payload() []byte {
+	if b := d.Message.Bytes(); b != nil {
+		return b
+	}
+	return d.payload
+}
+
+// Accept accepts and settles the delivery (part 3 §3.4.2). The
+// disposition is final as it is sent (receiver settle mode first), so
+// Accept queues it to the connection and returns without a round trip;
+// an error says the link had ended (the peer settles the delivery as it
+// sees fit, a broker delivers it again), or ctx had. Settled deliveries
+// need none: Accept does nothing.
+func (d *Delivery) Accept(ctx context.Context) error {
+	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateAccepted})
+}
+
+// Reject rejects and settles the delivery (part 3 §3.4.3) with e, which
+// may be nil, as Accept does.
+func (d *Delivery) Reject(ctx context.Context, e *Error) error {
+	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateRejected, err: e})
+}
+
+// Release releases and settles the delivery (part 3 §3.4.4): the sender
+// may deliver it again, here or elsewhere.
+func (d *Delivery) Release(ctx context.Context) error {
+	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateReleased})
+}
+
+// ModifyOptions is the modified outcome's fields (part 3 §3.4.5).
+type ModifyOptions struct {
+	// DeliveryFailed counts a failed delivery attempt.
+	DeliveryFailed bool
+	// UndeliverableHere asks the sender not to deliver it on this link
+	// again.
+	UndeliverableHere bool
+}
+
+// Modify gives the delivery the modified outcome and settles it.
+func (d *Delivery) Modify(ctx context.Context, o ModifyOptions) error {
+	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere})
+}
+
+func (d *Delivery) settle(ctx context.Context, dr dispReq) error {
+	if d.r == nil {
+		return errors.New("client: not a received delivery")
+	}
+	if d.Settled {
+		return nil
+	}
+	dr.epoch = d.epoch
+	return d.r.dispose(ctx, dr)
+}

@@ -1,0 +1,603 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+)
+
+// SenderSettleMode is a sender's settle mode (part 2 §2.8.2): whether its
+// deliveries go settled (fire and forget), unsettled (each outcome
+// awaited), or either, as each Send asks.
+type SenderSettleMode uint8
+
+// The sender settle modes. The zero value is mixed.
+const (
+	SenderSettleModeMixed SenderSettleMode = iota
+	SenderSettleModeUnsettled
+	SenderSettleModeSettled
+)
+
+// SenderOptions sets up a sender; nil or the zero value works (a link
+// named by the client, settle mode mixed, Send unsettled).
+type SenderOptions struct {
+	// Name is the link's name; empty gives a unique one.
+	Name string
+	// SettlementMode is the sender settle mode asked for.
+	SettlementMode SenderSettleMode
+}
+
+// SendOptions sets up one Send; nil sends unsettled (settle mode mixed or
+// unsettled) or settled (settle mode settled).
+type SendOptions struct {
+	// Settled sends the message settled (pre-settled): Send returns once
+	// it has been handed to the connection, with no outcome. The link's
+	// settle mode must be mixed or settled.
+	Settled bool
+}
+
+// Sender is a sending link (part 2 §2.6). Its Send and SendAsync are safe
+// to call from any goroutine, concurrently: messages go out in the order
+// the calls queued them.
+type Sender struct {
+	s       *Session
+	address string
+	mode    SenderSettleMode
+	lo      engine.LinkOptions
+	l       *engine.Link // the connection's goroutine only
+
+	attachedCh chan struct{}
+	suspect    atomic.Bool   // the peer's answer named no address: a detach may follow
+	done       chan struct{} // closed when the link has ended: err is set
+	runFn      func(*engine.Conn)
+	kicked     atomic.Bool // runFn is queued on the connection's goroutine
+
+	mu      sync.Mutex
+	err     error
+	queue   []*sendReq // queued by callers, not yet taken by the connection
+	free    []*sendReq
+	maxSize uint64
+
+	// the connection's goroutine only
+	backlog  []*sendReq // taken, waiting for credit, window or output room
+	inflight map[uint32]*sendReq
+}
+
+// sendReq is one message on its way: encoded by the caller, sent by the
+// connection's goroutine, completed with its outcome. Its state says who
+// owns it; exactly one of caller and connection recycles it.
+type sendReq struct {
+	buf     []byte
+	settled bool
+	state   atomic.Int32
+	err     error
+	done    chan struct{} // cap 1: signalled once, when state becomes reqDone
+	gen     atomic.Uint32 // bumped at each reuse: a stale Pending sees it
+}
+
+const (
+	reqQueued    int32 = iota // in queue or backlog: nothing sent
+	reqSending                // the connection's goroutine is sending it now
+	reqSent                   // handed to the connection, outcome awaited
+	reqDone                   // complete: err is the outcome
+	reqAbandoned              // the caller gave up: whoever finishes recycles it
+)
+
+// NewSender attaches a sending link to the node at target (the address
+// of the target terminus) and returns once the peer has answered; ctx
+// bounds the wait. A link the peer refuses (an attach without a target
+// followed by a detach, a detach right after its attach, or its session
+// or connection ended under it) returns an *Error carrying the peer's
+// condition and description. opts may be nil.
+func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOptions) (*Sender, error) {
+	var o SenderOptions
+	if opts != nil {
+		o = *opts
+	}
+	snd := &Sender{s: s, address: target, mode: o.SettlementMode, attachedCh: make(chan struct{}),
+		done: make(chan struct{}), inflight: make(map[uint32]*sendReq)}
+	snd.runFn = snd.run
+	snd.lo = engine.LinkOptions{Name: o.Name, Address: target,
+		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
+	if snd.lo.Name == "" {
+		// A name of its own, kept when it is attached again.
+		snd.lo.Name = linkName(s.c, "sender")
+	}
+	g, err := s.c.callGen(ctx, snd.attach)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitAttached(ctx, s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
+		return nil, err
+	}
+	if err := s.register(g, func() { s.senders = append(s.senders, snd) }); err != nil {
+		return nil, err
+	}
+	return snd, nil
+}
+
+var linkSeq atomic.Uint64
+
+// linkName is a unique link name.
+func linkName(c *Conn, role string) string {
+	return c.opts.ContainerID + "-" + role + "-" + strconv.FormatUint(linkSeq.Add(1), 10)
+}
+
+// attach attaches the link on the connection's goroutine.
+func (snd *Sender) attach(ec *engine.Conn) error {
+	s := snd.s
+	if s.es == nil {
+		return ErrClosed
+	}
+	l, err := s.es.AttachSender(snd.lo)
+	if err != nil {
+		if e := s.es.Err(); e != nil {
+			return fromEngine(e, ScopeSession)
+		}
+		return s.c.engineErr(ec, err)
+	}
+	l.Context = snd
+	snd.l = l
+	return nil
+}
+
+// attachOn attaches the link again on g, a connection dialled again, and
+// sends what was queued meanwhile.
+func (snd *Sender) attachOn(ctx context.Context, g *gen) error {
+	snd.attachedCh = make(chan struct{})
+	if err := snd.s.c.callOn(ctx, g, snd.attach); err != nil {
+		return err
+	}
+	if err := waitAttached(ctx, snd.s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
+		return err
+	}
+	g.d.Do(snd.runFn) // and a kick queued on the lost connection never ran
+	return nil
+}
+
+// lost runs on the connection's goroutine when the connection is lost
+// and will be dialled again: messages in flight complete with err (their
+// outcome is unknown), those not yet sent wait for the link's next
+// attach.
+func (snd *Sender) lost(l *engine.Link, err error) {
+	if snd.l != l {
+		return
+	}
+	snd.l = nil
+	snd.mu.Lock()
+	snd.queue = append(snd.backlog, snd.queue...)
+	snd.backlog = nil
+	snd.mu.Unlock()
+	for id, r := range snd.inflight {
+		delete(snd.inflight, id)
+		snd.complete(r, err)
+	}
+}
+
+// refuseGrace is how long a link whose attach was answered with a
+// terminus without an address waits for the detach that refuses it
+// (Qpid Proton's python binding refuses so, its detach in a later
+// write).
+const refuseGrace = time.Second
+
+// waitAttached waits for a link's attach on g, then for the connection
+// to have handled what came with it (a detach in the same read refuses
+// it), and, for an answer that named no address, for refuseGrace.
+func waitAttached(ctx context.Context, c *Conn, g *gen, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
+	select {
+	case <-attached:
+	case <-done:
+		return errf()
+	case <-g.ended:
+		return c.lostOr(g)
+	case <-ctx.Done():
+		abandon()
+		return ctxErr(ctx)
+	}
+	if err := c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
+		abandon()
+		return err
+	}
+	if suspect.Load() {
+		t := time.NewTimer(refuseGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+			return errf()
+		case <-g.ended:
+			return c.lostOr(g)
+		case <-t.C:
+		case <-ctx.Done():
+			abandon()
+			return ctxErr(ctx)
+		}
+	}
+	select {
+	case <-done:
+		return errf()
+	default:
+		return nil
+	}
+}
+
+func (snd *Sender) abandon() {
+	snd.s.c.do(func(*engine.Conn) {
+		if snd.l != nil {
+			snd.l.Detach(nil)
+		}
+	})
+}
+
+// attached runs on the connection's goroutine at the peer's attach. A
+// peer that refuses the link answers without a target, and detaches.
+func (snd *Sender) attached(l *engine.Link) {
+	tgt, ok := l.RemoteAttach().Target.Get()
+	if !ok {
+		return
+	}
+	snd.suspect.Store(len(tgt.Address) == 0 && snd.address != "" && !tgt.Dynamic)
+	snd.mu.Lock()
+	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
+	snd.mu.Unlock()
+	close(snd.attachedCh)
+}
+
+// Address returns the target address the sender was attached to.
+func (snd *Sender) Address() string { return snd.address }
+
+// MaxMessageSize returns the largest message the peer takes (its
+// max-message-size; 0: no limit).
+func (snd *Sender) MaxMessageSize() uint64 {
+	snd.mu.Lock()
+	defer snd.mu.Unlock()
+	return snd.maxSize
+}
+
+// Err returns why the link ended (ErrClosed after Close), or nil while it
+// is attached.
+func (snd *Sender) Err() error {
+	snd.mu.Lock()
+	defer snd.mu.Unlock()
+	return snd.err
+}
+
+// Send sends msg and waits: for link credit, then, unsettled, for the
+// peer's outcome (settled, until it has been handed to the connection).
+// It returns nil for accepted; an *OutcomeError for rejected, released
+// or modified (errors.Is: ErrRejected, ErrReleased, ErrModified), never
+// nil; the *Error of the link, session or connection when it ends first.
+//
+// msg is encoded before Send returns or waits, so it may be reused as
+// soon as Send returns. opts may be nil.
+//
+// When ctx ends:
+//   - before the transfer (waiting for credit, window or output room):
+//     the message is not sent and never will be; Send returns ctx's
+//     error.
+//   - after the transfer, before the outcome: the message has gone to
+//     the connection and the peer may take it; Send returns an error
+//     matching both ErrOutcomeUnknown and ctx's error. The outcome, when
+//     it comes, settles the delivery and is dropped.
+//   - after the outcome: Send returns the outcome, as if ctx had not
+//     ended.
+//
+// An ended ctx given to Send sends nothing.
+func (snd *Sender) Send(ctx context.Context, msg *message.Message, opts *SendOptions) error {
+	p, err := snd.SendAsync(ctx, msg, opts)
+	if err != nil {
+		return err
+	}
+	r := p.r
+	select {
+	case <-r.done:
+		return snd.finish(r)
+	default:
+	}
+	select {
+	case <-r.done:
+		return snd.finish(r)
+	case <-ctx.Done():
+	}
+	for {
+		st := r.state.Load()
+		switch st {
+		case reqDone:
+			<-r.done
+			return snd.finish(r)
+		case reqSending:
+			runtime.Gosched() // the connection is in link.Send: a moment
+			continue
+		}
+		if r.state.CompareAndSwap(st, reqAbandoned) {
+			if st == reqQueued {
+				return ctxErr(ctx)
+			}
+			return unknownOutcome{ctxErr(ctx)}
+		}
+	}
+}
+
+// finish takes the outcome of a completed request and recycles it.
+func (snd *Sender) finish(r *sendReq) error {
+	err := r.err
+	snd.recycle(r)
+	return err
+}
+
+// Pending is a message SendAsync has queued: Wait gives its outcome. It
+// is a small value; copy it freely, but Wait for it once: after the
+// outcome, its storage is reused by the sender.
+type Pending struct {
+	snd *Sender
+	r   *sendReq
+	gen uint32
+}
+
+// ErrWaited is what Wait returns on a Pending whose outcome an earlier
+// Wait returned.
+var ErrWaited = errors.New("client: Pending waited for already")
+
+// Wait waits for the outcome of the message, within ctx, and returns it
+// as Send would. When ctx ends first it returns ctx's error and the
+// message stays on its way: Wait again for its outcome. Wait from one
+// goroutine at a time.
+func (p Pending) Wait(ctx context.Context) error {
+	r := p.r
+	if r == nil || r.gen.Load() != p.gen {
+		return ErrWaited
+	}
+	select {
+	case <-r.done: // the outcome first, whatever ctx says
+		return p.snd.finish(r)
+	default:
+	}
+	select {
+	case <-r.done:
+		return p.snd.finish(r)
+	case <-ctx.Done():
+		return ctxErr(ctx)
+	}
+}
+
+// SendAsync queues msg to be sent and returns at once, without waiting
+// for credit or the outcome: Pending.Wait gives the outcome. Messages go
+// out in the order they were queued, as credit allows, thousands in
+// flight on one link with no goroutine for each. msg is encoded before
+// SendAsync returns. ctx only bounds the call itself: an ended ctx queues
+// nothing.
+//
+// A Pending never waited for costs nothing but its memory, which the
+// garbage collector takes back.
+func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *SendOptions) (Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return Pending{}, ctxErr(ctx)
+	}
+	settled := snd.mode == SenderSettleModeSettled
+	if opts != nil && opts.Settled {
+		settled = true
+	}
+	snd.mu.Lock()
+	if snd.err != nil {
+		err := snd.err
+		snd.mu.Unlock()
+		return Pending{}, err
+	}
+	var r *sendReq
+	if n := len(snd.free); n > 0 {
+		r = snd.free[n-1]
+		snd.free[n-1] = nil
+		snd.free = snd.free[:n-1]
+	}
+	snd.mu.Unlock()
+	if r == nil {
+		r = &sendReq{done: make(chan struct{}, 1)}
+	}
+	var err error
+	if r.buf, err = msg.Append(r.buf[:0]); err != nil {
+		snd.recycle(r)
+		return Pending{}, err
+	}
+	r.settled = settled
+	r.state.Store(reqQueued)
+	p := Pending{snd: snd, r: r, gen: r.gen.Load()}
+	snd.mu.Lock()
+	if snd.err != nil {
+		err := snd.err
+		snd.mu.Unlock()
+		snd.recycle(r)
+		return Pending{}, err
+	}
+	snd.queue = append(snd.queue, r)
+	snd.mu.Unlock()
+	snd.kick()
+	return p, nil
+}
+
+// kick queues run on the connection's goroutine, unless it is queued.
+// With no connection up (ended: its events ended the link and took or
+// refused what was queued; or being dialled again: the next attach sends
+// it) it does nothing.
+func (snd *Sender) kick() {
+	if snd.kicked.CompareAndSwap(false, true) && !snd.s.c.do(snd.runFn) {
+		snd.kicked.Store(false)
+	}
+}
+
+func (snd *Sender) recycle(r *sendReq) {
+	r.gen.Add(1)
+	r.err = nil
+	snd.mu.Lock()
+	snd.free = append(snd.free, r)
+	snd.mu.Unlock()
+}
+
+// run is queued on the connection's goroutine by SendAsync (at most once
+// at a time).
+func (snd *Sender) run(*engine.Conn) {
+	snd.kicked.Store(false)
+	snd.pump()
+}
+
+// pump sends what is queued while the link has credit, the session window
+// and the output room. It runs on the connection's goroutine.
+func (snd *Sender) pump() {
+	l := snd.l
+	if l == nil {
+		return
+	}
+	snd.mu.Lock()
+	snd.backlog = append(snd.backlog, snd.queue...)
+	clear(snd.queue)
+	snd.queue = snd.queue[:0]
+	snd.mu.Unlock()
+	i := 0
+	for ; i < len(snd.backlog); i++ {
+		r := snd.backlog[i]
+		if !r.state.CompareAndSwap(reqQueued, reqSending) {
+			snd.recycle(r) // abandoned
+			continue
+		}
+		id, err := l.Send(nil, r.buf, r.settled)
+		switch err {
+		case nil:
+		case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
+			// OnFlow (credit, the window reopened, the busy delivery
+			// sent) or OnWritable resumes.
+			r.state.Store(reqQueued)
+			goto out
+		default:
+			r.state.Store(reqSent)
+			snd.complete(r, sendErr(l, err))
+			continue
+		}
+		r.state.Store(reqSent)
+		if r.settled {
+			snd.complete(r, nil)
+		} else {
+			snd.inflight[id] = r
+		}
+	}
+out:
+	n := copy(snd.backlog, snd.backlog[i:])
+	clear(snd.backlog[n:])
+	snd.backlog = snd.backlog[:n]
+}
+
+// sendErr is Send's error for an engine error that no waiting mends.
+func sendErr(l *engine.Link, err error) error {
+	switch err {
+	case engine.ErrMessageSize:
+		return ErrMessageSize
+	case engine.ErrState:
+		if e := l.Err(); e != nil {
+			return fromEngine(e, ScopeLink)
+		}
+		return ErrClosed
+	}
+	return errors.New("client: " + err.Error())
+}
+
+// complete gives r its outcome: the waiting caller wakes, or, if it gave
+// up, r is recycled here. It runs on the connection's goroutine.
+func (snd *Sender) complete(r *sendReq, err error) {
+	r.err = err
+	for {
+		st := r.state.Load()
+		if st == reqAbandoned {
+			snd.recycle(r)
+			return
+		}
+		if r.state.CompareAndSwap(st, reqDone) {
+			r.done <- struct{}{}
+			return
+		}
+	}
+}
+
+// disposed handles the peer's disposition of a delivery: a terminal
+// outcome, or settlement, completes it.
+func (snd *Sender) disposed(d *engine.Disposition) {
+	r := snd.inflight[d.ID]
+	if r == nil {
+		return
+	}
+	switch d.State.Type {
+	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
+	default:
+		if !d.Settled {
+			return // received, or a state of no outcome yet
+		}
+	}
+	delete(snd.inflight, d.ID)
+	snd.complete(r, outcome(&d.State))
+}
+
+// ended runs on the connection's goroutine when the link has ended:
+// everything queued or in flight completes with err.
+func (snd *Sender) ended(err error) {
+	snd.mu.Lock()
+	if snd.err == nil {
+		snd.err = err
+	}
+	err = snd.err
+	snd.backlog = append(snd.backlog, snd.queue...)
+	clear(snd.queue)
+	snd.queue = snd.queue[:0]
+	snd.mu.Unlock()
+	for _, r := range snd.backlog {
+		snd.complete(r, err)
+	}
+	clear(snd.backlog)
+	snd.backlog = snd.backlog[:0]
+	for id, r := range snd.inflight {
+		delete(snd.inflight, id)
+		snd.complete(r, err)
+	}
+	snd.s.removeSender(snd)
+	select {
+	case <-snd.done:
+	default:
+		close(snd.done)
+	}
+}
+
+// Close detaches the link (closing it) and waits for the peer's detach
+// within ctx. Messages still queued or awaiting their outcome complete
+// with ErrClosed. It returns nil after a clean detach, else the link's
+// error.
+func (snd *Sender) Close(ctx context.Context) error {
+	return closeLink(ctx, snd.s.c, func() *engine.Link { return snd.l }, snd.done, snd.Err)
+}
+
+// closeLink detaches a link and waits for it to end.
+func closeLink(ctx context.Context, c *Conn, l func() *engine.Link, done <-chan struct{}, errf func() error) error {
+	err := c.call(ctx, func(*engine.Conn) error {
+		if x := l(); x != nil {
+			x.Detach(nil)
+		}
+		return nil
+	})
+	if err != nil && err != ErrClosed {
+		var e *Error
+		if !errors.As(err, &e) {
+			return err
+		}
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctxErr(ctx)
+	}
+	if err := errf(); err != ErrClosed {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/Azure/go-amqp"
+	"github.com/stretchr/testify/require"
+)
+
+// start runs the broker with args (plus loopback ports) until the test
+// ends and returns its AMQP and metrics addresses.
+func start(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	type addrs struct{ amqp, metrics string }
+	ready := make(chan addrs, 1)
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() {
+		done <- run(ctx, append([]string{"-listen", "127.0.0.1:0", "-metrics", "127.0.0.1:0"}, args...), &out,
+			func(a, m string) { ready <- addrs{a, m} })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	select {
+	case a := <-ready:
+		return a.amqp, a.metrics
+	case err := <-done:
+		t.Fatalf("run: %v\n%s", err, out.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready")
+	}
+	return "", ""
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestBrokerWithGoAMQP(t *testing.T) {
+	addr, metrics := start(t, "-user", "alice:secret", "-max-queue", "1000")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := amqp.Dial(ctx, "amqp://"+addr, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain("alice", "wrong")})
+	require.Error(t, err, "a wrong password is refused")
+
+	conn, err := amqp.Dial(ctx, "amqp://"+addr, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain("alice", "secret")})
+	require.NoError(t, err)
+	defer conn.Close()
+	s, err := conn.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "orders", nil)
+	require.NoError(t, err)
+	for range 3 {
+		require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("order")), nil))
+	}
+	m := scrape(t, metrics)
+	require.Contains(t, m, `amqpbroker_queue_depth{queue="orders"} 3`)
+	require.Contains(t, m, `amqpbroker_queue_messages_total{event="enqueued",queue="orders"} 3`)
+	require.Contains(t, m, `amqpbroker_queue_producers{queue="orders"} 1`)
+	require.Contains(t, m, "amqpbroker_connections 1")
+	require.Contains(t, m, "go_goroutines")
+
+	rcv, err := s.NewReceiver(ctx, "orders", &amqp.ReceiverOptions{Credit: 10})
+	require.NoError(t, err)
+	for range 3 {
+		msg, err := rcv.Receive(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, "order", string(msg.GetData()))
+		require.NoError(t, rcv.AcceptMessage(ctx, msg))
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(scrape(t, metrics), `amqpbroker_queue_messages_total{event="accepted",queue="orders"} 3`)
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Contains(t, scrape(t, metrics), `amqpbroker_queue_depth{queue="orders"} 0`)
+
+	// a dynamic reply queue
+	reply, err := s.NewReceiver(ctx, "", &amqp.ReceiverOptions{DynamicAddress: true, Credit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, reply.Address())
+	rs, err := s.NewSender(ctx, reply.Address(), nil)
+	require.NoError(t, err)
+	require.NoError(t, rs.Send(ctx, amqp.NewMessage([]byte("reply")), nil))
+	msg, err := reply.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, "reply", string(msg.GetData()))
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key
+// to dir, returning their paths and a pool that trusts it.
+func writeCert(t *testing.T, dir string) (string, string, *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "amqpbroker test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+func TestTLSAndUsersFile(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := writeCert(t, dir)
+	users := filepath.Join(dir, "users")
+	require.NoError(t, os.WriteFile(users, []byte("# accounts\nbob:pw\n"), 0o600))
+	addr, _ := start(t, "-tls-cert", certFile, "-tls-key", keyFile, "-users", users)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := amqp.Dial(ctx, "amqps://"+addr, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain("bob", "pw"),
+		TLSConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}})
+	require.NoError(t, err)
+	defer conn.Close()
+	s, err := conn.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "secure", nil)
+	require.NoError(t, err)
+	require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("x")), nil))
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-tls-cert", "c.pem"},
+		{"-user", "nocolon"},
+		{"-tls-client-ca", "ca.pem"},
+		{"stray"},
+		{"-users", filepath.Join(t.TempDir(), "missing")},
+	} {
+		err := run(context.Background(), append([]string{"-listen", "127.0.0.1:0"}, args...), io.Discard, nil)
+		require.Error(t, err, "%q", args)
+	}
+}
