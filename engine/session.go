@@ -373,11 +373,13 @@ func (s *Session) onDisposition(body []byte) error {
 	}
 	c := s.c
 	// A transactional-state gives its outcome and txn-id (txn.go).
-	state, txnID := d.State, []byte(nil)
+	state := &d.State // no copy: a DeliveryState is large
+	var txnID []byte
 	if d.State.Type == frame.StateOther {
-		if state, txnID, err = txnDisposition(d.State); err != nil {
+		if c.txn.state, txnID, err = txnDisposition(d.State); err != nil {
 			return err
 		}
+		state = &c.txn.state
 	}
 	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(state.Type)
 	told := c.told[:0]
@@ -412,7 +414,7 @@ func (s *Session) onDisposition(body []byte) error {
 		if t.link.st.over() || t.link.hidden {
 			continue
 		}
-		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: state, TxnID: txnID, Settled: d.Settled})
+		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: *state, TxnID: txnID, Settled: d.Settled})
 	}
 	return nil
 }

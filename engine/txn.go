@@ -55,6 +55,7 @@ type Coordinator interface {
 type connTxn struct {
 	open    map[string]*Link
 	scratch []byte
+	state   frame.DeliveryState // the outcome of the disposition being reported (txnDisposition)
 }
 
 // txnCredit is the credit the engine keeps granted on a coordinator
