@@ -488,13 +488,14 @@ func (s *Session) onAttach(body []byte) error {
 			}
 		}
 		l = s.newLink(h, sender, a.Name, refuse == nil)
-		if refuse == nil && isCoordinatorTarget(&a) {
-			refuse = l.coordinatorAttach() // txn.go: the engine runs it, or refuses it
-		}
-		l.hidden = l.hidden || refuse != nil
+		l.hidden = refuse != nil
 		l.sndMode, l.rcvMode = a.SndSettleMode.Or(frame.SndMixed), a.RcvSettleMode
 		l.autoCredit = c.cfg.Credit
 		l.autoAccept = c.cfg.AutoAccept
+		if refuse == nil && isCoordinatorTarget(&a) {
+			refuse = l.coordinatorAttach() // txn.go: the engine runs it, or refuses it
+			l.hidden = true
+		}
 	}
 	l.held = linkCost + len(body)
 	for uint64(a.Handle) >= uint64(len(s.byRemote)) {

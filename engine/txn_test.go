@@ -104,9 +104,13 @@ func (h *txnSide) take() []string { l := h.log; h.log = nil; return l }
 // coordinator link, a sender to "q" and a receiver from "out", all
 // attached with credit.
 func txnPair(t *testing.T, tc *testCoordinator) (p *pipe, ch, sh *txnSide) {
+	return txnPairCredit(t, tc, 10)
+}
+
+func txnPairCredit(t *testing.T, tc *testCoordinator, credit uint32) (p *pipe, ch, sh *txnSide) {
 	ch, sh = &txnSide{}, &txnSide{}
 	var opened bool
-	p = newPipe(t, Config{}, Config{Credit: 10, Coordinator: tc}, &openHook{txnSide: ch, open: func(s *Session) {
+	p = newPipe(t, Config{}, Config{Credit: credit, Coordinator: tc}, &openHook{txnSide: ch, open: func(s *Session) {
 		_, err := s.AttachCoordinator(LinkOptions{Name: "ctrl"})
 		require.NoError(t, err)
 		_, err = s.AttachSender(LinkOptions{Name: "q-in", Address: "q"})
@@ -200,6 +204,15 @@ func TestTxnDeclareDischarge(t *testing.T) {
 	assert.Equal(t, "discharge t2 fail=false", tc.log[len(tc.log)-1])
 	assert.Nil(t, p.serr)
 	assert.Nil(t, p.cerr)
+}
+
+// TestTxnCoordinatorCredit: the engine grants a coordinator link its
+// own credit, whatever Config.Credit says (a broker grants none by
+// itself).
+func TestTxnCoordinatorCredit(t *testing.T) {
+	_, ch, _ := txnPairCredit(t, &testCoordinator{}, 0)
+	assert.Equal(t, uint32(txnCredit), ch.links["ctrl"].Credit())
+	assert.Zero(t, ch.links["q-in"].Credit())
 }
 
 // TestTxnRollbackOnDetach: the transactions a coordinator link declared
