@@ -118,7 +118,7 @@ type Link struct {
 	resumeMap            []byte
 	resumeInc            bool
 	resumeTags           map[string]struct{}
-	resuming             bool
+	special              *sendSpecial // set by SendTxn and SendResume around their Send
 	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window
@@ -724,6 +724,15 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 // Settle settles delivery id with no new state.
 func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryState{}, true) }
 
+// SetMessageFormat sets the message-format (part 2 §2.7.5) of the
+// deliveries the link sends from now on: 0, the default, is the
+// standard AMQP message; others are a vendor's (the top three bytes its
+// IANA enterprise number, the last the format's version).
+func (l *Link) SetMessageFormat(format uint32) { l.format = format }
+
+// MessageFormat returns what SetMessageFormat set.
+func (l *Link) MessageFormat() uint32 { return l.format }
+
 // Send sends a message on a sending link (part 2 §2.6.12): payload is its
 // encoded sections, tag the delivery-tag (nil: the delivery-id's 4
 // bytes), settled whether it goes presettled. It returns the
@@ -736,21 +745,6 @@ func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryStat
 // ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
 // ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
 func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
-	return l.send(tag, payload, settled, nil)
-}
-
-// SetMessageFormat sets the message-format (part 2 §2.7.5) of the
-// deliveries the link sends from now on: 0, the default, is the
-// standard AMQP message; others are a vendor's (the top three bytes its
-// IANA enterprise number, the last the format's version).
-func (l *Link) SetMessageFormat(format uint32) { l.format = format }
-
-// MessageFormat returns what SetMessageFormat set.
-func (l *Link) MessageFormat() uint32 { return l.format }
-
-// send is Send with the delivery's state on its first transfer (nil:
-// none), for SendTxn.
-func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryState) (uint32, error) {
 	s := l.s
 	c := s.c
 	switch {
@@ -788,20 +782,12 @@ func (l *Link) send(tag, payload []byte, settled bool, state *frame.DeliveryStat
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
 	var n int
-	if state == nil && !l.resuming {
+	if l.special == nil {
 		t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
 			MessageFormat: l.format, HasMessageFormat: true, Settled: settled}
 		n = l.writeTransfer(&t, payload)
 	} else {
-		// A transactional or resumed delivery (txn.go, recover.go): its
-		// first transfer carries the state or resume, which a
-		// TransferHead does not.
-		t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-			MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.resuming}
-		if state != nil {
-			t.State = *state
-		}
-		n = l.writeFirstTransfer(&t, payload)
+		n = l.writeSpecial(id, tag, payload, settled)
 	}
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
@@ -847,6 +833,15 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 			return sent
 		}
 	}
+}
+
+// writeSpecial is Send's writeTransfer for a transactional or resumed
+// delivery (SendTxn, SendResume: l.special): its first transfer carries
+// the state or resume, which a TransferHead does not.
+func (l *Link) writeSpecial(id uint32, tag, payload []byte, settled bool) int {
+	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
+		MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.special.resume, State: l.special.state}
+	return l.writeFirstTransfer(&t, payload)
 }
 
 // writeFirstTransfer is writeTransfer for a delivery whose first

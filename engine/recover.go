@@ -155,9 +155,11 @@ func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 	if _, ok := l.resumeTags[string(tag)]; !ok || !l.sender {
 		return 0, ErrState
 	}
-	l.resuming = true
-	id, err := l.send(tag, payload, settled, nil)
-	l.resuming = false
+	c := l.s.c
+	c.txn.special = sendSpecial{resume: true}
+	l.special = &c.txn.special
+	id, err := l.Send(tag, payload, settled)
+	l.special = nil
 	if err == nil {
 		delete(l.resumeTags, string(tag))
 	}

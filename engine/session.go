@@ -373,15 +373,14 @@ func (s *Session) onDisposition(body []byte) error {
 	}
 	c := s.c
 	// A transactional-state gives its outcome and txn-id (txn.go).
-	state := &d.State // no copy: a DeliveryState is large
 	var txnID []byte
 	if d.State.Type == frame.StateOther {
-		if c.txn.state, txnID, err = txnDisposition(d.State); err != nil {
+		// part 4's: the outcome in its place, the txn-id beside (txn.go)
+		if d.State, txnID, err = txnDisposition(d.State); err != nil {
 			return err
 		}
-		state = &c.txn.state
 	}
-	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(state.Type)
+	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
 	told := c.told[:0]
 	tags := c.toldTags[:0]
 	// What the range and the ring have in common: from the first delivery
@@ -414,7 +413,7 @@ func (s *Session) onDisposition(body []byte) error {
 		if t.link.st.over() || t.link.hidden {
 			continue
 		}
-		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: *state, TxnID: txnID, Settled: d.Settled})
+		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, TxnID: txnID, Settled: d.Settled})
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ type Coordinator interface {
 type connTxn struct {
 	open    map[string]*Link
 	scratch []byte
-	state   frame.DeliveryState // the outcome of the disposition being reported (txnDisposition)
+	special sendSpecial // of the SendTxn or SendResume running
 }
 
 // txnCredit is the credit the engine keeps granted on a coordinator
@@ -288,8 +288,19 @@ func (l *Link) Discharge(txnID []byte, fail bool) (uint32, error) {
 func (l *Link) SendTxn(txnID, tag, payload []byte, settled bool) (uint32, error) {
 	c := l.s.c
 	c.txn.scratch = frame.AppendTransactionalState(c.txn.scratch[:0], frame.TransactionalState{TxnID: txnID})
-	st := frame.DeliveryState{Type: frame.StateOther, Descriptor: amqpsax.DescriptorTransactionalState, Raw: c.txn.scratch}
-	return l.send(tag, payload, settled, &st)
+	c.txn.special = sendSpecial{state: frame.DeliveryState{Type: frame.StateOther,
+		Descriptor: amqpsax.DescriptorTransactionalState, Raw: c.txn.scratch}}
+	l.special = &c.txn.special
+	id, err := l.Send(tag, payload, settled)
+	l.special = nil
+	return id, err
+}
+
+// sendSpecial is what the first transfer of a delivery carries beyond a
+// TransferHead: a state (SendTxn), resume (SendResume).
+type sendSpecial struct {
+	state  frame.DeliveryState
+	resume bool
 }
 
 // DisposeTxn is Dispose of an outcome that is part of transaction txnID
