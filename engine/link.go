@@ -781,13 +781,13 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
+	t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
+		MessageFormat: l.format, HasMessageFormat: true, Settled: settled}
 	var n int
-	if l.special == nil {
-		t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
-			MessageFormat: l.format, HasMessageFormat: true, Settled: settled}
-		n = l.writeTransfer(&t, payload)
+	if l.special != nil {
+		n = l.writeSpecial(&t, payload) // SendTxn, SendResume
 	} else {
-		n = l.writeSpecial(id, tag, payload, settled)
+		n = l.writeTransfer(&t, payload)
 	}
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
@@ -838,9 +838,9 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 // writeSpecial is Send's writeTransfer for a transactional or resumed
 // delivery (SendTxn, SendResume: l.special): its first transfer carries
 // the state or resume, which a TransferHead does not.
-func (l *Link) writeSpecial(id uint32, tag, payload []byte, settled bool) int {
-	t := frame.Transfer{Handle: l.local, DeliveryID: frame.Some(id), DeliveryTag: tag,
-		MessageFormat: frame.Some(l.format), Settled: settled, Resume: l.special.resume, State: l.special.state}
+func (l *Link) writeSpecial(h *frame.TransferHead, payload []byte) int {
+	t := h.Transfer()
+	t.Resume, t.State = l.special.resume, l.special.state
 	return l.writeFirstTransfer(&t, payload)
 }
 
