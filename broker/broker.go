@@ -140,6 +140,9 @@ func New(o Options) *Broker {
 	} else {
 		cfg.Auth = nil
 	}
+	if cfg.Coordinator == nil {
+		cfg.Coordinator = &coordinator{b: b} // txn.go
+	}
 	b.cfg = cfg
 	return b
 }

@@ -66,6 +66,20 @@
 // broker kicks it (engine.Driver.Do, at most one queued per connection),
 // and no lock is held while it does.
 //
+// # Transactions
+//
+// The broker is a transaction coordinator (AMQP 1.0 part 4, local
+// transactions), the engine's Coordinator of every connection unless
+// Options.Engine.Coordinator sets another. A message sent in a
+// transaction is accepted and held until the transaction commits, then
+// stored on its node; an outcome a consumer gives in a transaction is
+// held, its message still acquired, and applied at the commit. A
+// rollback drops the held messages and puts the acquired ones back at
+// the front of their queue, to be delivered again. A transaction left
+// open when its controller's link or connection goes is rolled back.
+// Transactional acquisition (a txn-id in a consumer's flow) is not
+// supported.
+//
 // # Security
 //
 // Options.Users are the accounts of SASL PLAIN (Options.Anonymous allows
@@ -86,6 +100,7 @@
 // plus each connection's engine buffers (engine.Config: one frame being
 // read, MaxOutput being written, one message being joined). Messages
 // are kept in memory only: nothing survives the process. There are no
-// transactions, durable subscriptions, filters, message expiry or
-// dead-letter queues yet.
+// durable subscriptions, filters, message expiry or dead-letter queues
+// yet. A transaction holds copies of its messages until it is
+// discharged, outside the queues' bounds.
 package broker

@@ -34,6 +34,7 @@ type conn struct {
 	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
+	txns      map[string]*txn // open transactions (txn.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -269,6 +270,10 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	b := h.b
 	p, ok := l.Context.(*producer)
 	if !ok || d.Aborted || p.gone {
+		return
+	}
+	if id := d.TxnID(); id != nil {
+		b.txnDelivery(p, l, &d, id) // txn.go: held until the commit
 		return
 	}
 	routed, byKey := Route(d.Payload, b.opts.RouteKey)
@@ -548,6 +553,9 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	m, ok := c.unacked[d.ID]
 	if !ok {
 		return
+	}
+	if d.TxnID != nil && b.txnDisposition(c, &d) {
+		return // txn.go: applied at the commit
 	}
 	var wb [8]*conn
 	wake := wb[:0]

@@ -85,6 +85,10 @@ type Config struct {
 	// direction between two containers): answered without a terminus
 	// and detached with amqp:not-allowed.
 	LinkStealing bool
+	// Coordinator, on a server, is the transaction coordinator (part 4):
+	// a peer's link to a coordinator is run by the engine with it (see
+	// Coordinator). Nil refuses such links with amqp:not-implemented.
+	Coordinator Coordinator
 
 	// Auth, for a server, decides SASL: the mechanisms offered and the
 	// exchange of each (see Mechanisms). Nil accepts ANONYMOUS, and

@@ -97,6 +97,8 @@ type Conn struct {
 	told     []toldDisp // the deliveries a disposition named, to report
 	toldTags []byte
 
+	txn connTxn // transactions declared here (txn.go)
+
 	due  []*Session // sessions whose incoming window is to be topped up
 	drv  *Driver
 	disp pendingDisp
@@ -791,6 +793,15 @@ func (c *Conn) begin(ch uint16) int {
 }
 
 func (c *Conn) end(start int) {
+	c.endFit(start)
+	if len(c.out)-start > int(c.peerMaxFrame) {
+		c.oversize(start) // every frame is checked against the peer's max-frame-size (txn.go)
+	}
+}
+
+// endFit is end for a frame made to fit the peer's max-frame-size (a
+// transfer, split by writeTransfer): inlined on the hot path.
+func (c *Conn) endFit(start int) {
 	c.out = frame.EndFrame(c.out, start)
 	c.lastSent = c.now
 }

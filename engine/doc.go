@@ -108,6 +108,45 @@
 //     (a fault of the peer, the idle time-out) or CloseRead; the
 //     OnLinkDetach and OnSessionEnd of what was still up come first.
 //
+// # Transactions
+//
+// Part 4's local transactions, in both roles. A server sets
+// [Config].Coordinator: the engine runs each peer's coordinator link
+// itself (the Handler sees none of its events), calls
+// [Coordinator].Declare and Discharge, and answers declare with
+// declared, discharge with accepted or rejected
+// (amqp:transaction:unknown-id, or the Coordinator's error such as
+// amqp:transaction:rollback); the transactions of a coordinator link
+// that goes are rolled back. The work of a transaction reaches the
+// Handler marked: [Delivery.TxnID] on a transactional transfer,
+// [Disposition].TxnID on a transactional disposition (State is the
+// outcome that applies at commit). A transfer in a transaction the
+// coordinator did not declare detaches its link with
+// amqp:transaction:unknown-id. A client attaches with
+// [Session.AttachCoordinator], then [Link.Declare] (OnDisposition gives
+// the TxnID), [Link.SendTxn], [Link.DisposeTxn] or [Delivery.AcceptTxn],
+// and [Link.Discharge]. Transactional sends and receives allocate
+// nothing once warm, as plain ones.
+//
+// # Link recovery
+//
+// A link detached without closing ([Link.DetachOnly], the peer's detach
+// with closed false, a lost connection) keeps what it had not settled
+// ([Link.Unsettled]: a sender's deliveries, a receiver's tags when a
+// terminus is durable with unsettled-state); the application keeps that
+// as long as it wants, for the connection or across connections (a
+// broker's durable subscription), and gives it to a later attach of the
+// same name: [LinkOptions].Resume, or a Handler that implements
+// [Recoverer] for the attaches the engine answers. The attach carries it
+// as its unsettled map (part 2 §2.6.13; cut to fit max-frame-size, with
+// incomplete-unsettled). A sender then resolves each delivery against
+// [Link.RemoteUnsettled]: settles it ([Link.SendResume] settled, no
+// payload) when the receiver's state is terminal, sends it again
+// resumed when the receiver has it otherwise, sends it anew when the
+// receiver does not have it; a receiver sees [Delivery.Resumed], and
+// resumed deliveries it did not list are dropped. So each delivery
+// unsettled at the break is settled once.
+//
 // # Lifetimes
 //
 // A Delivery's Payload and Tag, a Disposition's State and Tag are views,
@@ -148,7 +187,11 @@
 // sys-perm, and the connection ends), a silent peer past the idle
 // time-out (amqp:resource-limit-exceeded), a peer that has not opened
 // within Config.HandshakeTimeout (the same). A close the peer does not
-// answer within CloseWait ends the connection anyway. Frames on a link or session
+// answer within CloseWait ends the connection anyway. A frame this end
+// cannot fit in the peer's max-frame-size is never written: an attach is
+// refused by the call ([ErrFrameSize]), anything else closes the
+// connection with amqp:frame-size-too-small (transfers are split to
+// fit). Frames on a link or session
 // this end is ending are ignored until the peer answers (they still count
 // against the session window).
 //
@@ -194,6 +237,6 @@
 // OASIS AMQP 1.0: part 2 §2.2 (headers), §2.4 (connections, idle time-out
 // §2.4.5), §2.5 (sessions, windows §2.5.6), §2.6 (links, flow control
 // §2.6.7, transfers §2.6.12, settlement §2.6.13), §2.7 (performatives),
-// §2.8.15 (error conditions); part 3 §3.4 (outcomes); part 5 §5.2–§5.3
-// (TLS, SASL).
+// §2.8.15 (error conditions); part 3 §3.4 (outcomes), §3.5.5
+// (durability); part 4 (transactions); part 5 §5.2–§5.3 (TLS, SASL).
 package engine

@@ -92,6 +92,27 @@ type Delivery struct {
 	frame.Delivery
 }
 
+// TxnID returns the transaction the delivery is part of (its transfers'
+// transactional-state, part 4 §4.4.1), nil when none: a view, valid
+// only during OnDelivery (after it, nil). See Coordinator. (A method,
+// not a field, so that the Delivery of the hot path stays its size.)
+func (d *Delivery) TxnID() []byte {
+	if l := d.Link; l != nil && l.inTxn && l.curDone != curOver && l.cur == d.DeliveryID {
+		return l.txnID
+	}
+	return nil
+}
+
+// Resumed reports, during OnDelivery, a delivery the sender resumed
+// after a detach (part 2 §2.6.13): one this end's attach listed
+// unsettled. Settled with no payload, the sender settles it with the
+// state this end had given it; otherwise it is the whole message again.
+// See Link.SendResume.
+func (d *Delivery) Resumed() bool {
+	l := d.Link
+	return l != nil && l.resumed && l.curDone != curOver && l.cur == d.DeliveryID
+}
+
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
 func (d *Delivery) Accept() error {
@@ -137,6 +158,13 @@ type Disposition struct {
 	ID    uint32
 	Tag   []byte // the delivery-tag it was sent with (a sender's own deliveries)
 	State frame.DeliveryState
+	// TxnID is the transaction of the state (part 4 §4.4.2), nil when
+	// none. For a transactional-state, State is its outcome (StateNone
+	// when it had none), which applies when the transaction commits; for
+	// the declared answer to Link.Declare, State is the declared itself
+	// (Descriptor DescriptorDeclared) and TxnID the new transaction's.
+	// Valid only during OnDisposition.
+	TxnID []byte
 	// Settled reports that the peer settled it: the engine has forgotten
 	// it.
 	Settled bool

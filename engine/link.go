@@ -21,6 +21,10 @@ import (
 // max-message-size.
 var ErrMessageSize = errors.New("engine: message above the link's max-message-size")
 
+// ErrFrameSize: an attach larger than the peer's max-frame-size (a
+// source or target too big for it): nothing is written.
+var ErrFrameSize = errors.New("engine: frame above the peer's max-frame-size")
+
 // ErrTag: Send with a delivery-tag longer than the 32 bytes the spec
 // allows (part 2 §2.8.7).
 var ErrTag = errors.New("engine: delivery-tag longer than 32 bytes")
@@ -47,6 +51,11 @@ type LinkOptions struct {
 	// AutoAccept, on a receiver, accepts each delivery the handler did not
 	// dispose of (as Config.AutoAccept does for every link).
 	AutoAccept bool
+	// Resume is what an earlier link of this name left unsettled
+	// (Link.Unsettled, kept by the application): the attach carries it as
+	// its unsettled map, and the link may resume those deliveries (part 2
+	// §2.6.13; see Link.SendResume).
+	Resume []Unsettled
 }
 
 // Link is one end of a link (part 2 §2.6): a sender or a receiver, with
@@ -89,6 +98,28 @@ type Link struct {
 	cur        uint32     // its delivery-id
 
 	peerMaxMessage uint64
+	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
+
+	// Transactions (txn.go): a coordinator link (the controller's, or one
+	// the engine runs), and the txn-id of the incoming delivery in
+	// progress when its transfers carry a transactional-state.
+	coord   bool
+	notFast bool // sender or coord: no delivery takes the fast path (Session.onTransfer)
+	inTxn   bool
+	txnID   []byte
+
+	// Recovery (recover.go): whether this end's detach closed the link,
+	// whether a receiver keeps its unsettled tags (a terminus durable
+	// with unsettled-state), what it kept at its detach, the unsettled
+	// map of this end's attach and the tags it may resume, and the
+	// delivery being resumed (sent or received).
+	closing, keepTags    bool
+	kept                 []Unsettled
+	resumeMap            []byte
+	resumeInc            bool
+	resumeTags           map[string]struct{}
+	special              *sendSpecial // set by SendTxn and SendResume around their Send
+	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window
 }
@@ -106,7 +137,7 @@ type pending struct {
 // newLink makes the link of handle h; named, it takes its name in the
 // connection (part 2 §2.6.1).
 func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link {
-	l := &Link{s: s, local: h, sender: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
+	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
 	s.byLocal[h] = l
 	s.nLocal++
 	if named {
@@ -231,12 +262,37 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
+	l.setResume(o.Resume, frame.Some(src), frame.Some(tgt)) // recover.go
+	if !l.attachFits(frame.Some(src), frame.Some(tgt)) {
+		// Undo newLink: nothing was written.
+		s.byLocal[h] = nil
+		s.nLocal--
+		delete(s.c.names, linkName{name, sender})
+		return nil, ErrFrameSize
+	}
 	l.writeAttach(frame.Some(src), frame.Some(tgt))
 	s.waiting = append(s.waiting, l)
 	return l, nil
 }
 
+// attachFits reports that the link's attach fits the peer's
+// max-frame-size (every frame is checked as it is written: Conn.end).
+func (l *Link) attachFits(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) bool {
+	c := l.s.c
+	c.txn.scratch = frame.AppendAttach(c.txn.scratch[:0], l.attachPerf(src, tgt))
+	return 8+len(c.txn.scratch) <= int(c.peerMaxFrame)
+}
+
 func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
+	c := l.s.c
+	start := c.begin(l.s.local)
+	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
+	c.end(start)
+	l.st.local = active
+}
+
+// attachPerf is the link's attach, with the terminus given.
+func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) frame.Attach {
 	c := l.s.c
 	role := frame.RoleSender
 	if !l.sender {
@@ -249,10 +305,10 @@ func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targ
 	} else {
 		a.MaxMessageSize = frame.Some(c.cfg.MaxMessageSize)
 	}
-	start := c.begin(l.s.local)
-	c.out = frame.AppendAttach(c.out, a)
-	c.end(start)
-	l.st.local = active
+	if l.resumeMap != nil { // recover.go
+		a.Unsettled, a.IncompleteUnsettled = frame.Map(l.resumeMap), l.resumeInc
+	}
+	return a
 }
 
 // Detach detaches the link with the error e (nil for none), closing it
@@ -279,6 +335,7 @@ func (l *Link) writeDetach(close bool, e *Error) {
 	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: close, Error: e.amqp()})
 	c.end(start)
 	l.st.local = closed
+	l.closing = close
 	l.pend.on = false
 }
 
@@ -324,9 +381,13 @@ func (l *Link) gone(e *Error) {
 			break
 		}
 	}
+	l.keep() // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
+	if l.coord && !l.sender {
+		l.coordinatorGone() // its open transactions roll back
+	}
 	if !l.hidden {
 		s.h().OnLinkDetach(l, l.err)
 	}
@@ -348,7 +409,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 			l.credit = 0
 		}
 		l.drain = f.Drain
-		c.h.OnFlow(l)
+		if !l.hidden {
+			c.h.OnFlow(l)
+		}
 		l.drained(f.Echo)
 		return
 	}
@@ -363,7 +426,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 			l.credit = 0
 		}
 	}
-	c.h.OnFlow(l)
+	if !l.hidden { // a coordinator link the engine runs
+		c.h.OnFlow(l)
+	}
 	if f.Echo && l.usable() {
 		l.s.writeFlow(l, false)
 	}
@@ -458,6 +523,15 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		}
 		l.credit--
 		l.deliveryCount++
+		l.inTxn, l.resumed, l.dropResumed = false, false, false
+		if t.Resume {
+			l.resumedTransfer(t) // recover.go
+		}
+	}
+	if t.State.Type == frame.StateOther { // part 4's transactional-state (txn.go)
+		if err := l.txnTransfer(&t.State); err != nil {
+			return err
+		}
 	}
 	// The delivery in progress is joined on the link; the budget counts
 	// what its buffer holds (checked before a transfer is copied in, and
@@ -481,7 +555,21 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	return l.delivered(&Delivery{Link: l, Delivery: d})
+	if l.dropResumed {
+		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
+	}
+	dd := Delivery{Link: l, Delivery: d}
+	if l.coord {
+		// A coordinator link the engine runs (txn.go); its deliveries
+		// never take the fast path (Session.onTransfer).
+		if err := l.coordinate(&dd); err != nil {
+			return err
+		}
+		return l.creditTopUp()
+	}
+	err = l.delivered(&dd)
+	l.inTxn, l.resumed = false, false // Delivery.TxnID and Resumed are over
+	return err
 }
 
 // onHeadTransfer is onTransfer for a transfer read by its head alone.
@@ -533,7 +621,10 @@ func (l *Link) delivered(d *Delivery) error {
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
-		r.push(d.DeliveryID, l)
+		e := r.push(d.DeliveryID, l)
+		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
+			e.tag = append(e.tag, d.DeliveryTag...)
+		}
 	}
 	return l.creditTopUp()
 }
@@ -633,6 +724,15 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 // Settle settles delivery id with no new state.
 func (l *Link) Settle(id uint32) error { return l.Dispose(id, frame.DeliveryState{}, true) }
 
+// SetMessageFormat sets the message-format (part 2 §2.7.5) of the
+// deliveries the link sends from now on: 0, the default, is the
+// standard AMQP message; others are a vendor's (the top three bytes its
+// IANA enterprise number, the last the format's version).
+func (l *Link) SetMessageFormat(format uint32) { l.format = format }
+
+// MessageFormat returns what SetMessageFormat set.
+func (l *Link) MessageFormat() uint32 { return l.format }
+
 // Send sends a message on a sending link (part 2 §2.6.12): payload is its
 // encoded sections, tag the delivery-tag (nil: the delivery-id's 4
 // bytes), settled whether it goes presettled. It returns the
@@ -682,8 +782,13 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
 	t := frame.TransferHead{Handle: l.local, DeliveryID: id, HasDeliveryID: true, DeliveryTag: tag,
-		HasMessageFormat: true, Settled: settled}
-	n := l.writeTransfer(&t, payload)
+		MessageFormat: l.format, HasMessageFormat: true, Settled: settled}
+	var n int
+	if l.special != nil {
+		n = l.writeSpecial(&t, payload) // SendTxn, SendResume
+	} else {
+		n = l.writeTransfer(&t, payload)
+	}
 	if n < len(payload) {
 		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
 	}
@@ -714,7 +819,7 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 		}
 		k := min(room, len(payload)-sent)
 		c.out = append(c.out, payload[sent:sent+k]...)
-		c.end(start)
+		c.endFit(start) // each transfer is cut to fit
 		sent += k
 		s.nextOutgoingID++
 		s.outgoingWindow--
@@ -730,6 +835,47 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	}
 }
 
+// writeSpecial is Send's writeTransfer for a transactional or resumed
+// delivery (SendTxn, SendResume: l.special): its first transfer carries
+// the state or resume, which a TransferHead does not.
+func (l *Link) writeSpecial(h *frame.TransferHead, payload []byte) int {
+	t := h.Transfer()
+	t.Resume, t.State = l.special.resume, l.special.state
+	return l.writeFirstTransfer(&t, payload)
+}
+
+// writeFirstTransfer is writeTransfer for a delivery whose first
+// transfer says more than a TransferHead holds (a state, resume): that
+// one is written from t, the rest as writeTransfer writes them.
+func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
+	s := l.s
+	c := s.c
+	if s.outgoingWindow < 1<<30 {
+		s.writeFlow(nil, false)
+	}
+	start := c.begin(s.local)
+	t.More = false
+	c.out = frame.AppendTransfer(c.out, *t)
+	room := int(c.peerMaxFrame) - (len(c.out) - start)
+	if len(payload) > room {
+		c.out = c.out[:start+8]
+		t.More = true
+		c.out = frame.AppendTransfer(c.out, *t)
+		room = int(c.peerMaxFrame) - (len(c.out) - start)
+	}
+	k := min(room, len(payload))
+	c.out = append(c.out, payload[:k]...)
+	c.endFit(start)
+	s.nextOutgoingID++
+	s.outgoingWindow--
+	s.remoteIncomingWindow--
+	if !t.More || s.remoteIncomingWindow == 0 {
+		return k
+	}
+	h := frame.TransferHead{Handle: t.Handle}
+	return k + l.writeTransfer(&h, payload[k:])
+}
+
 // resume sends what the session window held back of the link's delivery.
 func (l *Link) resume() {
 	p := &l.pend
@@ -738,7 +884,7 @@ func (l *Link) resume() {
 		c := l.s.c
 		start := c.begin(l.s.local)
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
-		c.end(start)
+		c.endFit(start) // each transfer is cut to fit
 		l.s.nextOutgoingID++
 		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--

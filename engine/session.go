@@ -292,7 +292,7 @@ func (s *Session) onTransfer(body []byte) error {
 	if err != nil {
 		return err
 	}
-	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.sender || l.st.local != active || len(payload) > s.c.maxMessage {
+	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage {
 		err = l.onHeadTransfer(h, payload)
 	} else {
 		err = l.deliverOne(h, payload)
@@ -372,6 +372,14 @@ func (s *Session) onDisposition(body []byte) error {
 		return nil
 	}
 	c := s.c
+	// A transactional-state gives its outcome and txn-id (txn.go).
+	var txnID []byte
+	if d.State.Type == frame.StateOther {
+		// part 4's: the outcome in its place, the txn-id beside (txn.go)
+		if d.State, txnID, err = txnDisposition(d.State); err != nil {
+			return err
+		}
+	}
 	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
 	told := c.told[:0]
 	tags := c.toldTags[:0]
@@ -405,7 +413,7 @@ func (s *Session) onDisposition(body []byte) error {
 		if t.link.st.over() || t.link.hidden {
 			continue
 		}
-		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, Settled: d.Settled})
+		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, TxnID: txnID, Settled: d.Settled})
 	}
 	return nil
 }
@@ -483,6 +491,10 @@ func (s *Session) onAttach(body []byte) error {
 		l.sndMode, l.rcvMode = a.SndSettleMode.Or(frame.SndMixed), a.RcvSettleMode
 		l.autoCredit = c.cfg.Credit
 		l.autoAccept = c.cfg.AutoAccept
+		if refuse == nil && isCoordinatorTarget(&a) {
+			refuse = l.coordinatorAttach() // txn.go: the engine runs it, or refuses it
+			l.hidden = true
+		}
 	}
 	l.held = linkCost + len(body)
 	for uint64(a.Handle) >= uint64(len(s.byRemote)) {
@@ -493,6 +505,7 @@ func (s *Session) onAttach(body []byte) error {
 	l.st.remote = active
 	l.attach, l.attachBuf = a, buf
 	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
+	l.keepTags = l.src.Durable == frame.DurabilityUnsettledState || l.tgt.Durable == frame.DurabilityUnsettledState
 	l.peerMaxMessage = a.MaxMessageSize.Or(0)
 	if !l.sender {
 		l.deliveryCount = a.InitialDeliveryCount.Or(0)
@@ -512,12 +525,15 @@ func (s *Session) onAttach(body []byte) error {
 		return nil
 	}
 	if answer {
+		l.recoverAnswer(&a) // recover.go: the unsettled map of the answer
 		l.writeAttach(a.Source, a.Target)
 	}
 	if l.st.local != active {
 		return nil // detached before the answer came: only the detach exchange is left
 	}
-	s.h().OnLinkAttach(l)
+	if !l.hidden {
+		s.h().OnLinkAttach(l)
+	}
 	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 {
 		l.Flow(l.autoCredit)
 	}

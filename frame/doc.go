@@ -48,7 +48,11 @@
 // [Source], [Target] (or a transaction coordinator), [AMQPError] and the
 // delivery states (received, accepted, rejected, released, modified; any
 // other described value is kept raw as [StateOther]) are decoded as part of
-// the performatives that hold them.
+// the performatives that hold them. Part 4's values are decoded on their
+// own: a [StateOther]'s Raw by [ParseDeclared] and
+// [ParseTransactionalState], the amqp-value of a controller's message
+// ([ControlBody]) by [ParseDeclare] and [ParseDischarge]; a state alone,
+// as an attach's unsettled map holds them, by [ParseDeliveryState].
 //
 // Every field is read through a [github.com/amqpsax/amqpsax/stream.Cursor] and checked against the
 // spec's type for it. Go's zero value and AMQP's "absent" are different
@@ -189,7 +193,8 @@
 // (idle time-out and empty frames), §2.6.12 (transferring a message),
 // §2.7 (performatives), §2.8 (definitions: role, settle modes, error,
 // error conditions); part 3 §3.4 (delivery states), §3.5 (source,
-// target, durability, expiry policy); part 4 §4.5.1 (coordinator); part 5
+// target, durability, expiry policy); part 4 §4.5 (coordinator, declare,
+// discharge, declared, transactional-state); part 5
 // §5.2 (TLS), §5.3 (SASL). The field tables are checked against the spec's
 // XML (see specgen.go).
 package frame

@@ -39,6 +39,7 @@ var literalTypes = map[string]any{
 	"Disposition": Disposition{}, "Detach": Detach{}, "End": End{}, "Close": Close{}, "AMQPError": AMQPError{},
 	"SASLMechanisms": SASLMechanisms{}, "SASLInit": SASLInit{}, "SASLChallenge": SASLChallenge{},
 	"SASLResponse": SASLResponse{}, "SASLOutcome": SASLOutcome{}, "Source": Source{}, "Target": Target{},
+	"Declare": Declare{}, "Discharge": Discharge{}, "Declared": Declared{}, "TransactionalState": TransactionalState{},
 }
 
 // appendLiteral writes v (a pointer to a composite) with its Append
@@ -81,6 +82,14 @@ func appendLiteral(v reflect.Value) []byte {
 		return appendTarget(nil, x)
 	case *DeliveryState:
 		return appendState(nil, x)
+	case *Declare:
+		return AppendDeclare(nil, *x)
+	case *Discharge:
+		return AppendDischarge(nil, *x)
+	case *Declared:
+		return AppendDeclared(nil, *x)
+	case *TransactionalState:
+		return AppendTransactionalState(nil, *x)
 	}
 	panic("no Append for " + v.Type().String())
 }
@@ -180,6 +189,9 @@ func TestAppendLiteral(t *testing.T) {
 	for _, st := range decodedSpecs(t) {
 		d := amqpsax.Descriptor(st.Descriptor)
 		for i, f := range st.Fields {
+			if st.Name == "declare" && f.Name == "global-id" {
+				continue // refused whatever it holds (TestDeclareGlobalID)
+			}
 			for _, which := range []string{"zero", "default", "other"} {
 				lit := literalOf(d)
 				gf := lit.Elem().FieldByName(goName(f.Name))

@@ -315,7 +315,9 @@ var goTypes = map[string]amqpsax.Descriptor{
 	"SASLMechanisms": amqpsax.DescriptorSASLMechanisms, "SASLInit": amqpsax.DescriptorSASLInit,
 	"SASLChallenge": amqpsax.DescriptorSASLChallenge, "SASLResponse": amqpsax.DescriptorSASLResponse,
 	"SASLOutcome": amqpsax.DescriptorSASLOutcome, "Source": amqpsax.DescriptorSource,
-	"Target": amqpsax.DescriptorTarget,
+	"Target": amqpsax.DescriptorTarget, "Declare": amqpsax.DescriptorDeclare,
+	"Discharge": amqpsax.DescriptorDischarge, "Declared": amqpsax.DescriptorDeclared,
+	"TransactionalState": amqpsax.DescriptorTransactionalState,
 }
 
 func writeValue(t *testing.T, toks *[]string, fs composite.Field, f reflect.Value) {

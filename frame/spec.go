@@ -329,6 +329,11 @@ var specs = map[amqpsax.Descriptor]*composite.Spec{
 	amqpsax.DescriptorRejected:       specRejected,
 	amqpsax.DescriptorReleased:       specReleased,
 	amqpsax.DescriptorModified:       specModified,
+
+	amqpsax.DescriptorDeclare:            specDeclare,
+	amqpsax.DescriptorDischarge:          specDischarge,
+	amqpsax.DescriptorDeclared:           specDeclared,
+	amqpsax.DescriptorTransactionalState: specTransactionalState,
 }
 
 // sections are the message's header and properties sections (part 3
@@ -336,17 +341,6 @@ var specs = map[amqpsax.Descriptor]*composite.Spec{
 var sections = map[amqpsax.Descriptor]*composite.Spec{
 	amqpsax.DescriptorHeader:     composite.Header,
 	amqpsax.DescriptorProperties: composite.Properties,
-}
-
-// otherFields names the fields of the spec's composite types this
-// package and package message do not decode, so that FieldName covers
-// every one: the transaction types (part 4 §4.5). (The lifetime policies
-// have no fields.)
-var otherFields = map[amqpsax.Descriptor][]string{
-	amqpsax.DescriptorDeclare:            {"global-id"},
-	amqpsax.DescriptorDischarge:          {"txn-id", "fail"},
-	amqpsax.DescriptorDeclared:           {"txn-id"},
-	amqpsax.DescriptorTransactionalState: {"txn-id", "outcome"},
 }
 
 // FieldName returns the spec's name of field i of the composite type with
@@ -364,10 +358,6 @@ func FieldName(d amqpsax.Descriptor, i FieldIndex) string {
 		if int(i) < len(s.Fields) {
 			return s.Fields[i].Name
 		}
-		return ""
-	}
-	if names := otherFields[d]; int(i) < len(names) {
-		return names[i]
 	}
 	return ""
 }
@@ -380,9 +370,6 @@ func NumFields(d amqpsax.Descriptor) int {
 	}
 	if s := sections[d]; s != nil {
 		return len(s.Fields)
-	}
-	if names, ok := otherFields[d]; ok {
-		return len(names)
 	}
 	return -1
 }

@@ -84,9 +84,9 @@ func specKind(f specField) amqpsax.Kind {
 	return kindNamed(p)
 }
 
-// decodedTypes are the composite types this package decodes, and the
-// spec types it keeps raw on purpose.
-var keptRaw = []string{"declared", "transactional-state"}
+// keptRaw are the spec's delivery states this package keeps raw on
+// purpose: none since part 4's are decoded (frame/txn.go).
+var keptRaw []string
 
 func decodedSpecs(t *testing.T) []*specType {
 	var out []*specType
@@ -202,8 +202,7 @@ func TestSpecFieldTables(t *testing.T) {
 }
 
 // TestSpecCoverage: every performative, SASL frame, terminus, delivery
-// state and the error of the spec is decoded, but for the two states of
-// part 4 kept raw (StateOther).
+// state (part 4's too) and the error of the spec is decoded.
 func TestSpecCoverage(t *testing.T) {
 	var missing []string
 	for _, st := range specTypes {
@@ -388,6 +387,18 @@ func parseComposite(d amqpsax.Descriptor, raw []byte) (v reflect.Value, enc []by
 		amqpsax.DescriptorReleased, amqpsax.DescriptorModified:
 		x, err := parseState(raw, 0)
 		return reflect.ValueOf(&x).Elem(), appendState(nil, &x), err
+	case amqpsax.DescriptorDeclare:
+		x, err := ParseDeclare(raw)
+		return reflect.ValueOf(&x).Elem(), AppendDeclare(nil, x), err
+	case amqpsax.DescriptorDischarge:
+		x, err := ParseDischarge(raw)
+		return reflect.ValueOf(&x).Elem(), AppendDischarge(nil, x), err
+	case amqpsax.DescriptorDeclared:
+		x, err := ParseDeclared(raw)
+		return reflect.ValueOf(&x).Elem(), AppendDeclared(nil, x), err
+	case amqpsax.DescriptorTransactionalState:
+		x, err := ParseTransactionalState(raw)
+		return reflect.ValueOf(&x).Elem(), AppendTransactionalState(nil, x), err
 	}
 	p, rest, enc, err := parseAny(raw)
 	if err == nil && len(rest) != 0 {
@@ -486,6 +497,9 @@ func TestSpecFieldByField(t *testing.T) {
 			}
 		}
 		for i, f := range st.Fields {
+			if st.Name == "declare" && f.Name == "global-id" {
+				continue // no type provides global-tx-id: refused whatever it is (TestDeclareGlobalID)
+			}
 			vals := make([][]byte, max(i, last)+1)
 			for j := range vals {
 				if st.Fields[j].Mandatory || j == i {

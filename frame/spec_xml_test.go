@@ -517,4 +517,10 @@ var specConsts = []specConst{
 	{Type: "sasl-outcome", Index: 0, Const: SASLOutcomeCode},
 	{Type: "sasl-outcome", Index: 1, Const: SASLOutcomeAdditionalData},
 	{Type: "coordinator", Index: 0, Const: CoordinatorCapabilities},
+	{Type: "declare", Index: 0, Const: DeclareGlobalID},
+	{Type: "discharge", Index: 0, Const: DischargeTxnID},
+	{Type: "discharge", Index: 1, Const: DischargeFail},
+	{Type: "declared", Index: 0, Const: DeclaredTxnID},
+	{Type: "transactional-state", Index: 0, Const: TransactionalStateTxnID},
+	{Type: "transactional-state", Index: 1, Const: TransactionalStateOutcome},
 }

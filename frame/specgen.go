@@ -98,6 +98,7 @@ var decoded = map[string]bool{
 	"detach": true, "end": true, "close": true, "error": true, "sasl-mechanisms": true, "sasl-init": true,
 	"sasl-challenge": true, "sasl-response": true, "sasl-outcome": true, "source": true, "target": true,
 	"coordinator": true, "received": true, "accepted": true, "rejected": true, "released": true, "modified": true,
+	"declare": true, "discharge": true, "declared": true, "transactional-state": true,
 }
 
 // goFieldNames names the Go field of a spec field where the rule does not.
