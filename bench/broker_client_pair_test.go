@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -106,47 +104,11 @@ func runClientPair(ctx context.Context, p pairPeer, n int) (time.Duration, error
 }
 
 // TestBrokerClientPair runs the client pair's body once per peer, small.
-func TestBrokerClientPair(t *testing.T) {
-	for _, p := range pairPeers(t) {
-		t.Run(p.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := runClientPair(ctx, p, 3000); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-}
+func TestBrokerClientPair(t *testing.T) { pairOnce(t, runClientPair) }
 
 // TestBrokerSpeedClient is TestBrokerSpeed with package client on both
 // ends: msgs/s through package broker and RabbitMQ side by side, printed
 // (best of AMQPSAX_BROKER_SPEED_RUNS runs, 3), not asserted:
 //
 //	cd bench && AMQPSAX_BROKER=127.0.0.1:5672 AMQPSAX_BROKER_SPEED=100000 go test -run TestBrokerSpeedClient -v -count=1
-func TestBrokerSpeedClient(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("AMQPSAX_BROKER_SPEED"))
-	if n <= 0 {
-		t.Skip("set AMQPSAX_BROKER_SPEED to the messages per run")
-	}
-	runs, _ := strconv.Atoi(os.Getenv("AMQPSAX_BROKER_SPEED_RUNS"))
-	if runs <= 0 {
-		runs = 3
-	}
-	rates := map[string]float64{}
-	for _, p := range pairPeers(t) {
-		for range runs {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			el, err := runClientPair(ctx, p, n)
-			cancel()
-			if err != nil {
-				t.Fatalf("%s: %v", p.name, err)
-			}
-			r := float64(n) / el.Seconds()
-			t.Logf("client %-8s %d messages in %v: %.0f msgs/s", p.name, n, el.Round(time.Millisecond), r)
-			rates[p.name] = max(rates[p.name], r)
-		}
-	}
-	if r, ok := rates["rabbitmq"]; ok {
-		t.Logf("package client, best of %d: amqpsax %.0f msgs/s, rabbitmq %.0f msgs/s: %.1fx", runs, rates["amqpsax"], r, rates["amqpsax"]/r)
-	}
-}
+func TestBrokerSpeedClient(t *testing.T) { brokerSpeed(t, "package client", runClientPair) }

@@ -141,23 +141,7 @@ func FuzzServerTxn(f *testing.F) {
 			in += len(hs)
 			r.feed(hs)
 		}
-		step := int(read%512) + 1
-		for len(data) > 0 {
-			n := min(step, len(data))
-			wasDone := c.Done()
-			before := len(r.in)
-			r.feed(data[:n])
-			in += n
-			if wasDone && len(r.in) != before {
-				t.Fatal("wrote after done")
-			}
-			data = data[n:]
-			if len(r.in) > 16*in+64<<10 {
-				t.Fatalf("%d bytes written for %d read", len(r.in), in)
-			}
-			r.now = r.now.Add(1e9)
-			c.Tick(r.now)
-		}
+		fuzzFeed(t, r, data, read, in)
 		c.CloseRead()
 		if !c.Closed() {
 			t.Fatal("not closed after CloseRead")
