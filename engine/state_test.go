@@ -134,6 +134,14 @@ var actions = []struct {
 	{"Link.Dispose", func(w *world) error { return w.rcv.Dispose(0, Accepted, true) }},
 	{"Link.Settle", func(w *world) error { return w.snd.Settle(0) }},
 	{"Link.Abort", func(w *world) error { return w.snd.Abort() }},
+	{"Session.AttachCoordinator", func(w *world) error { _, err := w.s.AttachCoordinator(LinkOptions{Name: "txn"}); return err }},
+	{"Link.SendTxn", func(w *world) error {
+		_, err := w.snd.SendTxn([]byte("t1"), nil, []byte{0x00, 0x53, 0x77, 0x40}, false)
+		return err
+	}},
+	{"Link.SendResume", func(w *world) error { _, err := w.snd.SendResume([]byte{1}, []byte{0x00, 0x53, 0x77, 0x40}, false); return err }},
+	{"Link.Declare", func(w *world) error { _, err := w.snd.Declare(); return err }},
+	{"Link.Discharge", func(w *world) error { _, err := w.snd.Discharge([]byte("t1"), false); return err }},
 	{"Link.Detach", func(w *world) error { return w.snd.Detach(nil) }},
 	{"Link.DetachOnly", func(w *world) error { return w.rcv.DetachOnly(nil) }},
 }
@@ -231,11 +239,13 @@ session beginning | Conn.Close | ok close
 session beginning | Session.AttachSender | ok attach
 session beginning | Session.AttachReceiver | ok attach
 session beginning | Session.End | ok end
+session beginning | Session.AttachCoordinator | ok attach
 session begun | Conn.Begin | ok begin
 session begun | Conn.Close | ok close
 session begun | Session.AttachSender | ok attach
 session begun | Session.AttachReceiver | ok attach
 session begun | Session.End | ok end
+session begun | Session.AttachCoordinator | ok attach
 link attaching | Conn.Begin | ok begin
 link attaching | Conn.Close | ok close
 link attaching | Session.AttachSender | ok attach
@@ -249,6 +259,11 @@ link attaching | Link.Send | ErrState
 link attaching | Link.Dispose | ok disposition
 link attaching | Link.Settle | ok disposition
 link attaching | Link.Abort | ErrState
+link attaching | Session.AttachCoordinator | ok attach
+link attaching | Link.SendTxn | ErrState
+link attaching | Link.SendResume | ErrState
+link attaching | Link.Declare | ErrState
+link attaching | Link.Discharge | ErrState
 link attaching | Link.Detach | ok detach
 link attaching | Link.DetachOnly | ok detach
 link attached | Conn.Begin | ok begin
@@ -264,6 +279,11 @@ link attached | Link.Send | ok transfer
 link attached | Link.Dispose | ok disposition
 link attached | Link.Settle | ok disposition
 link attached | Link.Abort | ErrState
+link attached | Session.AttachCoordinator | ok attach
+link attached | Link.SendTxn | ok transfer
+link attached | Link.SendResume | ErrState
+link attached | Link.Declare | ErrState
+link attached | Link.Discharge | ErrState
 link attached | Link.Detach | ok detach
 link attached | Link.DetachOnly | ok detach
 link detaching | Conn.Begin | ok begin
@@ -279,6 +299,11 @@ link detaching | Link.Send | ErrState
 link detaching | Link.Dispose | ErrState
 link detaching | Link.Settle | ErrState
 link detaching | Link.Abort | ErrState
+link detaching | Session.AttachCoordinator | ok attach
+link detaching | Link.SendTxn | ErrState
+link detaching | Link.SendResume | ErrState
+link detaching | Link.Declare | ErrState
+link detaching | Link.Discharge | ErrState
 link detaching | Link.Detach | ErrState
 link detaching | Link.DetachOnly | ErrState
 link detached | Conn.Begin | ok begin
@@ -294,6 +319,11 @@ link detached | Link.Send | ErrState
 link detached | Link.Dispose | ErrState
 link detached | Link.Settle | ErrState
 link detached | Link.Abort | ErrState
+link detached | Session.AttachCoordinator | ok attach
+link detached | Link.SendTxn | ErrState
+link detached | Link.SendResume | ErrState
+link detached | Link.Declare | ErrState
+link detached | Link.Discharge | ErrState
 link detached | Link.Detach | ErrState
 link detached | Link.DetachOnly | ErrState
 link detached by the peer | Conn.Begin | ok begin
@@ -309,6 +339,11 @@ link detached by the peer | Link.Send | ErrState
 link detached by the peer | Link.Dispose | ErrState
 link detached by the peer | Link.Settle | ErrState
 link detached by the peer | Link.Abort | ErrState
+link detached by the peer | Session.AttachCoordinator | ok attach
+link detached by the peer | Link.SendTxn | ErrState
+link detached by the peer | Link.SendResume | ErrState
+link detached by the peer | Link.Declare | ErrState
+link detached by the peer | Link.Discharge | ErrState
 link detached by the peer | Link.Detach | ErrState
 link detached by the peer | Link.DetachOnly | ErrState
 session ending | Conn.Begin | ok begin
@@ -324,6 +359,11 @@ session ending | Link.Send | ErrState
 session ending | Link.Dispose | ErrState
 session ending | Link.Settle | ErrState
 session ending | Link.Abort | ErrState
+session ending | Session.AttachCoordinator | ErrState
+session ending | Link.SendTxn | ErrState
+session ending | Link.SendResume | ErrState
+session ending | Link.Declare | ErrState
+session ending | Link.Discharge | ErrState
 session ending | Link.Detach | ErrState
 session ending | Link.DetachOnly | ErrState
 session ended | Conn.Begin | ok begin
@@ -339,6 +379,11 @@ session ended | Link.Send | ErrState
 session ended | Link.Dispose | ErrState
 session ended | Link.Settle | ErrState
 session ended | Link.Abort | ErrState
+session ended | Session.AttachCoordinator | ErrState
+session ended | Link.SendTxn | ErrState
+session ended | Link.SendResume | ErrState
+session ended | Link.Declare | ErrState
+session ended | Link.Discharge | ErrState
 session ended | Link.Detach | ErrState
 session ended | Link.DetachOnly | ErrState
 session ended by the peer | Conn.Begin | ok begin
@@ -354,6 +399,11 @@ session ended by the peer | Link.Send | ErrState
 session ended by the peer | Link.Dispose | ErrState
 session ended by the peer | Link.Settle | ErrState
 session ended by the peer | Link.Abort | ErrState
+session ended by the peer | Session.AttachCoordinator | ErrState
+session ended by the peer | Link.SendTxn | ErrState
+session ended by the peer | Link.SendResume | ErrState
+session ended by the peer | Link.Declare | ErrState
+session ended by the peer | Link.Discharge | ErrState
 session ended by the peer | Link.Detach | ErrState
 session ended by the peer | Link.DetachOnly | ErrState
 conn closing | Conn.Begin | ErrState
@@ -369,6 +419,11 @@ conn closing | Link.Send | ErrState
 conn closing | Link.Dispose | ErrState
 conn closing | Link.Settle | ErrState
 conn closing | Link.Abort | ErrState
+conn closing | Session.AttachCoordinator | ErrState
+conn closing | Link.SendTxn | ErrState
+conn closing | Link.SendResume | ErrState
+conn closing | Link.Declare | ErrState
+conn closing | Link.Discharge | ErrState
 conn closing | Link.Detach | ErrState
 conn closing | Link.DetachOnly | ErrState
 conn closed | Conn.Begin | ErrState
@@ -384,6 +439,11 @@ conn closed | Link.Send | ErrState
 conn closed | Link.Dispose | ErrState
 conn closed | Link.Settle | ErrState
 conn closed | Link.Abort | ErrState
+conn closed | Session.AttachCoordinator | ErrState
+conn closed | Link.SendTxn | ErrState
+conn closed | Link.SendResume | ErrState
+conn closed | Link.Declare | ErrState
+conn closed | Link.Discharge | ErrState
 conn closed | Link.Detach | ErrState
 conn closed | Link.DetachOnly | ErrState
 conn lost | Conn.Begin | ErrState
@@ -399,6 +459,11 @@ conn lost | Link.Send | ErrState
 conn lost | Link.Dispose | ErrState
 conn lost | Link.Settle | ErrState
 conn lost | Link.Abort | ErrState
+conn lost | Session.AttachCoordinator | ErrState
+conn lost | Link.SendTxn | ErrState
+conn lost | Link.SendResume | ErrState
+conn lost | Link.Declare | ErrState
+conn lost | Link.Discharge | ErrState
 conn lost | Link.Detach | ErrState
 conn lost | Link.DetachOnly | ErrState
 `
