@@ -139,7 +139,10 @@ var actions = []struct {
 		_, err := w.snd.SendTxn([]byte("t1"), nil, []byte{0x00, 0x53, 0x77, 0x40}, false)
 		return err
 	}},
-	{"Link.SendResume", func(w *world) error { _, err := w.snd.SendResume([]byte{1}, []byte{0x00, 0x53, 0x77, 0x40}, false); return err }},
+	{"Link.SendResume", func(w *world) error {
+		_, err := w.snd.SendResume([]byte{1}, []byte{0x00, 0x53, 0x77, 0x40}, false)
+		return err
+	}},
 	{"Link.Declare", func(w *world) error { _, err := w.snd.Declare(); return err }},
 	{"Link.Discharge", func(w *world) error { _, err := w.snd.Discharge([]byte("t1"), false); return err }},
 	{"Link.Detach", func(w *world) error { return w.snd.Detach(nil) }},
