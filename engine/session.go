@@ -409,11 +409,16 @@ func (s *Session) onDisposition(body []byte) error {
 	}
 	r.trim()
 	c.told, c.toldTags = told, tags
+	// One Disposition, its state copied once, its delivery's fields set
+	// for each.
+	h := s.h()
+	disp := Disposition{State: d.State, TxnID: txnID, Settled: d.Settled}
 	for _, t := range told {
 		if t.link.st.over() || t.link.hidden {
 			continue
 		}
-		s.h().OnDisposition(t.link, Disposition{ID: t.id, Tag: tags[t.tag : t.tag+t.n : t.tag+t.n], State: d.State, TxnID: txnID, Settled: d.Settled})
+		disp.ID, disp.Tag = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n]
+		h.OnDisposition(t.link, disp)
 	}
 	return nil
 }
