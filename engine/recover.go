@@ -150,7 +150,9 @@ func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
 // settles a delivery the receiver gave a terminal outcome; otherwise it
 // carries the whole message again. tag must be one the link's attach
 // carried (LinkOptions.Resume, Recoverer), each resumed once; else
-// ErrState. It fails as Send does.
+// ErrState. It fails as Send does, except that a sender in settle mode
+// unsettled may settle so (its deliveries went unsettled: this is their
+// settlement, as in the spec's examples of §2.6.13).
 func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 	if _, ok := l.resumeTags[string(tag)]; !ok || !l.sender {
 		return 0, ErrState
@@ -158,7 +160,12 @@ func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 	c := l.s.c
 	c.txn.special = sendSpecial{resume: true}
 	l.special = &c.txn.special
+	mode := l.sndMode
+	if settled && len(payload) == 0 && mode == frame.SndUnsettled {
+		l.sndMode = frame.SndMixed // for Send's check of the mode
+	}
 	id, err := l.Send(tag, payload, settled)
+	l.sndMode = mode
 	l.special = nil
 	if err == nil {
 		delete(l.resumeTags, string(tag))
