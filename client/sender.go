@@ -33,6 +33,24 @@ type SenderOptions struct {
 	Name string
 	// SettlementMode is the sender settle mode asked for.
 	SettlementMode SenderSettleMode
+	// Durable makes the sender resumable (link recovery, part 2
+	// §2.6.13): under ConnOptions.Reconnect, a message sent unsettled
+	// whose outcome had not come when the connection was lost is
+	// settled or sent again on the new connection, as the peer's state
+	// of it says, and its Send or Pending.Wait returns its real outcome
+	// instead of the loss's error. The link's target is durable
+	// (unsettled-state, expiry-policy never, or link-detach with
+	// ExpiryTimeout) and receiver settle mode second is asked for; its
+	// name (Name, or the one the client gives it) and the connection's
+	// container-id stay the same across reconnects. Settle mode
+	// settled is refused. See "Resuming" in the package doc for what
+	// the peer must do.
+	Durable bool
+	// ExpiryTimeout, with Durable, bounds how long the peer keeps the
+	// link's unsettled state after a loss (expiry-policy link-detach,
+	// the timeout rounded up to seconds); 0 keeps it with no bound
+	// (expiry-policy never).
+	ExpiryTimeout time.Duration
 }
 
 // SendOptions sets up one Send; nil sends unsettled (settle mode mixed or
@@ -69,6 +87,19 @@ type Sender struct {
 	// the connection's goroutine only
 	backlog  []*sendReq // taken, waiting for credit, window or output room
 	inflight map[uint32]*sendReq
+	ready    bool // the peer's attach of l has come
+
+	// Durable (resume.go): the tags' first half, the last sequence
+	// number, the requests kept at a loss for the next attach, the
+	// loss's error, the bound on deliveries unsettled at once, and
+	// whether pump stopped at it.
+	durable      bool
+	instance     [8]byte
+	seq          uint64
+	resume       []*sendReq
+	lostErr      error
+	maxUnsettled int
+	capped       bool
 }
 
 // sendReq is one message on its way: encoded by the caller, sent by the
@@ -81,6 +112,12 @@ type sendReq struct {
 	err     error
 	done    chan struct{} // cap 1: signalled once, when state becomes reqDone
 	gen     atomic.Uint32 // bumped at each reuse: a stale Pending sees it
+	// Durable (resume.go), on the connection's goroutine: its tag and
+	// sequence number once given, and how a kept request is resumed.
+	tag    [tagLen]byte
+	seq    uint64
+	tagged bool
+	res    uint8
 }
 
 const (
@@ -111,6 +148,11 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 		// A name of its own, kept when it is attached again.
 		snd.lo.Name = linkName(s.c, "sender")
 	}
+	if o.Durable {
+		if err := snd.setDurable(&o); err != nil {
+			return nil, err
+		}
+	}
 	g, err := s.c.callGen(ctx, snd.attach)
 	if err != nil {
 		return nil, err
@@ -137,7 +179,11 @@ func (snd *Sender) attach(ec *engine.Conn) error {
 	if s.es == nil {
 		return ErrClosed
 	}
-	l, err := s.es.AttachSender(snd.lo)
+	lo := snd.lo
+	if snd.durable {
+		lo = snd.resumeOptions()
+	}
+	l, err := s.es.AttachSender(lo)
 	if err != nil {
 		if e := s.es.Err(); e != nil {
 			return fromEngine(e, ScopeSession)
@@ -171,7 +217,10 @@ func (snd *Sender) lost(l *engine.Link, err error) {
 	if snd.l != l {
 		return
 	}
-	snd.l = nil
+	snd.l, snd.ready = nil, false
+	if snd.durable {
+		snd.keepResume(err) // resume.go: kept for the next attach
+	}
 	snd.mu.Lock()
 	snd.queue = append(snd.backlog, snd.queue...)
 	snd.backlog = nil
@@ -247,6 +296,10 @@ func (snd *Sender) attached(l *engine.Link) {
 	snd.mu.Lock()
 	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
 	snd.mu.Unlock()
+	snd.ready = true
+	if snd.durable {
+		snd.resolve(l) // resume.go
+	}
 	close(snd.attachedCh)
 }
 
@@ -406,6 +459,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, err
 	}
 	r.settled = settled
+	r.tagged, r.res = false, resNone
 	r.state.Store(reqQueued)
 	p := Pending{snd: snd, r: r, gen: r.gen.Load()}
 	snd.mu.Lock()
@@ -450,7 +504,7 @@ func (snd *Sender) run(*engine.Conn) {
 // and the output room. It runs on the connection's goroutine.
 func (snd *Sender) pump() {
 	l := snd.l
-	if l == nil {
+	if l == nil || !snd.ready {
 		return
 	}
 	snd.mu.Lock()
@@ -461,11 +515,27 @@ func (snd *Sender) pump() {
 	i := 0
 	for ; i < len(snd.backlog); i++ {
 		r := snd.backlog[i]
+		var tag []byte
+		if snd.durable {
+			if r.res != resNone { // kept at a loss (resume.go)
+				if !snd.sendResumed(l, r) {
+					goto out
+				}
+				continue
+			}
+			if !r.settled {
+				if len(snd.inflight) >= snd.maxUnsettled {
+					snd.capped = true // disposed resumes
+					goto out
+				}
+				tag = snd.tagOf(r)
+			}
+		}
 		if !r.state.CompareAndSwap(reqQueued, reqSending) {
 			snd.recycle(r) // abandoned
 			continue
 		}
-		id, err := l.Send(nil, r.buf, r.settled)
+		id, err := l.Send(tag, r.buf, r.settled)
 		switch err {
 		case nil:
 		case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
@@ -538,6 +608,10 @@ func (snd *Sender) disposed(d *engine.Disposition) {
 	}
 	delete(snd.inflight, d.ID)
 	snd.complete(r, outcome(&d.State))
+	if snd.capped {
+		snd.capped = false
+		snd.pump()
+	}
 }
 
 // ended runs on the connection's goroutine when the link has ended:
@@ -561,6 +635,10 @@ func (snd *Sender) ended(err error) {
 		delete(snd.inflight, id)
 		snd.complete(r, err)
 	}
+	for _, r := range snd.resume {
+		snd.complete(r, err)
+	}
+	snd.resume = nil
 	snd.s.removeSender(snd)
 	select {
 	case <-snd.done:
