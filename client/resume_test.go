@@ -234,14 +234,22 @@ func dialDurable(t testing.TB, ctx context.Context, addr string, d *cutDialer) (
 
 // TestResumeMidStream is the must-hold against an engine
 // server that is a durable receiver: 10,000 unsettled SendAsync of
-// distinct messages, the connection cut in the middle of them (after
-// 600,000 bytes, within a frame); each Pending.Wait returns nil once,
-// and the server has each message exactly once.
+// distinct messages (about 760,000 bytes from the client), the
+// connection cut in the middle of them (after 100,003, 380,001 or
+// 650,007 bytes: within a frame); each Pending.Wait returns nil once,
+// and the server has each message exactly once, each outcome it gave
+// settled by the sender.
 func TestResumeMidStream(t *testing.T) {
+	for _, after := range []int64{100_003, 380_001, 650_007} {
+		t.Run("cut="+strconv.FormatInt(after, 10), func(t *testing.T) { resumeMidStream(t, after) })
+	}
+}
+
+func resumeMidStream(t *testing.T, after int64) {
 	const n = 10000
 	b := startDurable(t)
 	ctx := testCtx(t)
-	d := &cutDialer{after: 600_000}
+	d := &cutDialer{after: after}
 	_, snd := dialDurable(t, ctx, b.addr, d)
 	ps := make([]client.Pending, n)
 	for i := range ps {
@@ -346,4 +354,51 @@ func TestResumeSettledRefused(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.NewSender(ctx, "q", &client.SenderOptions{Durable: true, SettlementMode: client.SenderSettleModeSettled})
 	require.Error(t, err)
+}
+
+// A resumable sender's Send and SendAsync allocate nothing once warm,
+// as a plain sender's do: its tags are kept in the requests it reuses.
+func TestResumeSendAllocs(t *testing.T) {
+	skipRace(t)
+	ctx := testCtx(t)
+	url := serveEngine(t, engine.Config{Credit: 1000, AutoAccept: true}, sink{})
+	c, err := client.Dial(ctx, url, &client.ConnOptions{Reconnect: &client.ReconnectOptions{}})
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "sink", &client.SenderOptions{Durable: true})
+	require.NoError(t, err)
+	msg := benchMsg()
+	for range 1000 { // warm
+		require.NoError(t, snd.Send(ctx, msg, nil))
+	}
+	n := testing.AllocsPerRun(2000, func() {
+		if err := snd.Send(ctx, msg, nil); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, n, "allocations per resumable Send")
+	const batch = 100
+	var ps [batch]client.Pending
+	pipeline := func() {
+		for i := range ps {
+			p, err := snd.SendAsync(ctx, msg, nil)
+			if err != nil {
+				panic(err)
+			}
+			ps[i] = p
+		}
+		for _, p := range ps {
+			if err := p.Wait(ctx); err != nil {
+				panic(err)
+			}
+		}
+	}
+	for range 100 { // warm: every slot of both ends' rings holds a tag
+		pipeline()
+	}
+	n = testing.AllocsPerRun(50, pipeline)
+	require.Zero(t, n/batch, "allocations per resumable SendAsync and Wait")
+	t.Logf("resumable SendAsync+Wait: %.2f allocations per %d messages", n, batch)
 }
