@@ -56,10 +56,13 @@ type ConnOptions struct {
 // What was in flight when it was lost is returned as errors, never
 // dropped silently: a message sent unsettled whose outcome had not
 // arrived completes with the loss's *Error (its fate is unknown: send it
-// again if it must arrive); messages not yet sent are sent on the new
-// link. Deliveries received and not yet settled are dropped (the broker
-// delivers them again); settling one of the old link returns the loss's
-// error. Sessions and links keep their names.
+// again if it must arrive), unless its sender is resumable
+// (SenderOptions.Durable: it is resumed, and completes with its real
+// outcome); messages not yet sent are sent on the new link. Deliveries
+// received and not yet settled are dropped (the broker delivers them
+// again); settling one of the old link returns the loss's error.
+// Sessions and links keep their names, the connection its container-id.
+// See "Reconnect" and "Resuming" in the package doc.
 type ReconnectOptions struct {
 	// MaxAttempts bounds the dials after each loss; 0 means no bound.
 	// When they run out, the connection ends with the loss's error.

@@ -59,12 +59,56 @@
 // With ConnOptions.Reconnect, Dial's connection is dialled again when it
 // is lost (cut, failed, or closed by the peer), with back-off; its
 // sessions are begun again and its links attached again, with their
-// names. Meanwhile calls wait within their ctx. Nothing is dropped
-// silently: an unsettled message whose outcome had not come completes
-// with the loss's *Error; messages not yet sent go on the new link;
-// deliveries received but not settled can no longer be settled (the
-// broker delivers them again). When ReconnectOptions.MaxAttempts run out
-// the connection ends with the loss's error.
+// names and the connection's container-id. Meanwhile calls wait within
+// their ctx. When ReconnectOptions.MaxAttempts run out the connection
+// ends with the loss's error. What survives a reconnect:
+//
+//   - Messages queued and not yet sent go on the new link, in order.
+//   - Messages sent unsettled whose outcome had not come: on a plain
+//     sender each completes with the loss's *Error (its fate is
+//     unknown: send it again if it must arrive); on a resumable sender
+//     (SenderOptions.Durable) each is resumed and completes with its
+//     real outcome (see Resuming).
+//   - Deliveries received and not settled: on a plain receiver they can
+//     no longer be settled (Accept returns the loss's error; the broker
+//     delivers them again), and those not yet received are dropped.
+//   - Transactions do not survive: a transaction's link and its work
+//     end with the connection.
+//
+// Nothing is dropped silently: every Send and Pending.Wait returns once,
+// with an outcome or an error.
+//
+// # Resuming
+//
+// A resumable sender (SenderOptions.Durable) uses link recovery (part 2
+// §2.6.13): its target is durable (terminus-durable unsettled-state,
+// expiry-policy never, or link-detach with ExpiryTimeout), it asks for
+// receiver settle mode second, and it tags each delivery itself. When the
+// connection is lost it keeps what it sent and has not settled (the
+// encoded messages it holds for their Pendings already, nothing more)
+// and attaches again with their tags as its unsettled map; the peer's
+// map then says what became of each:
+//
+//   - the peer gave it an outcome (its disposition lost): a resumed
+//     settled transfer settles it, and its Pending returns that outcome;
+//   - the peer has it without an outcome: it is sent again with resume
+//     set, and its outcome comes as any other's;
+//   - the peer does not know it: it is sent as a new delivery;
+//   - the peer's map was incomplete and does not list it, or this end's
+//     was cut at the peer's max-frame-size: its fate cannot be told, and
+//     its Pending returns the loss's error, as without Durable.
+//
+// So each message is delivered and settled once, when the peer is a
+// durable receiver: one that keeps a link's unsettled state across
+// connections by its name and container-id, settles a resumed delivery
+// once, and stores a resumed message it has once (package broker; an
+// engine.Handler that is an engine.Recoverer). A peer that ignores the
+// durable target, or answers with receiver settle mode first, gives at
+// least once: what it has forgotten is sent again as new. The sender
+// keeps at most as many deliveries unsettled as an attach's unsettled
+// map holds within the peer's max-frame-size (about 3,400 for 64 KiB),
+// and resumes within one Conn's life: a new Conn, even with the same
+// ContainerID and link Name, starts afresh.
 //
 // # Errors
 //

@@ -396,3 +396,53 @@ func ExampleReconnectOptions() {
 	// before: <nil>
 	// after: <nil>
 }
+
+// A resumable sender (Durable) under Reconnect: the connection is cut in
+// the middle of 1,000 unsettled messages, and each still gets its real
+// outcome, the server (a durable receiver) each message once.
+func ExampleSenderOptions_durable() {
+	b, err := newDurable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cut := &cutDialer{after: 40_001} // the first connection: cut after 40,001 bytes
+	c, err := client.Dial(ctx, b.addr, &client.ConnOptions{
+		Dialer:    cut.dial,
+		Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", &client.SenderOptions{Durable: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var ps []client.Pending
+	for i := range 1000 {
+		msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{fmt.Appendf(nil, "order %d", i)}}}
+		p, err := snd.SendAsync(ctx, &msg, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	accepted := 0
+	for _, p := range ps {
+		if p.Wait(ctx) == nil {
+			accepted++
+		}
+	}
+	b.mu.Lock()
+	stored := len(b.bodies)
+	b.mu.Unlock()
+	fmt.Println("connections:", cut.dials.Load(), "accepted:", accepted, "stored:", stored)
+	// Output: connections: 2 accepted: 1000 stored: 1000
+}

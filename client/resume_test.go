@@ -46,15 +46,23 @@ type durableServer struct {
 }
 
 func startDurable(t testing.TB) *durableServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	b, err := newDurable()
 	require.NoError(t, err)
+	t.Cleanup(func() { b.srv.Close() })
+	return b
+}
+
+func newDurable() (*durableServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
 	b := &durableServer{addr: ln.Addr().String(), byTag: map[string]string{}, bodies: map[string]int{},
 		states: map[string]frame.DeliveryState{}, kept: map[string][]engine.Unsettled{},
 		live: map[string]chan struct{}{}, forget: map[string]bool{}}
 	b.srv = &engine.Server{Config: engine.Config{ContainerID: "durable-server", Credit: 200, Window: 5000}, Handler: b}
 	go b.srv.Serve(ln)
-	t.Cleanup(func() { b.srv.Close() })
-	return b
+	return b, nil
 }
 
 func (b *durableServer) OnConnectionOpen(c *engine.Conn) {
