@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -26,6 +27,23 @@ type ReceiverOptions struct {
 	// SenderSettleModeSettled for deliveries sent settled (at most
 	// once: nothing to accept).
 	RequestedSenderSettleMode SenderSettleMode
+	// Durable makes the receiver resumable (link recovery, part 2
+	// §2.6.13): under ConnOptions.Reconnect, a delivery received and
+	// not yet settled when the connection was lost can still be
+	// settled after it, once the sender has resumed it (one settled
+	// while the connection is down is sent then), and one dropped
+	// unreceived at the loss comes again with Delivery.Resumed set.
+	// The link's source is durable (unsettled-state, expiry-policy
+	// never, or link-detach with ExpiryTimeout); its name and the
+	// connection's container-id stay the same across reconnects. It
+	// needs a sender that keeps the link's state across connections
+	// (a broker's durable subscription); see "Resuming" in the
+	// package doc.
+	Durable bool
+	// ExpiryTimeout, with Durable, bounds how long the sender keeps the
+	// link's state after a loss (expiry-policy link-detach, rounded up
+	// to seconds); 0 keeps it with no bound (expiry-policy never).
+	ExpiryTimeout time.Duration
 }
 
 // ReceiveOptions sets up one Receive; nil or the zero value works.
@@ -65,6 +83,15 @@ type Receiver struct {
 	// chunks, so that a kept delivery costs a fraction of a chunk.
 	slab  []Delivery
 	bytes []byte
+
+	// Durable (resume_receiver.go), under mu: the unsettled deliveries
+	// handed out on the link attached now, by delivery-id; those of
+	// links since lost, by tag; the tags of deliveries dropped
+	// unreceived at a loss.
+	durable bool
+	handed  map[uint32]keptTag
+	kept    map[string]keptTag
+	dropped map[string]struct{}
 }
 
 // inDelivery is a delivery the connection's goroutine has copied and
@@ -74,6 +101,7 @@ type inDelivery struct {
 	id      uint32
 	format  uint32
 	settled bool
+	resumed bool
 	tagLen  uint8
 	tag     [32]byte
 	buf     []byte
@@ -112,6 +140,9 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if r.lo.Name == "" {
 		r.lo.Name = linkName(s.c, "receiver")
 	}
+	if o.Durable {
+		r.setDurable(&o)
+	}
 	g, err := s.c.callGen(ctx, r.attach)
 	if err != nil {
 		return nil, err
@@ -131,7 +162,11 @@ func (r *Receiver) attach(ec *engine.Conn) error {
 	if s.es == nil {
 		return ErrClosed
 	}
-	l, err := s.es.AttachReceiver(r.lo)
+	lo := r.lo
+	if r.durable {
+		lo = r.resumeOptions()
+	}
+	l, err := s.es.AttachReceiver(lo)
 	if err != nil {
 		if e := s.es.Err(); e != nil {
 			return fromEngine(e, ScopeSession)
@@ -169,6 +204,9 @@ func (r *Receiver) lost(l *engine.Link, err error) {
 	r.l = nil
 	r.draining = false
 	r.mu.Lock()
+	if r.durable {
+		r.keepHanded() // resume_receiver.go
+	}
 	r.epoch++
 	r.lostErr = err
 	kept := r.q[:0]
@@ -177,6 +215,9 @@ func (r *Receiver) lost(l *engine.Link, err error) {
 			kept = append(kept, in)
 		} else {
 			r.bufs = append(r.bufs, in.buf)
+			if r.durable {
+				r.keepDropped(&in)
+			}
 		}
 	}
 	clear(r.q[len(kept):])
@@ -203,6 +244,9 @@ func (r *Receiver) attached(l *engine.Link) {
 		return
 	}
 	r.suspect.Store(len(src.Address) == 0 && r.address != "" && !src.Dynamic)
+	if r.durable {
+		r.forgetUnknown(l) // resume_receiver.go
+	}
 	if r.prefetch > 0 {
 		l.Flow(r.prefetch)
 	}
@@ -227,6 +271,11 @@ func (r *Receiver) delivered(d *engine.Delivery) {
 		r.topUp()
 		return
 	}
+	resumed := r.durable && d.Resumed()
+	if resumed && r.resumedIn(d) { // handed out before the loss: not again
+		r.topUp()
+		return
+	}
 	r.mu.Lock()
 	var buf []byte
 	if n := len(r.bufs); n > 0 {
@@ -234,7 +283,7 @@ func (r *Receiver) delivered(d *engine.Delivery) {
 		r.bufs[n-1] = nil
 		r.bufs = r.bufs[:n-1]
 	}
-	in := inDelivery{epoch: r.epoch, id: d.DeliveryID, format: d.MessageFormat, settled: d.Settled, tagLen: uint8(min(len(d.DeliveryTag), 32)),
+	in := inDelivery{epoch: r.epoch, id: d.DeliveryID, format: d.MessageFormat, settled: d.Settled, resumed: resumed, tagLen: uint8(min(len(d.DeliveryTag), 32)),
 		buf: append(buf[:0], d.Payload...)}
 	copy(in.tag[:], d.DeliveryTag)
 	if r.head > 0 && r.head == len(r.q) {
@@ -350,6 +399,9 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 			*in = r.q[r.head]
 			r.q[r.head] = inDelivery{}
 			r.head++
+			if r.durable {
+				r.hand(in) // resume_receiver.go
+			}
 			more := r.head < len(r.q)
 			kick := false
 			if r.starved && uint32(len(r.q)-r.head) <= r.prefetch/2 {
@@ -399,8 +451,11 @@ func (r *Receiver) kick() {
 
 // run is queued on the connection's goroutine (at most once at a time):
 // dispositions, credit, drains.
-func (r *Receiver) run(*engine.Conn) {
+func (r *Receiver) run(ec *engine.Conn) {
 	r.kicked.Store(false)
+	if ec.Closed() {
+		return // a connection lost, running what was queued on it (as Sender.run)
+	}
 	l := r.l
 	if l == nil {
 		return // lost: attached again later
@@ -420,6 +475,9 @@ func (r *Receiver) run(*engine.Conn) {
 			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
 		}
 		l.Dispose(dr.id, st, true)
+		if r.durable {
+			r.disposedID(dr.id)
+		}
 		disp[i] = dispReq{}
 	}
 	r.mu.Lock()
@@ -573,6 +631,11 @@ type Delivery struct {
 	// Settled reports that the sender settled it: there is no outcome
 	// to give.
 	Settled bool
+	// Resumed reports a delivery a resumable receiver
+	// (ReceiverOptions.Durable) had queued unreceived when the
+	// connection was lost, which the sender resumed on the new one: it
+	// may have had it before (part 2 §2.6.13).
+	Resumed bool
 
 	r       *Receiver
 	epoch   uint32
@@ -581,7 +644,7 @@ type Delivery struct {
 }
 
 func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {
-	d.r, d.epoch, d.DeliveryID, d.MessageFormat, d.Settled, d.DeliveryTag = r, in.epoch, in.id, in.format, in.settled, tag
+	d.r, d.epoch, d.DeliveryID, d.MessageFormat, d.Settled, d.Resumed, d.DeliveryTag = r, in.epoch, in.id, in.format, in.settled, in.resumed, tag
 	d.payload = d.payload[:0]
 }
 
@@ -638,5 +701,10 @@ func (d *Delivery) settle(ctx context.Context, dr dispReq) error {
 		return nil
 	}
 	dr.epoch = d.epoch
+	if d.r.durable {
+		if handled, err := d.r.disposeKept(ctx, dr, d.DeliveryTag); handled { // resume_receiver.go
+			return err
+		}
+	}
 	return d.r.dispose(ctx, dr)
 }

@@ -185,11 +185,20 @@ func (b *durableServer) settledAll(t testing.TB) {
 // there go out, a frame may be cut in two, and the connection is closed.
 type cutDialer struct {
 	after int64
-	dials atomic.Int32
+	gate  chan struct{} // when set, the second dial waits for it to close
+	tries atomic.Int32  // dials begun
+	dials atomic.Int32  // connections made
 	first atomic.Pointer[cutConn]
 }
 
 func (d *cutDialer) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if d.tries.Add(1) == 2 && d.gate != nil {
+		select {
+		case <-d.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -495,8 +495,13 @@ func (snd *Sender) recycle(r *sendReq) {
 
 // run is queued on the connection's goroutine by SendAsync (at most once
 // at a time).
-func (snd *Sender) run(*engine.Conn) {
+func (snd *Sender) run(ec *engine.Conn) {
 	snd.kicked.Store(false)
+	if ec.Closed() {
+		// A connection lost, running what was queued on it: the
+		// sender's fields are the next connection's goroutine's now.
+		return
+	}
 	snd.pump()
 }
 
