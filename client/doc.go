@@ -71,7 +71,9 @@
 //     real outcome (see Resuming).
 //   - Deliveries received and not settled: on a plain receiver they can
 //     no longer be settled (Accept returns the loss's error; the broker
-//     delivers them again), and those not yet received are dropped.
+//     delivers them again), and those not yet received are dropped; on
+//     a resumable receiver (ReceiverOptions.Durable) they can, once the
+//     sender resumes them (see Resuming).
 //   - Transactions do not survive: a transaction's link and its work
 //     end with the connection.
 //
@@ -109,6 +111,21 @@
 // map holds within the peer's max-frame-size (about 3,400 for 64 KiB),
 // and resumes within one Conn's life: a new Conn, even with the same
 // ContainerID and link Name, starts afresh.
+//
+// A resumable receiver (ReceiverOptions.Durable) is the other half: its
+// source is durable, and at a loss it keeps the tags of the deliveries
+// it handed out and had not settled, and of those queued unreceived
+// (dropped, as on a plain receiver), and attaches again with them as its
+// unsettled map. When the sender (a broker's durable subscription)
+// resumes one handed out before, the old Delivery's Accept, Reject,
+// Release or Modify settles it on the resumed delivery; one given while
+// the connection was down is sent then. One dropped unreceived comes
+// again from Receive with Delivery.Resumed set. A tag the sender's map
+// does not hold is one it has settled its own way: settling that
+// Delivery returns the loss's error, as on a plain receiver. A
+// disposition already handed to the lost connection counts as given
+// (receiver settle mode first): if it never arrived, the sender delivers
+// the message again as new.
 //
 // # Errors
 //

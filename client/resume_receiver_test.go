@@ -208,3 +208,12 @@ func TestResumeReceiver(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "nothing more comes")
 	require.Error(t, before[0].Accept(ctx), "settled before the loss: its link is gone")
 }
+
+// A resumable receiver's ReceiveInto and Accept allocate nothing once
+// warm: it follows its unsettled deliveries in a map it reuses.
+func TestResumeReceiveAllocs(t *testing.T) {
+	skipRace(t)
+	ctx := testCtx(t)
+	receiveIntoAllocs(t, ctx, benchMsg(), &client.ConnOptions{Reconnect: &client.ReconnectOptions{}},
+		&client.ReceiverOptions{Credit: 200, Durable: true})
+}
