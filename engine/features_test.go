@@ -642,3 +642,35 @@ func TestHandshakeTimeout(t *testing.T) {
 		t.Fatalf("%+v", ps)
 	}
 }
+
+// TestAttachBeforeBeginAnswer: links attached in the same turn as the
+// session's begin, before the peer's answer, each get a handle (the
+// peer's handle-max is the spec's default until its begin says
+// otherwise) and all attach; the second used to fail with ErrLimit.
+func TestAttachBeforeBeginAnswer(t *testing.T) {
+	cli := &recorder{}
+	var links []*Link
+	cli.onOpen = func(c *Conn) {
+		s, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			l, err := s.AttachSender(LinkOptions{Name: "early-" + string(rune('a'+i)), Address: "q"})
+			if err != nil {
+				t.Fatalf("attach %d before the begin's answer: %v", i, err)
+			}
+			links = append(links, l)
+		}
+	}
+	p := newPipe(t, Config{}, Config{Credit: 10}, cli, &recorder{})
+	p.run()
+	if len(links) != 3 {
+		t.Fatalf("%d links", len(links))
+	}
+	for i, l := range links {
+		if !l.attached() || l.Handle() != uint32(i) {
+			t.Errorf("link %d: attached %v, handle %d", i, l.attached(), l.Handle())
+		}
+	}
+}
