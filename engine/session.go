@@ -520,6 +520,10 @@ func (s *Session) onAttach(body []byte) error {
 	} else if !answer {
 		l.sndMode = a.SndSettleMode.Or(frame.SndMixed) // the sender's mode is the one in force
 	}
+	if answer && refuse == nil && !l.hidden {
+		refuse = l.answerHook(&a) // answer.go: the handler's say in the answer
+		l.hidden = refuse != nil
+	}
 	if refuse != nil {
 		// A refusal is an attach with no terminus at this end, then the
 		// detach (part 2 §2.6.3).
