@@ -78,6 +78,13 @@ type Options struct {
 	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout. The broker
 	// sets Credit, AutoAccept and Auth itself.
 	Engine engine.Config
+	// MaxDurableLinks bounds the detached links with a durable terminus
+	// (unsettled-state) whose state the broker keeps for a later attach
+	// (durable producers and subscriptions): 0 means
+	// DefaultMaxDurableLinks, a negative value no bound. Past it, the one
+	// detached longest expires at once, as its expiry policy would have
+	// ended it later.
+	MaxDurableLinks int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
 }
@@ -102,13 +109,15 @@ type Broker struct {
 	drivers  map[*engine.Driver]struct{}
 	scratch  []byte // for header rewrites, under mu
 	wg       sync.WaitGroup
-	accepted atomic.Uint64 // connections accepted
+	accepted atomic.Uint64       // connections accepted
+	durables map[durKey]*durable // links with a durable terminus (durable.go)
+	keptN    int                 // of them detached
 }
 
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*engine.Driver]struct{}), start: time.Now()}
+		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -117,6 +126,9 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxQueues == 0 {
 		b.opts.MaxQueues = DefaultMaxQueues
+	}
+	if b.opts.MaxDurableLinks == 0 {
+		b.opts.MaxDurableLinks = DefaultMaxDurableLinks
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {

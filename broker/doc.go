@@ -80,6 +80,36 @@
 // Transactional acquisition (a txn-id in a consumer's flow) is not
 // supported.
 //
+// # Link recovery
+//
+// A link whose terminus at the peer is durable with unsettled-state
+// (part 3 §3.5.5: a producer's target, a consumer's source) keeps its
+// state through a detach without closing (closed = false) and through a
+// lost connection, keyed by the peer's container-id, the link's name and
+// the broker's role, for a later attach of the same name from the same
+// container, on any connection (part 2 §2.6.13). The terminus's expiry
+// policy ends it (part 3 §3.5.6): timeout seconds after the link
+// detaches (link-detach), its session ends (session-end, the default),
+// or its connection closes or is lost (connection-close); never, with
+// policy never. A link the peer closes (closed = true) ends it at once.
+// The broker keeps at most Options.MaxDurableLinks detached (10,000 by
+// default): past it, the one detached longest ends at once.
+//
+// A durable producer that asks for receiver settle mode second gets it:
+// the broker accepts a message once it is stored and forgets it when the
+// producer settles. Detached, the broker keeps the tags of those it had
+// stored and the producer had not settled, with its outcome; the answer
+// to the next attach of the name carries them (its unsettled map, those
+// the producer's attach still lists), so the producer settles those
+// (engine.Link.SendResume) and sends again only what the broker never
+// got whole: each message is stored once. A resumed delivery of a
+// message the broker has is given its outcome again, not stored.
+//
+// An attach of a durable name that is still attached on another
+// connection of the same container (one the broker has not seen fail
+// yet) takes it over: the broker closes that connection, as lost, and
+// the attach waits for its state (at most 5 s).
+//
 // # Security
 //
 // Options.Users are the accounts of SASL PLAIN (Options.Anonymous allows
@@ -99,8 +129,8 @@
 // number of nodes), plus the credit outstanding,
 // plus each connection's engine buffers (engine.Config: one frame being
 // read, MaxOutput being written, one message being joined). Messages
-// are kept in memory only: nothing survives the process. There are no
-// durable subscriptions, filters, message expiry or dead-letter queues
-// yet. A transaction holds copies of its messages until it is
+// are kept in memory only: nothing survives the process, durable links'
+// state included. There are no filters, message expiry or dead-letter
+// queues yet. A transaction holds copies of its messages until it is
 // discharged, outside the queues' bounds.
 package broker

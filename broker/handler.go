@@ -35,6 +35,7 @@ type conn struct {
 	consumers []*consumer
 	producers []*producer
 	txns      map[string]*txn // open transactions (txn.go)
+	durWait   []*durable      // durable links detached from it whose expiry waits for its end (durable.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -68,6 +69,26 @@ type producer struct {
 	blocked bool  // under the broker's lock
 	resume  atomic.Bool
 	gone    bool
+	// Its target is durable (durable.go): the state the broker keeps,
+	// and the tags of the messages it rejected and the producer has not
+	// settled (receiver settle mode second), for that state.
+	dur      *durable
+	rejected map[string]struct{}
+}
+
+// reject rejects d (unsettled) with e, remembering its tag for a
+// durable link's state.
+func (p *producer) reject(d *engine.Delivery, e *engine.Error) {
+	if d.Settled {
+		return
+	}
+	if p.dur != nil && d.Link.RcvSettleMode() == frame.RcvSecond {
+		if p.rejected == nil {
+			p.rejected = make(map[string]struct{})
+		}
+		p.rejected[string(d.DeliveryTag)] = struct{}{}
+	}
+	d.Reject(e)
 }
 
 // kick runs the service of cn on its connection's goroutine, queued at
@@ -124,10 +145,14 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
 	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
+	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
 }
 
-func (handler) OnSessionBegin(*engine.Session)              {}
-func (handler) OnSessionEnd(*engine.Session, *engine.Error) {}
+func (handler) OnSessionBegin(*engine.Session) {}
+
+// OnSessionEnd starts the expiry of durable links detached from the
+// session whose policy is session-end.
+func (h handler) OnSessionEnd(s *engine.Session, _ *engine.Error) { h.b.ended(connOf(s.Conn()), s) }
 
 // OnLinkAttach makes a consumer (the peer receives: the source names the
 // node) or a producer (the peer sends: the target names it).
@@ -182,6 +207,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	p := &producer{link: l, conn: cn}
+	key, _, _, durable := durableKey(l)
 	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
@@ -195,6 +221,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	}
 	p.n = n
 	n.producers++
+	if durable {
+		p.dur = b.durables[key] // made by Recover (durable.go)
+	}
 	b.mu.Unlock()
 	l.Context = p
 	cn.producers = append(cn.producers, p)
@@ -276,6 +305,10 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		b.txnDelivery(p, l, &d, id) // txn.go: held until the commit
 		return
 	}
+	if d.Resumed() && b.resumedDelivery(p, &d) { // durable.go: stored before
+		b.topUp(p, l)
+		return
+	}
 	routed, byKey := Route(d.Payload, b.opts.RouteKey)
 	var wb [8]*conn
 	wake := wb[:0]
@@ -293,9 +326,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		if n = b.nodeLocked(routed, false); n == nil {
 			p.n.c.refused++
 			b.mu.Unlock()
-			if !d.Settled {
-				d.Reject(errTooManyQueues)
-			}
+			p.reject(&d, errTooManyQueues)
 			b.topUp(p, l)
 			return
 		}
@@ -303,9 +334,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
 		n.c.refused++
 		b.mu.Unlock()
-		if !d.Settled {
-			d.Reject(engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
-		}
+		p.reject(&d, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
 		b.topUp(p, l)
 		return
 	}
@@ -655,12 +684,23 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		b.unblockOneLocked(x)
 		n := x.n
 		n.producers--
+		wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
 		if n.ownerP == x {
 			wake = b.removeLocked(n, wake)
 		} else {
 			wake = b.autoDeleteLocked(n, wake)
 		}
 		b.mu.Unlock()
+	default:
+		// Refused before it was made: a durable state Recover gave it
+		// goes, as the link was closed.
+		if key, _, _, ok := durableKey(l); ok {
+			b.mu.Lock()
+			if d := b.durables[key]; d != nil && d.attached && d.cn == cn {
+				wake = b.expireLocked(d, wake)
+			}
+			b.mu.Unlock()
+		}
 	}
 	b.wake(cn, wake)
 }

@@ -233,3 +233,45 @@ func TestRecoverIncomplete(t *testing.T) {
 	assert.Greater(t, l.RemoteAttach().Unsettled.Len(), 5)
 	assert.Nil(t, p.serr)
 }
+
+// TestRecoverSettleUnsettledMode: a sender in snd-settle-mode unsettled
+// may settle a resumed delivery (SendResume with settled set), which
+// settles one it sent unsettled before; a new settled Send is still
+// refused.
+func TestRecoverSettleUnsettledMode(t *testing.T) {
+	b := newDurableBroker()
+	durable := &frame.Target{Address: []byte("sub"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
+	ch := &txnSide{}
+	p := newPipe(t, Config{}, Config{Credit: 100}, &openHook{txnSide: ch, open: func(s *Session) {
+		_, err := s.AttachSender(LinkOptions{Name: "dur", Target: durable, Unsettled: true})
+		require.NoError(t, err)
+	}}, b)
+	p.run()
+	l := ch.links["dur"]
+	require.NotNil(t, l)
+	b.accept = func(string) bool { return false }
+	_, err := l.Send([]byte("t0"), []byte("m"), false)
+	require.NoError(t, err)
+	p.run()
+	require.NoError(t, l.DetachOnly(nil))
+	p.run()
+	kept := l.Unsettled()
+	require.Len(t, kept, 1)
+	b.states["t0"] = Accepted
+	l2, err := l.Session().AttachSender(LinkOptions{Name: "dur", Target: durable, Unsettled: true, Resume: kept})
+	require.NoError(t, err)
+	p.run()
+	st, known := l2.RemoteUnsettled([]byte("t0"))
+	require.True(t, known)
+	require.Equal(t, frame.StateAccepted, st.Type)
+	_, err = l2.Send([]byte("t1"), []byte("m"), true)
+	assert.ErrorIs(t, err, ErrSettleMode, "a new delivery is still sent unsettled")
+	_, err = l2.SendResume([]byte("t0"), nil, true)
+	require.NoError(t, err)
+	p.run()
+	assert.Equal(t, map[string]int{"t0": 1}, b.settled)
+	assert.Equal(t, frame.SndUnsettled, l2.SndSettleMode())
+	assert.Empty(t, l2.Unsettled())
+	assert.Nil(t, p.serr)
+	assert.Nil(t, p.cerr)
+}
