@@ -584,6 +584,8 @@ func (h *handler) OnLinkAttach(l *engine.Link) {
 		x.attached(l)
 	case *Receiver:
 		x.attached(l)
+	case *txnCtl: // txn.go
+		x.attached(l)
 	default:
 		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
 	}
@@ -605,6 +607,8 @@ func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
 		} else {
 			x.ended(err)
 		}
+	case *txnCtl: // txn.go: a transaction does not survive a reconnect
+		x.detached(l, err)
 	}
 }
 
@@ -614,6 +618,8 @@ func (h *handler) OnFlow(l *engine.Link) {
 		x.pump()
 	case *Receiver:
 		x.flowed()
+	case *txnCtl: // txn.go
+		x.pump()
 	}
 }
 
@@ -624,8 +630,11 @@ func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 }
 
 func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
-	if s, ok := l.Context.(*Sender); ok {
-		s.disposed(&d)
+	switch x := l.Context.(type) {
+	case *Sender:
+		x.disposed(&d)
+	case *txnCtl: // txn.go
+		x.disposed(&d)
 	}
 }
 
@@ -641,6 +650,7 @@ func (h *handler) OnWritable(ec *engine.Conn) {
 		for _, x := range snd {
 			x.pump()
 		}
+		s.txnWritable(ec) // txn.go
 	}
 }
 
