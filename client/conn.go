@@ -59,7 +59,9 @@ type ConnOptions struct {
 // again if it must arrive); messages not yet sent are sent on the new
 // link. Deliveries received and not yet settled are dropped (the broker
 // delivers them again); settling one of the old link returns the loss's
-// error. Sessions and links keep their names.
+// error. A Transaction open at the loss ends with the loss's error (the
+// coordinator rolls it back): work in it returns that error. Sessions
+// and links keep their names.
 type ReconnectOptions struct {
 	// MaxAttempts bounds the dials after each loss; 0 means no bound.
 	// When they run out, the connection ends with the loss's error.

@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
 	"net"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/amqpsax/amqpsax/client"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/require"
 )
 
@@ -416,4 +419,89 @@ func TestTxnConcurrent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 20, queueStats(t, srv, "q").Depth, "4 committed transactions of 5")
+}
+
+// Sends and outcomes in a transaction take effect at Commit; Rollback
+// undoes them. The broker here is package broker, which has a
+// transaction coordinator (RabbitMQ has none: NewTransaction returns
+// its refusal).
+func ExampleSession_NewTransaction() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := broker.New(broker.Options{})
+	go b.Serve(ln)
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	c, err := client.Dial(ctx, "amqp://"+ln.Addr().String(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "orders", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	send := func(tx *client.Transaction, body string) {
+		msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte(body)}}}
+		if err := snd.Send(ctx, &msg, &client.SendOptions{Transaction: tx}); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	tx, err := s.NewTransaction(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	send(tx, "order 1")
+	send(tx, "order 2")
+	if err := tx.Commit(ctx); err != nil { // both are in the queue now
+		log.Fatal(err)
+	}
+	tx, err = s.NewTransaction(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	send(tx, "order 3")
+	if err := tx.Rollback(ctx); err != nil { // order 3 is gone
+		log.Fatal(err)
+	}
+	// The transaction is over: nothing more is sent in it.
+	err = snd.Send(ctx, &message.Message{}, &client.SendOptions{Transaction: tx})
+	fmt.Println(errors.Is(err, client.ErrTransactionDone))
+
+	// Receive in a transaction: accepted and committed, the messages
+	// are consumed.
+	rcv, err := s.NewReceiver(ctx, "orders", &client.ReceiverOptions{Credit: 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tx, err = s.NewTransaction(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 2 {
+		d, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s\n", d.Message.Body.Data[0])
+		if err := tx.Accept(ctx, d); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// true
+	// order 1
+	// order 2
 }
