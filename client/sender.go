@@ -445,6 +445,7 @@ func (snd *Sender) kick() {
 }
 
 func (snd *Sender) recycle(r *sendReq) {
+	r.untxn() // txn.go: an abandoned send is no work of its transaction
 	r.gen.Add(1)
 	r.err = nil
 	snd.mu.Lock()

@@ -315,16 +315,21 @@ func (ctl *txnCtl) declare(t *Transaction) error {
 // has been written. A rollback withdraws the sends still waiting.
 func (ctl *txnCtl) discharge(t *Transaction) {
 	t.mu.Lock()
+	st, fail := t.state, t.fail
+	t.mu.Unlock()
+	if st != txnEnding {
+		return // over already, or written already
+	}
+	// A rollback withdraws the sends waiting; a commit drops those whose
+	// Send gave up (never to be sent) and waits for the others.
+	ctl.s.c.withdrawTxn(t, !fail)
+	t.mu.Lock()
 	if t.state != txnEnding || (t.pending > 0 && !t.fail) {
 		t.mu.Unlock()
-		return // over already, written already, or work still to write: its write calls again
+		return // work still to write: the last write calls again
 	}
 	t.state = txnDischarged
-	fail := t.fail
 	t.mu.Unlock()
-	if fail {
-		ctl.s.c.withdrawTxn(t)
-	}
 	ctl.ops = append(ctl.ops, txnOp{t: t, discharge: true})
 	ctl.pump()
 }
@@ -688,8 +693,9 @@ func (r *sendReq) untxn() {
 
 // withdrawTxn completes with ErrTransactionDone every send of t not yet
 // written, on the connection's goroutine (a Rollback: they are never
-// written).
-func (c *Conn) withdrawTxn(t *Transaction) {
+// written); with abandonedOnly, it recycles only those whose Send gave
+// up.
+func (c *Conn) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	c.mu.Lock()
 	ss := append([]*Session(nil), c.sessions...)
 	c.mu.Unlock()
@@ -698,17 +704,17 @@ func (c *Conn) withdrawTxn(t *Transaction) {
 		snd := append([]*Sender(nil), s.senders...)
 		s.mu.Unlock()
 		for _, x := range snd {
-			x.withdrawTxn(t)
+			x.withdrawTxn(t, abandonedOnly)
 		}
 	}
 }
 
-func (snd *Sender) withdrawTxn(t *Transaction) {
+func (snd *Sender) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	var out []*sendReq
 	keep := func(q []*sendReq) []*sendReq {
 		k := q[:0]
 		for _, r := range q {
-			if r.txn == t {
+			if r.txn == t && (!abandonedOnly || r.state.Load() == reqAbandoned) {
 				out = append(out, r)
 			} else {
 				k = append(k, r)
@@ -725,7 +731,6 @@ func (snd *Sender) withdrawTxn(t *Transaction) {
 		if r.state.CompareAndSwap(reqQueued, reqSending) {
 			snd.complete(r, ErrTransactionDone)
 		} else {
-			r.untxn()
 			snd.recycle(r) // abandoned
 		}
 	}

@@ -306,6 +306,16 @@ func TestTxnWaitingSends(t *testing.T) {
 	require.ErrorIs(t, p.Wait(ctx), client.ErrTransactionDone)
 	require.Equal(t, []bool{true, true}, co.fails(), "both rolled back")
 
+	// A Send that gave up waiting is no work of the transaction: the
+	// Commit does not wait for it.
+	tx, err = s.NewTransaction(ctx)
+	require.NoError(t, err)
+	short, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel2()
+	require.ErrorIs(t, snd.Send(short, dataMsg("x"), &client.SendOptions{Transaction: tx}), context.DeadlineExceeded)
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, []bool{true, true, false}, co.fails(), "committed")
+
 	// A transaction of another connection is refused.
 	_, s2 := txnSession(t, url, nil)
 	snd2, err := s2.NewSender(ctx, "sink", nil)
