@@ -73,8 +73,9 @@
 //	err = tx.Commit(ctx)                // or tx.Rollback(ctx)
 //
 // Once a transaction has ended, work in it returns ErrTransactionDone and
-// writes nothing. A peer without transactions (RabbitMQ) refuses the
-// coordinator link: NewTransaction returns its *Error. A declare or
+// writes nothing. A peer without transactions refuses the coordinator
+// link: NewTransaction returns its *Error (RabbitMQ 3 ends the session
+// with amqp:not-implemented). A declare or
 // discharge the coordinator refuses is an *Error of ScopeTransaction
 // (amqp:transaction:rollback: the work was rolled back); a coordinator
 // link or connection that ends under a transaction ends it with its

@@ -113,11 +113,12 @@ type txnOp struct {
 // bounds the wait. The session's coordinator link is attached at its
 // first NewTransaction and kept for the next ones.
 //
-// A peer without transactions refuses the coordinator link (RabbitMQ
-// and the engine without a Coordinator answer with no target and a
-// detach): NewTransaction returns that *Error (amqp:not-implemented,
-// say) at once; a coordinator that refuses the declare returns its
-// *Error, of ScopeTransaction. When ctx ends before the answer, ctx's
+// A peer without transactions refuses the coordinator link:
+// NewTransaction returns the peer's *Error at once (the engine without a
+// Coordinator answers with no target and detaches with
+// amqp:not-implemented, ScopeLink; RabbitMQ 3 ends the session with
+// amqp:not-implemented, ScopeSession: begin another). A coordinator
+// that refuses the declare returns its *Error, of ScopeTransaction. When ctx ends before the answer, ctx's
 // error is returned and a transaction declared after all is rolled
 // back.
 func (s *Session) NewTransaction(ctx context.Context) (*Transaction, error) {
