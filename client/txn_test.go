@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,10 +201,12 @@ func TestTxnCoordinatorRefused(t *testing.T) {
 // declare.
 type testCoordinator struct {
 	refuse, declareErr bool
+	seen               *atomic.Int64 // when set, read at each discharge into seenAt
 
 	mu         sync.Mutex
 	n          int
-	discharged []bool // the fail flag of each discharge
+	discharged []bool  // the fail flag of each discharge
+	seenAt     []int64 // *seen at each discharge
 }
 
 func (c *testCoordinator) Declare(*engine.Link) ([]byte, *engine.Error) {
@@ -219,6 +222,9 @@ func (c *testCoordinator) Declare(*engine.Link) ([]byte, *engine.Error) {
 func (c *testCoordinator) Discharge(_ *engine.Link, _ []byte, fail bool) *engine.Error {
 	c.mu.Lock()
 	c.discharged = append(c.discharged, fail)
+	if c.seen != nil {
+		c.seenAt = append(c.seenAt, c.seen.Load())
+	}
 	c.mu.Unlock()
 	if c.refuse {
 		return engine.NewError(frame.CondTransactionRollback, "could not commit")
@@ -324,6 +330,75 @@ func TestTxnWaitingSends(t *testing.T) {
 	require.NoError(t, err)
 	_, err = snd2.SendAsync(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx})
 	require.ErrorContains(t, err, "another connection")
+}
+
+// lateSink takes messages, gives producers credit only when the test
+// calls grant, and counts the messages that came in a transaction.
+type lateSink struct {
+	engine.NopHandler
+	txnMsgs atomic.Int64
+	mu      sync.Mutex
+	links   []*engine.Link
+}
+
+func (h *lateSink) OnLinkAttach(l *engine.Link) {
+	h.mu.Lock()
+	h.links = append(h.links, l)
+	h.mu.Unlock()
+}
+
+func (h *lateSink) OnDelivery(l *engine.Link, d engine.Delivery) {
+	if d.TxnID() != nil {
+		h.txnMsgs.Add(1)
+	}
+}
+
+func (h *lateSink) grant(n uint32) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, l := range h.links {
+		l.Conn().Driver().Do(func(*engine.Conn) { l.Flow(n) })
+	}
+}
+
+// A Commit after sends still waiting for credit writes its discharge
+// after them: the coordinator sees every one before the discharge.
+func TestTxnCommitWaitsForSends(t *testing.T) {
+	h := &lateSink{}
+	co := &testCoordinator{seen: &h.txnMsgs}
+	url := serveEngine(t, engine.Config{Coordinator: co, AutoAccept: true}, h)
+	ctx := testCtx(t)
+	_, s := txnSession(t, url, nil)
+	snd, err := s.NewSender(ctx, "late", nil)
+	require.NoError(t, err)
+	tx, err := s.NewTransaction(ctx)
+	require.NoError(t, err)
+	var ps []client.Pending
+	for range 5 {
+		p, err := snd.SendAsync(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx})
+		require.NoError(t, err)
+		ps = append(ps, p)
+	}
+	committed := make(chan error, 1)
+	go func() { committed <- tx.Commit(ctx) }()
+	// Credit for 2 at a time, a millisecond apart, until the commit is
+	// answered: the sends go in turns, the discharge after the last.
+	for done := false; !done; {
+		select {
+		case err := <-committed:
+			require.NoError(t, err)
+			done = true
+		case <-time.After(time.Millisecond):
+			h.grant(2)
+		}
+	}
+	for _, p := range ps {
+		require.NoError(t, p.Wait(ctx))
+	}
+	require.Equal(t, []bool{false}, co.fails())
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	require.Equal(t, []int64{5}, co.seenAt, "the discharge after the 5 sends")
 }
 
 // A transaction ends with the connection: Commit returns the loss's
