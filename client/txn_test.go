@@ -136,6 +136,46 @@ func TestTxnReceives(t *testing.T) {
 	require.Error(t, tx.Accept(ctx, &client.Delivery{}), "not a received delivery")
 }
 
+// Reject, Release and Modify in a transaction apply at the commit; a
+// transaction is its connection's: a link of another session works in
+// it.
+func TestTxnOutcomes(t *testing.T) {
+	srv := amqptest.NewServer(t, nil)
+	ctx := testCtx(t)
+	c, s := txnSession(t, srv.URL, nil)
+	s2, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s2.NewSender(ctx, "q", nil)
+	require.NoError(t, err)
+	tx, err := s.NewTransaction(ctx)
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, snd.Send(ctx, dataMsg(fmt.Sprint("m", i)), &client.SendOptions{Transaction: tx}))
+	}
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, 3, queueStats(t, srv, "q").Depth)
+
+	rcv, err := s2.NewReceiver(ctx, "q", &client.ReceiverOptions{Credit: 3})
+	require.NoError(t, err)
+	var ds []*client.Delivery
+	for range 3 {
+		d, err := rcv.Receive(ctx, nil)
+		require.NoError(t, err)
+		ds = append(ds, d)
+	}
+	tx, err = s.NewTransaction(ctx)
+	require.NoError(t, err)
+	require.NoError(t, tx.Reject(ctx, ds[0], &client.Error{Condition: "amqp:precondition-failed"}))
+	require.NoError(t, tx.Release(ctx, ds[1]))
+	require.NoError(t, tx.Modify(ctx, ds[2], client.ModifyOptions{DeliveryFailed: true}))
+	require.Zero(t, queueStats(t, srv, "q").Rejected, "held until the commit")
+	require.NoError(t, tx.Commit(ctx))
+	require.Eventually(t, func() bool {
+		q := queueStats(t, srv, "q")
+		return q.Rejected == 1 && q.Released == 1 && q.Modified == 1
+	}, 10*time.Second, time.Millisecond, "the outcomes applied at the commit")
+}
+
 // Work in a transaction that has ended returns ErrTransactionDone and
 // writes nothing; so does a second discharge.
 func TestTxnUseAfterDischarge(t *testing.T) {
