@@ -242,6 +242,8 @@ func TestTxnCoordinatorRefused(t *testing.T) {
 type testCoordinator struct {
 	refuse, declareErr bool
 	seen               *atomic.Int64 // when set, read at each discharge into seenAt
+	// when set, Declare sends on entered, then waits for gate to close
+	entered, gate chan struct{}
 
 	mu         sync.Mutex
 	n          int
@@ -250,6 +252,10 @@ type testCoordinator struct {
 }
 
 func (c *testCoordinator) Declare(*engine.Link) ([]byte, *engine.Error) {
+	if c.gate != nil {
+		c.entered <- struct{}{}
+		<-c.gate
+	}
 	if c.declareErr {
 		return nil, engine.NewError(frame.CondResourceLimitExceeded, "no more transactions")
 	}
@@ -312,6 +318,31 @@ func TestTxnDischargeRefused(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, "amqp:resource-limit-exceeded", e.Condition)
 	require.Equal(t, client.ScopeTransaction, e.Scope)
+}
+
+// A NewTransaction whose ctx ends before the declare's answer returns
+// ctx's error, and the transaction declared after all is rolled back.
+func TestTxnDeclareAbandoned(t *testing.T) {
+	co := &testCoordinator{entered: make(chan struct{}), gate: make(chan struct{})}
+	url := serveEngine(t, engine.Config{Coordinator: co}, sink{})
+	ctx := testCtx(t)
+	_, s := txnSession(t, url, nil)
+	short, cancel := context.WithCancel(ctx)
+	go func() {
+		<-co.entered // the coordinator has the declare
+		cancel()
+	}()
+	tx, err := s.NewTransaction(short)
+	require.Nil(t, tx)
+	require.ErrorIs(t, err, context.Canceled)
+	close(co.gate) // the declare is answered now
+	require.Eventually(t, func() bool { return len(co.fails()) == 1 }, 10*time.Second, time.Millisecond)
+	require.Equal(t, []bool{true}, co.fails(), "rolled back")
+	go func() { <-co.entered }()
+	tx, err = s.NewTransaction(ctx)
+	require.NoError(t, err, "the coordinator link goes on")
+	require.NoError(t, tx.Commit(ctx))
+	require.Equal(t, []bool{true, false}, co.fails())
 }
 
 // Sends waiting for credit: Rollback withdraws them (ErrTransactionDone,
