@@ -242,8 +242,10 @@ func TestTxnCoordinatorRefused(t *testing.T) {
 type testCoordinator struct {
 	refuse, declareErr bool
 	seen               *atomic.Int64 // when set, read at each discharge into seenAt
-	// when set, Declare sends on entered, then waits for gate to close
+	// when set, Declare (Discharge, with gateDischarge) sends on
+	// entered, then waits for gate to close
 	entered, gate chan struct{}
+	gateDischarge bool
 
 	mu         sync.Mutex
 	n          int
@@ -252,7 +254,7 @@ type testCoordinator struct {
 }
 
 func (c *testCoordinator) Declare(*engine.Link) ([]byte, *engine.Error) {
-	if c.gate != nil {
+	if c.gate != nil && !c.gateDischarge {
 		c.entered <- struct{}{}
 		<-c.gate
 	}
@@ -266,6 +268,10 @@ func (c *testCoordinator) Declare(*engine.Link) ([]byte, *engine.Error) {
 }
 
 func (c *testCoordinator) Discharge(_ *engine.Link, _ []byte, fail bool) *engine.Error {
+	if c.gate != nil && c.gateDischarge {
+		c.entered <- struct{}{}
+		<-c.gate
+	}
 	c.mu.Lock()
 	c.discharged = append(c.discharged, fail)
 	if c.seen != nil {
@@ -343,6 +349,32 @@ func TestTxnDeclareAbandoned(t *testing.T) {
 	require.NoError(t, err, "the coordinator link goes on")
 	require.NoError(t, tx.Commit(ctx))
 	require.Equal(t, []bool{true, false}, co.fails())
+}
+
+// A Commit whose ctx ends after the discharge was written returns an
+// error matching ErrOutcomeUnknown and ctx's; Done and Err give the
+// answer when it comes.
+func TestTxnCommitOutcomeUnknown(t *testing.T) {
+	co := &testCoordinator{entered: make(chan struct{}), gate: make(chan struct{}), gateDischarge: true}
+	url := serveEngine(t, engine.Config{Coordinator: co}, sink{})
+	ctx := testCtx(t)
+	_, s := txnSession(t, url, nil)
+	tx, err := s.NewTransaction(ctx)
+	require.NoError(t, err)
+	short, cancel := context.WithCancel(ctx)
+	go func() {
+		<-co.entered // the coordinator has the discharge
+		cancel()
+	}()
+	err = tx.Commit(short)
+	require.ErrorIs(t, err, client.ErrOutcomeUnknown)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, tx.Err(), "no answer yet")
+	close(co.gate)
+	<-tx.Done()
+	require.NoError(t, tx.Err(), "committed")
+	require.Equal(t, []bool{false}, co.fails())
+	require.ErrorIs(t, tx.Commit(ctx), client.ErrTransactionDone)
 }
 
 // Sends waiting for credit: Rollback withdraws them (ErrTransactionDone,
