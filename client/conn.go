@@ -59,7 +59,9 @@ type ConnOptions struct {
 // again if it must arrive); messages not yet sent are sent on the new
 // link. Deliveries received and not yet settled are dropped (the broker
 // delivers them again); settling one of the old link returns the loss's
-// error. Sessions and links keep their names.
+// error. A Transaction open at the loss ends with the loss's error (the
+// coordinator rolls it back): work in it returns that error. Sessions
+// and links keep their names.
 type ReconnectOptions struct {
 	// MaxAttempts bounds the dials after each loss; 0 means no bound.
 	// When they run out, the connection ends with the loss's error.
@@ -584,6 +586,8 @@ func (h *handler) OnLinkAttach(l *engine.Link) {
 		x.attached(l)
 	case *Receiver:
 		x.attached(l)
+	case *txnCtl: // txn.go
+		x.attached(l)
 	default:
 		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
 	}
@@ -605,6 +609,8 @@ func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
 		} else {
 			x.ended(err)
 		}
+	case *txnCtl: // txn.go: a transaction does not survive a reconnect
+		x.detached(l, err)
 	}
 }
 
@@ -614,6 +620,8 @@ func (h *handler) OnFlow(l *engine.Link) {
 		x.pump()
 	case *Receiver:
 		x.flowed()
+	case *txnCtl: // txn.go
+		x.pump()
 	}
 }
 
@@ -624,8 +632,11 @@ func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 }
 
 func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
-	if s, ok := l.Context.(*Sender); ok {
-		s.disposed(&d)
+	switch x := l.Context.(type) {
+	case *Sender:
+		x.disposed(&d)
+	case *txnCtl: // txn.go
+		x.disposed(&d)
 	}
 }
 
@@ -641,6 +652,7 @@ func (h *handler) OnWritable(ec *engine.Conn) {
 		for _, x := range snd {
 			x.pump()
 		}
+		s.txnWritable(ec) // txn.go
 	}
 }
 

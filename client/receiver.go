@@ -86,6 +86,7 @@ type dispReq struct {
 	err   *Error
 	// modified
 	failed, undeliverable bool
+	txn                   *Transaction // txn.go: given in it, when set
 }
 
 // NewReceiver attaches a receiving link to the node at source (the
@@ -419,7 +420,7 @@ func (r *Receiver) run(*engine.Conn) {
 		if dr.err != nil {
 			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
 		}
-		l.Dispose(dr.id, st, true)
+		disposeOne(l, dr, st) // txn.go: in its transaction, if any
 		disp[i] = dispReq{}
 	}
 	r.mu.Lock()
