@@ -32,6 +32,29 @@ func txnSession(t *testing.T, url string, o *client.ConnOptions) (*client.Conn, 
 	return c, s
 }
 
+// senderIn attaches a sender to address on s and declares a transaction.
+func senderIn(t *testing.T, s *client.Session, address string) (*client.Sender, *client.Transaction) {
+	t.Helper()
+	ctx := testCtx(t)
+	snd, err := s.NewSender(ctx, address, nil)
+	require.NoError(t, err)
+	tx, err := s.NewTransaction(ctx)
+	require.NoError(t, err)
+	return snd, tx
+}
+
+// sendAsyncIn queues n messages in tx with SendAsync.
+func sendAsyncIn(t *testing.T, snd *client.Sender, tx *client.Transaction, n int) []client.Pending {
+	t.Helper()
+	ps := make([]client.Pending, n)
+	for i := range ps {
+		var err error
+		ps[i], err = snd.SendAsync(testCtx(t), dataMsg(fmt.Sprint("m", i)), &client.SendOptions{Transaction: tx})
+		require.NoError(t, err)
+	}
+	return ps
+}
+
 func queueStats(t *testing.T, srv *amqptest.Server, name string) broker.QueueStats {
 	t.Helper()
 	q, ok := srv.Queue(name)
@@ -74,16 +97,8 @@ func TestTxnSendAsyncCommit(t *testing.T) {
 	srv := amqptest.NewServer(t, &broker.Options{Engine: engine.Config{Credit: 3}})
 	ctx := testCtx(t)
 	_, s := txnSession(t, srv.URL, nil)
-	snd, err := s.NewSender(ctx, "q", nil)
-	require.NoError(t, err)
-	tx, err := s.NewTransaction(ctx)
-	require.NoError(t, err)
-	var ps []client.Pending
-	for i := range 50 {
-		p, err := snd.SendAsync(ctx, dataMsg(fmt.Sprint("m", i)), &client.SendOptions{Transaction: tx})
-		require.NoError(t, err)
-		ps = append(ps, p)
-	}
+	snd, tx := senderIn(t, s, "q")
+	ps := sendAsyncIn(t, snd, tx, 50)
 	require.NoError(t, tx.Commit(ctx))
 	for _, p := range ps {
 		require.NoError(t, p.Wait(ctx))
@@ -298,12 +313,9 @@ func TestTxnDischargeRefused(t *testing.T) {
 	url := serveEngine(t, engine.Config{Coordinator: co, Credit: 100, AutoAccept: true}, sink{})
 	ctx := testCtx(t)
 	_, s := txnSession(t, url, nil)
-	snd, err := s.NewSender(ctx, "sink", nil)
-	require.NoError(t, err)
-	tx, err := s.NewTransaction(ctx)
-	require.NoError(t, err)
+	snd, tx := senderIn(t, s, "sink")
 	require.NoError(t, snd.Send(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx}))
-	err = tx.Commit(ctx)
+	err := tx.Commit(ctx)
 	var e *client.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, "amqp:transaction:rollback", e.Condition)
@@ -385,23 +397,14 @@ func TestTxnWaitingSends(t *testing.T) {
 	url := serveEngine(t, engine.Config{Coordinator: co}, sink{}) // no credit for producers
 	ctx := testCtx(t)
 	_, s := txnSession(t, url, nil)
-	snd, err := s.NewSender(ctx, "sink", nil)
-	require.NoError(t, err)
-
-	tx, err := s.NewTransaction(ctx)
-	require.NoError(t, err)
-	var ps []client.Pending
-	for range 3 {
-		p, err := snd.SendAsync(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx})
-		require.NoError(t, err)
-		ps = append(ps, p)
-	}
+	snd, tx := senderIn(t, s, "sink")
+	ps := sendAsyncIn(t, snd, tx, 3)
 	require.NoError(t, tx.Rollback(ctx))
 	for _, p := range ps {
 		require.ErrorIs(t, p.Wait(ctx), client.ErrTransactionDone)
 	}
 
-	tx, err = s.NewTransaction(ctx)
+	tx, err := s.NewTransaction(ctx)
 	require.NoError(t, err)
 	p, err := snd.SendAsync(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx})
 	require.NoError(t, err)
@@ -472,16 +475,8 @@ func TestTxnCommitWaitsForSends(t *testing.T) {
 	url := serveEngine(t, engine.Config{Coordinator: co, AutoAccept: true}, h)
 	ctx := testCtx(t)
 	_, s := txnSession(t, url, nil)
-	snd, err := s.NewSender(ctx, "late", nil)
-	require.NoError(t, err)
-	tx, err := s.NewTransaction(ctx)
-	require.NoError(t, err)
-	var ps []client.Pending
-	for range 5 {
-		p, err := snd.SendAsync(ctx, dataMsg("x"), &client.SendOptions{Transaction: tx})
-		require.NoError(t, err)
-		ps = append(ps, p)
-	}
+	snd, tx := senderIn(t, s, "late")
+	ps := sendAsyncIn(t, snd, tx, 5)
 	committed := make(chan error, 1)
 	go func() { committed <- tx.Commit(ctx) }()
 	// Credit for 2 at a time, a millisecond apart, until the commit is
@@ -517,10 +512,7 @@ func TestTxnConnectionLost(t *testing.T) {
 	ctx := testCtx(t)
 	c, s := txnSession(t, "amqp://"+ln.Addr().String(),
 		&client.ConnOptions{Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond}})
-	snd, err := s.NewSender(ctx, "q", nil)
-	require.NoError(t, err)
-	tx, err := s.NewTransaction(ctx)
-	require.NoError(t, err)
+	snd, tx := senderIn(t, s, "q")
 	require.NoError(t, snd.Send(ctx, dataMsg("lost"), &client.SendOptions{Transaction: tx}))
 	cl.cut()
 	<-tx.Done()
