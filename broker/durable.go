@@ -61,11 +61,17 @@ type durable struct {
 	// that resumes them, those the producer has not resolved yet.
 	stored  []engine.Unsettled
 	pending map[string]struct{}
+
+	// A consumer's (durable_sub.go): its subscription, and whether its
+	// source keeps unsettled state (not configuration alone).
+	c         *consumer
+	unsettled bool
 }
 
 // durableKey returns the key of l when its terminus at the peer's side
-// of the broker (a producer's target, a consumer's source) is durable
-// with unsettled-state; its expiry policy and timeout.
+// of the broker is durable: a producer's target with unsettled-state, a
+// consumer's source with configuration or unsettled-state; its expiry
+// policy and timeout.
 func durableKey(l *engine.Link) (durKey, frame.ExpiryPolicy, uint32, bool) {
 	var d frame.TerminusDurability
 	var p frame.ExpiryPolicy
@@ -77,7 +83,7 @@ func durableKey(l *engine.Link) (durKey, frame.ExpiryPolicy, uint32, bool) {
 		g := l.RemoteTarget()
 		d, p, t = g.Durable, g.ExpiryPolicy, g.Timeout
 	}
-	if d != frame.DurabilityUnsettledState {
+	if d != frame.DurabilityUnsettledState && (d != frame.DurabilityConfiguration || !l.IsSender()) {
 		return durKey{}, 0, 0, false
 	}
 	return durKey{container: l.Conn().RemoteContainerID(), name: string(l.Name()), sender: l.IsSender()}, p, t, true
@@ -140,6 +146,9 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 	var out []engine.Unsettled
 	if !key.sender {
 		out = d.recoverProducer(l)
+	} else {
+		d.unsettled = l.RemoteSource().Durable == frame.DurabilityUnsettledState
+		out = d.recoverConsumer() // durable_sub.go
 	}
 	b.mu.Unlock()
 	return out
@@ -308,7 +317,7 @@ func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
 	}
 	d.counting = true
 	d.stored, d.pending = nil, nil
-	return wake
+	return b.endSubLocked(d, wake) // durable_sub.go
 }
 
 // DurableLinks returns the number of links with a durable terminus
