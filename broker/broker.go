@@ -78,6 +78,13 @@ type Options struct {
 	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout. The broker
 	// sets Credit, AutoAccept and Auth itself.
 	Engine engine.Config
+	// MaxDurableLinks bounds the detached links with a durable terminus
+	// (unsettled-state) whose state the broker keeps for a later attach
+	// (durable producers and subscriptions): 0 means
+	// DefaultMaxDurableLinks, a negative value no bound. Past it, the one
+	// detached longest expires at once, as its expiry policy would have
+	// ended it later.
+	MaxDurableLinks int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
 }
@@ -102,13 +109,15 @@ type Broker struct {
 	drivers  map[*engine.Driver]struct{}
 	scratch  []byte // for header rewrites, under mu
 	wg       sync.WaitGroup
-	accepted atomic.Uint64 // connections accepted
+	accepted atomic.Uint64       // connections accepted
+	durables map[durKey]*durable // links with a durable terminus (durable.go)
+	keptN    int                 // of them detached
 }
 
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*engine.Driver]struct{}), start: time.Now()}
+		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -117,6 +126,9 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxQueues == 0 {
 		b.opts.MaxQueues = DefaultMaxQueues
+	}
+	if b.opts.MaxDurableLinks == 0 {
+		b.opts.MaxDurableLinks = DefaultMaxDurableLinks
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
@@ -290,6 +302,11 @@ type QueueStats struct {
 	Bytes     int64
 	Unsettled int
 	Consumers int
+	// Detached is the durable consumers detached whose subscription the
+	// broker keeps (until their expiry policy ends it): their acquired
+	// messages count in Unsettled, a fan-out node's copies kept for them
+	// in Depth.
+	Detached  int
 	Producers int
 	// Blocked is the number of producers waiting for credit.
 	Blocked int
@@ -340,14 +357,16 @@ func (b *Broker) Connections() (open int, accepted uint64) {
 
 func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
 	s := QueueStats{Name: n.name, Fanout: n.fanout, Dynamic: n.dynamic, Producers: n.producers,
-		Blocked: len(n.blocked), Consumers: len(n.consumers), Refused: n.c.refused,
+		Blocked: len(n.blocked), Consumers: len(n.consumers), Detached: len(n.detached), Refused: n.c.refused,
 		Enqueued: n.c.enqueued, Delivered: n.c.delivered, Accepted: n.c.acked, Rejected: n.c.rejected,
 		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped}
 	if n.fanout {
-		for _, c := range n.consumers {
-			s.Depth += c.q.len()
-			s.Bytes += c.q.bytes
-			s.Unsettled += c.q.unsettled
+		for _, cs := range [2][]*consumer{n.consumers, n.detached} {
+			for _, c := range cs {
+				s.Depth += c.q.len()
+				s.Bytes += c.q.bytes
+				s.Unsettled += c.q.unsettled
+			}
 		}
 	} else {
 		s.Depth, s.Bytes, s.Unsettled = n.q.len(), n.q.bytes, n.q.unsettled
@@ -373,7 +392,8 @@ type node struct {
 	deleted   bool
 	q         queue
 	consumers []*consumer
-	rr        int // where the next search for a hungry consumer starts
+	detached  []*consumer // durable subscriptions kept while detached (durable_sub.go)
+	rr        int         // where the next search for a hungry consumer starts
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
@@ -489,7 +509,7 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 // consumers to wake.
 func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 	n.lastSize = len(payload)
-	if n.fanout && len(n.consumers) == 0 {
+	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 {
 		n.c.dropped++
 		return wake
 	}
@@ -503,6 +523,14 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 		return b.wakeOneLocked(n, m, wake)
 	}
 	bf.refs = int32(len(n.consumers))
+	if len(n.detached) > 0 {
+		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
+		if bf.refs == 0 {
+			bf.refs = 1
+			b.pool.put(bf)
+			return wake
+		}
+	}
 	for _, c := range n.consumers {
 		c.q.r.pushBack(m)
 		c.q.bytes += int64(len(payload))
@@ -552,6 +580,21 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 		delete(b.nodes, n.name)
 	}
 	b.dropLocked(n, &n.q)
+	det := n.detached
+	n.detached = nil
+	for _, c := range det { // durable_sub.go
+		if c.own != nil {
+			b.dropLocked(n, c.own)
+		}
+		for _, m := range c.acquired {
+			b.pool.put(m.buf)
+			n.c.dropped++
+		}
+		c.acquired = nil
+		if d := c.dur; d != nil {
+			wake = b.expireLocked(d, wake)
+		}
+	}
 	for _, c := range n.consumers {
 		if c.own != nil {
 			b.dropLocked(n, c.own)
@@ -574,7 +617,7 @@ func (b *Broker) dropLocked(n *node, q *queue) {
 // autoDeleteLocked removes n when it is unused and the broker
 // auto-deletes.
 func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
-	if b.opts.AutoDelete && !n.deleted && !n.dynamic && len(n.consumers) == 0 && n.producers == 0 &&
+	if b.opts.AutoDelete && !n.deleted && !n.dynamic && len(n.consumers) == 0 && len(n.detached) == 0 && n.producers == 0 &&
 		n.q.len() == 0 && n.q.unsettled == 0 {
 		return b.removeLocked(n, wake)
 	}

@@ -46,6 +46,8 @@ type delivery struct {
 	id      uint32
 	payload []byte
 	settled bool
+	tag     []byte
+	resumed bool
 }
 
 type tlink struct {
@@ -182,7 +184,8 @@ func (c *tclient) OnWritable(*engine.Conn) {
 
 func (c *tclient) OnDelivery(l *engine.Link, d engine.Delivery) {
 	if tl := c.link(l); tl != nil {
-		tl.deliveries <- delivery{id: d.DeliveryID, payload: append([]byte(nil), d.Payload...), settled: d.Settled}
+		tl.deliveries <- delivery{id: d.DeliveryID, payload: append([]byte(nil), d.Payload...), settled: d.Settled,
+			tag: append([]byte(nil), d.DeliveryTag...), resumed: d.Resumed()}
 	}
 }
 

@@ -56,7 +56,8 @@
 // delivery-failed is set, and with undeliverable-here for other
 // consumers only. The unsettled messages of a consumer that goes (its
 // link detaches, its connection closes or is lost) go back to the front
-// of the queue in the order they were sent, with delivery-count one up.
+// of the queue in the order they were sent, with delivery-count one up
+// (a durable subscription's stay acquired by it: Link recovery).
 // A producer's unsettled message is accepted once stored: in memory
 // only, so it survives consumers, not the process.
 //
@@ -80,6 +81,60 @@
 // Transactional acquisition (a txn-id in a consumer's flow) is not
 // supported.
 //
+// # Link recovery
+//
+// A link whose terminus at the peer is durable with unsettled-state
+// (part 3 §3.5.5: a producer's target, a consumer's source) keeps its
+// state through a detach without closing (closed = false) and through a
+// lost connection, keyed by the peer's container-id, the link's name and
+// the broker's role, for a later attach of the same name from the same
+// container, on any connection (part 2 §2.6.13). The terminus's expiry
+// policy ends it (part 3 §3.5.6): timeout seconds after the link
+// detaches (link-detach), its session ends (session-end, the default),
+// or its connection closes or is lost (connection-close); never, with
+// policy never. A link the peer closes (closed = true) ends it at once.
+// The broker keeps at most Options.MaxDurableLinks detached (10,000 by
+// default): past it, the one detached longest ends at once.
+//
+// A durable producer that asks for receiver settle mode second gets it:
+// the broker accepts a message once it is stored and forgets it when the
+// producer settles. Detached, the broker keeps the tags of those it had
+// stored and the producer had not settled, with its outcome; the answer
+// to the next attach of the name carries them (its unsettled map, those
+// the producer's attach still lists), so the producer settles those
+// (engine.Link.SendResume) and sends again only what the broker never
+// got whole: each message is stored once. A resumed delivery of a
+// message the broker has is given its outcome again, not stored.
+//
+// A consumer whose source is durable (configuration or unsettled-state)
+// is a durable subscription. Detached without closing (or its
+// connection lost), the broker keeps it: a fan-out node goes on copying
+// messages to it, bounded as any subscription by MaxMessages and
+// MaxBytes (a copy past them is dropped for it and counted in Dropped:
+// producers are not held back for a consumer that may not come back);
+// with unsettled-state, the messages it had been sent and had not
+// settled stay acquired by it, not released to others (with
+// configuration alone they go back to the front of its queue). Its
+// delivery-tags are the broker's numbers of its messages, the same
+// across attaches. An attach of the name again resumes it: the answer's
+// unsettled map lists what it holds acquired; each of those the
+// consumer's attach lists with an outcome is settled with a resumed
+// transfer and the outcome applied, each listed without one is sent
+// again with resume set, each not listed (a consumer that keeps no
+// state, as Qpid Proton's) goes back to the front of its queue and is
+// sent as a new delivery; then the messages kept for it follow. When
+// its expiry policy ends it, its acquired messages go back to their
+// queue with delivery-count one up, as those of any consumer that
+// goes, and its subscription's copies are dropped. QueueStats.Detached
+// counts the durable consumers detached; their acquired messages are in
+// Unsettled, the copies kept for them in Depth. An attach of the name to
+// another address ends the old subscription and starts a new one.
+//
+// An attach of a durable name that is still attached on another
+// connection of the same container (one the broker has not seen fail
+// yet) takes it over: the broker closes that connection, as lost, and
+// the attach waits for its state (at most 5 s).
+//
 // # Security
 //
 // Options.Users are the accounts of SASL PLAIN (Options.Anonymous allows
@@ -90,8 +145,8 @@
 // # Statistics
 //
 // Queue and Queues return each node's [QueueStats]: depth, bytes,
-// unsettled, consumers, producers and those waiting for credit, totals
-// of each outcome, and rates.
+// unsettled, consumers (and durable ones detached), producers and those
+// waiting for credit, totals of each outcome, and rates.
 //
 // # Limits
 //
@@ -99,8 +154,8 @@
 // number of nodes), plus the credit outstanding,
 // plus each connection's engine buffers (engine.Config: one frame being
 // read, MaxOutput being written, one message being joined). Messages
-// are kept in memory only: nothing survives the process. There are no
-// durable subscriptions, filters, message expiry or dead-letter queues
-// yet. A transaction holds copies of its messages until it is
+// are kept in memory only: nothing survives the process, durable links'
+// state included. There are no filters, message expiry or dead-letter
+// queues yet. A transaction holds copies of its messages until it is
 // discharged, outside the queues' bounds.
 package broker

@@ -35,6 +35,7 @@ type conn struct {
 	consumers []*consumer
 	producers []*producer
 	txns      map[string]*txn // open transactions (txn.go)
+	durWait   []*durable      // durable links detached from it whose expiry waits for its end (durable.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -57,6 +58,15 @@ type consumer struct {
 	unacked map[uint32]msg // sent unsettled, by delivery-id
 	batch   [64]msg
 	ids     [64]uint32
+
+	// A durable subscription's (durable_sub.go): its state, what it had
+	// acquired when it detached (under the broker's lock while it is
+	// detached), what its re-attach is to resume, and the tag being
+	// sent.
+	dur      *durable
+	acquired []msg
+	resume   []msg
+	tag      [8]byte
 }
 
 // producer is a link the broker receives on: the peer sends to a node.
@@ -68,6 +78,26 @@ type producer struct {
 	blocked bool  // under the broker's lock
 	resume  atomic.Bool
 	gone    bool
+	// Its target is durable (durable.go): the state the broker keeps,
+	// and the tags of the messages it rejected and the producer has not
+	// settled (receiver settle mode second), for that state.
+	dur      *durable
+	rejected map[string]struct{}
+}
+
+// reject rejects d (unsettled) with e, remembering its tag for a
+// durable link's state.
+func (p *producer) reject(d *engine.Delivery, e *engine.Error) {
+	if d.Settled {
+		return
+	}
+	if p.dur != nil && d.Link.RcvSettleMode() == frame.RcvSecond {
+		if p.rejected == nil {
+			p.rejected = make(map[string]struct{})
+		}
+		p.rejected[string(d.DeliveryTag)] = struct{}{}
+	}
+	d.Reject(e)
 }
 
 // kick runs the service of cn on its connection's goroutine, queued at
@@ -124,10 +154,14 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
 	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
+	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
 }
 
-func (handler) OnSessionBegin(*engine.Session)              {}
-func (handler) OnSessionEnd(*engine.Session, *engine.Error) {}
+func (handler) OnSessionBegin(*engine.Session) {}
+
+// OnSessionEnd starts the expiry of durable links detached from the
+// session whose policy is session-end.
+func (h handler) OnSessionEnd(s *engine.Session, _ *engine.Error) { h.b.ended(connOf(s.Conn()), s) }
 
 // OnLinkAttach makes a consumer (the peer receives: the source names the
 // node) or a producer (the peer sends: the target names it).
@@ -146,6 +180,14 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			return
 		}
 		fan := string(src.DistributionMode) == "copy" || src.Capabilities.Contains("topic")
+		key, _, _, durable := durableKey(l)
+		if durable {
+			if c := b.reattachConsumer(l, cn, key, addr); c != nil { // durable_sub.go
+				l.Context = c
+				cn.consumers = append(cn.consumers, c)
+				return
+			}
+		}
 		c := &consumer{link: l, conn: cn, settled: l.SndSettleMode() == frame.SndSettled,
 			unacked: make(map[uint32]msg)}
 		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok { // lead: RemoteAttach()
@@ -161,6 +203,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		}
 		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
+		}
+		if d := b.durables[key]; durable && n.owner != c && d != nil && d.attached && d.cn == cn {
+			c.dur, d.c = d, c // made by Recover (durable.go)
 		}
 		c.n = n
 		if n.fanout {
@@ -182,6 +227,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	p := &producer{link: l, conn: cn}
+	key, _, _, durable := durableKey(l)
 	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
@@ -195,6 +241,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	}
 	p.n = n
 	n.producers++
+	if durable {
+		p.dur = b.durables[key] // made by Recover (durable.go)
+	}
 	b.mu.Unlock()
 	l.Context = p
 	cn.producers = append(cn.producers, p)
@@ -276,6 +325,10 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		b.txnDelivery(p, l, &d, id) // txn.go: held until the commit
 		return
 	}
+	if d.Resumed() && b.resumedDelivery(p, &d) { // durable.go: stored before
+		b.topUp(p, l)
+		return
+	}
 	routed, byKey := Route(d.Payload, b.opts.RouteKey)
 	var wb [8]*conn
 	wake := wb[:0]
@@ -293,9 +346,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		if n = b.nodeLocked(routed, false); n == nil {
 			p.n.c.refused++
 			b.mu.Unlock()
-			if !d.Settled {
-				d.Reject(errTooManyQueues)
-			}
+			p.reject(&d, errTooManyQueues)
 			b.topUp(p, l)
 			return
 		}
@@ -303,9 +354,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
 		n.c.refused++
 		b.mu.Unlock()
-		if !d.Settled {
-			d.Reject(engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
-		}
+		p.reject(&d, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
 		b.topUp(p, l)
 		return
 	}
@@ -370,6 +419,9 @@ func (h handler) OnWritable(c *engine.Conn) {
 // runs on c's connection's goroutine.
 func (b *Broker) dispatch(c *consumer) {
 	l := c.link
+	if len(c.resume) > 0 && !b.resumeSome(c) { // durable_sub.go: its re-attach's first
+		return
+	}
 	for !c.gone {
 		credit := l.Credit()
 		want := min(int(credit), len(c.batch))
@@ -401,7 +453,11 @@ func (b *Broker) dispatch(c *consumer) {
 		b.mu.Unlock()
 		sent := 0
 		for sent < k {
-			id, err := l.Send(nil, c.batch[sent].buf.b, c.settled)
+			var tag []byte
+			if c.dur != nil {
+				tag = c.tagOf(c.batch[sent]) // durable_sub.go
+			}
+			id, err := l.Send(tag, c.batch[sent].buf.b, c.settled)
 			if err != nil {
 				break // ErrOutputFull: OnWritable; ErrNoWindow, ErrBusy: OnFlow
 			}
@@ -557,46 +613,41 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	if d.TxnID != nil && b.txnDisposition(c, &d) {
 		return // txn.go: applied at the commit
 	}
+	if !d.Settled && !terminal(d.State.Type) {
+		return
+	}
+	delete(c.unacked, d.ID)
 	var wb [8]*conn
 	wake := wb[:0]
-	switch d.State.Type {
-	case frame.StateAccepted, frame.StateRejected:
-		delete(c.unacked, d.ID)
-		b.mu.Lock()
-		if d.State.Type == frame.StateAccepted {
-			c.n.c.acked++
-		} else {
-			c.n.c.rejected++
-		}
-		b.doneLocked(c, m)
-		wake = b.unblockLocked(c.n, wake)
-		b.mu.Unlock()
-	case frame.StateReleased, frame.StateModified:
-		delete(c.unacked, d.ID)
-		b.mu.Lock()
-		if d.State.Type == frame.StateReleased {
-			c.n.c.released++
-			wake = b.requeueLocked(c, m, false, false, wake)
-		} else {
-			c.n.c.modified++
-			wake = b.requeueLocked(c, m, d.State.DeliveryFailed, d.State.UndeliverableHere, wake)
-		}
-		wake = append(wake, c.conn) // it may take another message
-		b.mu.Unlock()
-	default:
-		if !d.Settled {
-			return
-		}
-		// Settled with no outcome: the source's default outcome, which
-		// the broker takes as accepted.
-		delete(c.unacked, d.ID)
-		b.mu.Lock()
-		c.n.c.acked++
-		b.doneLocked(c, m)
-		wake = b.unblockLocked(c.n, wake)
-		b.mu.Unlock()
-	}
+	b.mu.Lock()
+	wake = b.settleLocked(c, m, d.State, wake)
+	b.mu.Unlock()
 	b.wake(c.conn, wake)
+}
+
+// settleLocked applies the outcome st a consumer gave m (part 3 §3.4):
+// accepted and rejected settle it; released puts it back as it was;
+// modified puts it back with delivery-failed counted in its header and,
+// when undeliverable-here, for other consumers only; none (settled with
+// no outcome) is the source's default outcome, which the broker takes
+// as accepted.
+func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake []*conn) []*conn {
+	switch st.Type {
+	case frame.StateRejected:
+		c.n.c.rejected++
+	case frame.StateReleased:
+		c.n.c.released++
+		wake = b.requeueLocked(c, m, false, false, wake)
+		return append(wake, c.conn) // it may take another message
+	case frame.StateModified:
+		c.n.c.modified++
+		wake = b.requeueLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, wake)
+		return append(wake, c.conn)
+	default:
+		c.n.c.acked++
+	}
+	b.doneLocked(c, m)
+	return b.unblockLocked(c.n, wake)
 }
 
 // OnLinkDetach forgets a producer or consumer. A consumer's unsettled
@@ -621,6 +672,10 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			ids = append(ids, id)
 		}
 		slices.SortFunc(ids, func(a, b uint32) int { return int(int32(a - b)) }) // RFC 1982 order
+		acquired := make([]msg, len(ids))
+		for i, id := range ids {
+			acquired[i] = x.unacked[id]
+		}
 		b.mu.Lock()
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
@@ -629,19 +684,15 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 				n.rr--
 			}
 		}
-		for i := len(ids) - 1; i >= 0; i-- {
-			wake = b.requeueLocked(x, x.unacked[ids[i]], true, false, wake)
-		}
-		x.unacked = nil
-		if x.own != nil {
-			b.dropLocked(n, x.own)
-			wake = b.unblockLocked(n, wake) // it may have been the fullest
-		}
-		if n.owner == x {
-			wake = b.removeLocked(n, wake)
+		if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
+			wake = b.detachSubLocked(x, acquired, wake) // durable_sub.go: kept
 		} else {
-			wake = b.wakeAllLocked(n, wake)
-			wake = b.autoDeleteLocked(n, wake)
+			if d != nil && b.durables[d.key] == d {
+				wake = b.expireLocked(d, wake)
+			}
+			acquired = append(acquired, x.resume...)
+			x.resume = nil
+			wake = b.releaseLocked(x, acquired, wake)
 		}
 		b.mu.Unlock()
 	case *producer:
@@ -655,12 +706,23 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		b.unblockOneLocked(x)
 		n := x.n
 		n.producers--
+		wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
 		if n.ownerP == x {
 			wake = b.removeLocked(n, wake)
 		} else {
 			wake = b.autoDeleteLocked(n, wake)
 		}
 		b.mu.Unlock()
+	default:
+		// Refused before it was made: a durable state Recover gave it
+		// goes, as the link was closed.
+		if key, _, _, ok := durableKey(l); ok {
+			b.mu.Lock()
+			if d := b.durables[key]; d != nil && d.attached && d.cn == cn {
+				wake = b.expireLocked(d, wake)
+			}
+			b.mu.Unlock()
+		}
 	}
 	b.wake(cn, wake)
 }

@@ -60,9 +60,12 @@ type ConnOptions struct {
 // (SenderOptions.Durable: it is resumed, and completes with its real
 // outcome); messages not yet sent are sent on the new link. Deliveries
 // received and not yet settled are dropped (the broker delivers them
-// again); settling one of the old link returns the loss's error.
-// Sessions and links keep their names, the connection its container-id.
-// See "Reconnect" and "Resuming" in the package doc.
+// again) and settling one of the old link returns the loss's error,
+// unless the receiver is resumable (ReceiverOptions.Durable). A
+// Transaction open at the loss ends with the loss's error (the
+// coordinator rolls it back): work in it returns that error. Sessions
+// and links keep their names, the connection its container-id. See
+// "Reconnect" and "Resuming" in the package doc.
 type ReconnectOptions struct {
 	// MaxAttempts bounds the dials after each loss; 0 means no bound.
 	// When they run out, the connection ends with the loss's error.
@@ -587,6 +590,8 @@ func (h *handler) OnLinkAttach(l *engine.Link) {
 		x.attached(l)
 	case *Receiver:
 		x.attached(l)
+	case *txnCtl: // txn.go
+		x.attached(l)
 	default:
 		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
 	}
@@ -608,6 +613,8 @@ func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
 		} else {
 			x.ended(err)
 		}
+	case *txnCtl: // txn.go: a transaction does not survive a reconnect
+		x.detached(l, err)
 	}
 }
 
@@ -617,6 +624,8 @@ func (h *handler) OnFlow(l *engine.Link) {
 		x.pump()
 	case *Receiver:
 		x.flowed()
+	case *txnCtl: // txn.go
+		x.pump()
 	}
 }
 
@@ -627,8 +636,11 @@ func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 }
 
 func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
-	if s, ok := l.Context.(*Sender); ok {
-		s.disposed(&d)
+	switch x := l.Context.(type) {
+	case *Sender:
+		x.disposed(&d)
+	case *txnCtl: // txn.go
+		x.disposed(&d)
 	}
 }
 
@@ -644,6 +656,7 @@ func (h *handler) OnWritable(ec *engine.Conn) {
 		for _, x := range snd {
 			x.pump()
 		}
+		s.txnWritable(ec) // txn.go
 	}
 }
 

@@ -54,6 +54,35 @@
 // Release and Modify settle a delivery (receiver settle mode first: the
 // disposition is final as sent, with no round trip).
 //
+// # Transactions
+//
+// Session.NewTransaction declares a transaction with the peer's
+// coordinator (part 4; the session's coordinator link is attached at
+// its first use and kept). Sends in it (SendOptions.Transaction) become
+// visible when it commits; outcomes given in it (Transaction.Accept,
+// Reject, Release, Modify of a received Delivery) apply when it commits
+// and are undone when it rolls back (a broker delivers the messages
+// again). Commit and Rollback wait for the coordinator's answer: the
+// work admitted before them is written first (a Commit waits for sends
+// still waiting for credit, a Rollback withdraws them). A transaction is
+// its connection's: links of any of its sessions may work in it.
+//
+//	tx, err := s.NewTransaction(ctx)
+//	err = snd.Send(ctx, &msg, &client.SendOptions{Transaction: tx})
+//	err = tx.Accept(ctx, d)
+//	err = tx.Commit(ctx)                // or tx.Rollback(ctx)
+//
+// Once a transaction has ended, work in it returns ErrTransactionDone and
+// writes nothing. A peer without transactions refuses the coordinator
+// link: NewTransaction returns its *Error (RabbitMQ 3 ends the session
+// with amqp:not-implemented). A declare or
+// discharge the coordinator refuses is an *Error of ScopeTransaction
+// (amqp:transaction:rollback: the work was rolled back); a coordinator
+// link or connection that ends under a transaction ends it with its
+// error, and the coordinator rolls it back. A transaction does not
+// survive a reconnect: it ends with the loss's error, and a
+// NewTransaction after it declares one on the new connection.
+//
 // # Reconnect
 //
 // With ConnOptions.Reconnect, Dial's connection is dialled again when it
@@ -74,8 +103,9 @@
 //     delivers them again), and those not yet received are dropped; on
 //     a resumable receiver (ReceiverOptions.Durable) they can, once the
 //     sender resumes them (see Resuming).
-//   - Transactions do not survive: a transaction's link and its work
-//     end with the connection.
+//   - Transactions do not survive: a Transaction open at the loss ends
+//     with the loss's error (the coordinator rolls it back), and work in
+//     it returns that error.
 //
 // Nothing is dropped silently: every Send and Pending.Wait returns once,
 // with an outcome or an error.
@@ -140,5 +170,7 @@
 // Once warm, Send of a message allocates nothing (its encoding buffer and
 // completion are reused per sender); SendAsync nothing either (its Pending
 // is a value). Receive allocates well under once per delivery (0.07 for
-// a message of one data section), ReceiveInto never.
+// a message of one data section), ReceiveInto never. The same holds in a
+// transaction: a transactional Send, and ReceiveInto with
+// Transaction.Accept, allocate nothing once warm.
 package client

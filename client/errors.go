@@ -16,6 +16,9 @@ const (
 	ScopeLink Scope = iota + 1
 	ScopeSession
 	ScopeConn
+	// ScopeTransaction: the coordinator refused a declare or a
+	// discharge (txn.go); the transaction is over, no link ended.
+	ScopeTransaction
 )
 
 func (s Scope) String() string {
@@ -26,6 +29,8 @@ func (s Scope) String() string {
 		return "session"
 	case ScopeConn:
 		return "connection"
+	case ScopeTransaction:
+		return "transaction"
 	}
 	return "?"
 }

@@ -114,6 +114,7 @@ type dispReq struct {
 	err   *Error
 	// modified
 	failed, undeliverable bool
+	txn                   *Transaction // txn.go: given in it, when set
 }
 
 // NewReceiver attaches a receiving link to the node at source (the
@@ -474,9 +475,9 @@ func (r *Receiver) run(ec *engine.Conn) {
 		if dr.err != nil {
 			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
 		}
-		l.Dispose(dr.id, st, true)
+		disposeOne(l, dr, st) // txn.go: in its transaction, if any
 		if r.durable {
-			r.disposedID(dr.id)
+			r.disposedID(dr.id) // resume_receiver.go
 		}
 		disp[i] = dispReq{}
 	}

@@ -126,6 +126,10 @@ func (snd *Sender) keepResume(err error) {
 	snd.backlog = snd.backlog[:n]
 	for id, r := range snd.inflight {
 		delete(snd.inflight, id)
+		if r.txn != nil {
+			snd.complete(r, err) // a transaction does not survive the loss
+			continue
+		}
 		kept = append(kept, r)
 	}
 	slices.SortFunc(kept, func(a, b *sendReq) int {

@@ -60,6 +60,12 @@ type SendOptions struct {
 	// it has been handed to the connection, with no outcome. The link's
 	// settle mode must be mixed or settled.
 	Settled bool
+	// Transaction, when set, sends the message in that transaction
+	// (part 4 §4.4.1): the coordinator makes it visible when the
+	// transaction commits and drops it when it rolls back. On a
+	// transaction that has ended, Send and SendAsync return
+	// ErrTransactionDone and send nothing. See Transaction.
+	Transaction *Transaction
 }
 
 // Sender is a sending link (part 2 §2.6). Its Send and SendAsync are safe
@@ -112,6 +118,8 @@ type sendReq struct {
 	err     error
 	done    chan struct{} // cap 1: signalled once, when state becomes reqDone
 	gen     atomic.Uint32 // bumped at each reuse: a stale Pending sees it
+	txn     *Transaction  // txn.go: sent in it, when set
+	counted bool          // txn.go: counted in txn as work not yet written
 	// Durable (resume.go), on the connection's goroutine: its tag and
 	// sequence number once given, and how a kept request is resumed.
 	tag    [tagLen]byte
@@ -469,6 +477,11 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		snd.recycle(r)
 		return Pending{}, err
 	}
+	if err := snd.admitTxn(r, opts); err != nil { // txn.go: a transaction that has ended sends nothing
+		snd.mu.Unlock()
+		snd.recycle(r)
+		return Pending{}, err
+	}
 	snd.queue = append(snd.queue, r)
 	snd.mu.Unlock()
 	snd.kick()
@@ -486,6 +499,7 @@ func (snd *Sender) kick() {
 }
 
 func (snd *Sender) recycle(r *sendReq) {
+	r.untxn() // txn.go: an abandoned send is no work of its transaction
 	r.gen.Add(1)
 	r.err = nil
 	snd.mu.Lock()
@@ -533,14 +547,20 @@ func (snd *Sender) pump() {
 					snd.capped = true // disposed resumes
 					goto out
 				}
-				tag = snd.tagOf(r)
+				if r.txn == nil { // a transaction's work is not resumed
+					tag = snd.tagOf(r)
+				}
 			}
 		}
 		if !r.state.CompareAndSwap(reqQueued, reqSending) {
 			snd.recycle(r) // abandoned
 			continue
 		}
-		id, err := l.Send(tag, r.buf, r.settled)
+		id, withdrawn, err := sendOne(l, r, tag) // txn.go: in its transaction, if any
+		if withdrawn {
+			snd.complete(r, err)
+			continue
+		}
 		switch err {
 		case nil:
 		case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
@@ -583,6 +603,7 @@ func sendErr(l *engine.Link, err error) error {
 // complete gives r its outcome: the waiting caller wakes, or, if it gave
 // up, r is recycled here. It runs on the connection's goroutine.
 func (snd *Sender) complete(r *sendReq, err error) {
+	r.untxn() // txn.go: no longer work to write in its transaction
 	r.err = err
 	for {
 		st := r.state.Load()

@@ -24,6 +24,7 @@ type Session struct {
 	err       error
 	senders   []*Sender
 	receivers []*Receiver
+	txc       *txnCtl // txn.go: the coordinator link, attached at the first NewTransaction
 }
 
 // begin runs on the connection's goroutine.
@@ -95,6 +96,7 @@ func (s *Session) endAll(err error) {
 	for _, x := range rcv {
 		x.ended(err)
 	}
+	s.endTxn(err) // txn.go
 	s.ended(err)
 }
 

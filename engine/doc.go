@@ -88,7 +88,10 @@
 //   - OnLinkAttach for a link of a begun session, after the peer's
 //     attach (an answer to AttachSender/AttachReceiver, or a new link
 //     the engine has answered). A receiver's automatic credit is granted
-//     after it returns.
+//     after it returns. Before the engine answers a peer's attach, a
+//     Handler that implements [Answerer] decides the answer's terminus
+//     (a dynamic node's address, an expiry policy) or refuses the link,
+//     and one that implements [Recoverer] gives its unsettled map.
 //   - Then, for an attached link, in the order of the frames: OnFlow
 //     (peer's flow), OnDelivery (each delivery once its last transfer
 //     has arrived, in order of arrival on the connection), OnDisposition

@@ -342,6 +342,69 @@ func TestAbort(t *testing.T) {
 	}
 }
 
+// TestAbortUnsettled: an aborted delivery sent unsettled is settled by
+// the abort (part 2 §2.7.5: "an aborted message is implicitly settled"),
+// so it leaves the sender's unsettled deliveries; and its aborted
+// transfer has more false ("a sender SHOULD NOT set the more flag to true
+// if it also sets the aborted flag to true"), which rhea, for one, reads
+// as "more of the same delivery to come".
+func TestAbortUnsettled(t *testing.T) {
+	srv := &recorder{}
+	p, _, l := openPair(t, Config{}, Config{MaxFrameSize: 512, Window: 4, Credit: 10}, LinkOptions{}, srv)
+	if _, err := l.Send(nil, make([]byte, 10_000), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.Session().Unsettled(); n != 1 {
+		t.Fatalf("%d unsettled before the abort went out", n)
+	}
+	// Let the server's flow through, then read the abort the client writes.
+	var abort *frame.Transfer
+	for range 100 {
+		out := append([]byte(nil), p.c.Output()...)
+		p.c.Written(len(out))
+		for rest := out; len(rest) > 0; {
+			fr, n, err := frame.Split(rest, 0)
+			if err != nil || n == 0 {
+				break
+			}
+			rest = rest[n:]
+			if tr, _, err := frame.ParseTransfer(fr.Body); err == nil && tr.Aborted {
+				abort = &tr
+			}
+		}
+		if err := p.s.Feed(out, p.now); err != nil {
+			t.Fatal(err)
+		}
+		so := append([]byte(nil), p.s.Output()...)
+		p.s.Written(len(so))
+		if len(so) == 0 && len(out) == 0 {
+			break
+		}
+		if err := p.c.Feed(so, p.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if abort == nil {
+		t.Fatal("no aborted transfer written")
+	}
+	if abort.More {
+		t.Error("the aborted transfer has more set")
+	}
+	if n := l.Session().Unsettled(); n != 0 {
+		t.Errorf("%d unsettled after the abort: the aborted delivery was not settled", n)
+	}
+	if _, err := l.Send(nil, []byte("after"), false); err != nil {
+		t.Fatal(err)
+	}
+	p.run()
+	if len(srv.got) != 2 || string(srv.got[1]) != "after" {
+		t.Fatal(srv.log)
+	}
+}
+
 func TestOutcomes(t *testing.T) {
 	srv := &recorder{}
 	i := 0
@@ -577,5 +640,37 @@ func TestHandshakeTimeout(t *testing.T) {
 	ps := r.performatives()
 	if len(ps) != 2 || ps[1].cond != "amqp:resource-limit-exceeded" || !c.Closed() {
 		t.Fatalf("%+v", ps)
+	}
+}
+
+// TestAttachBeforeBeginAnswer: links attached in the same turn as the
+// session's begin, before the peer's answer, each get a handle (the
+// peer's handle-max is the spec's default until its begin says
+// otherwise) and all attach; the second used to fail with ErrLimit.
+func TestAttachBeforeBeginAnswer(t *testing.T) {
+	cli := &recorder{}
+	var links []*Link
+	cli.onOpen = func(c *Conn) {
+		s, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			l, err := s.AttachSender(LinkOptions{Name: "early-" + string(rune('a'+i)), Address: "q"})
+			if err != nil {
+				t.Fatalf("attach %d before the begin's answer: %v", i, err)
+			}
+			links = append(links, l)
+		}
+	}
+	p := newPipe(t, Config{}, Config{Credit: 10}, cli, &recorder{})
+	p.run()
+	if len(links) != 3 {
+		t.Fatalf("%d links", len(links))
+	}
+	for i, l := range links {
+		if !l.attached() || l.Handle() != uint32(i) {
+			t.Errorf("link %d: attached %v, handle %d", i, l.attached(), l.Handle())
+		}
 	}
 }

@@ -881,13 +881,22 @@ func (l *Link) resume() {
 	p := &l.pend
 	if p.abort {
 		// The aborted transfer, like any, takes a place in the window.
+		// Its more flag is false: part 2 §2.7.5, "a sender SHOULD NOT
+		// set the more flag to true if it also sets the aborted flag".
 		c := l.s.c
 		start := c.begin(l.s.local)
-		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, More: true, Aborted: true})
+		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, Aborted: true})
 		c.endFit(start) // each transfer is cut to fit
 		l.s.nextOutgoingID++
 		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--
+		// "An aborted message is implicitly settled": no outcome will come.
+		if r := &l.s.outgoing; r.n > 0 {
+			if i := r.find(p.id); i >= 0 && r.at(i).link == l {
+				r.at(i).free = true
+				r.trim()
+			}
+		}
 		p.on, p.abort, p.off, p.buf = false, false, 0, p.buf[:0]
 		return
 	}

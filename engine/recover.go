@@ -150,9 +150,9 @@ func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
 // settles a delivery the receiver gave a terminal outcome; otherwise it
 // carries the whole message again. tag must be one the link's attach
 // carried (LinkOptions.Resume, Recoverer), each resumed once; else
-// ErrState. It fails as Send does, except that a sender in settle mode
-// unsettled may settle so (its deliveries went unsettled: this is their
-// settlement, as in the spec's examples of §2.6.13).
+// ErrState. A settling resume is allowed on a link in snd-settle-mode
+// unsettled too: it settles a delivery sent unsettled before, as the
+// mode asks, and is no new one. It fails as Send does otherwise.
 func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 	if _, ok := l.resumeTags[string(tag)]; !ok || !l.sender {
 		return 0, ErrState
@@ -161,8 +161,8 @@ func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 	c.txn.special = sendSpecial{resume: true}
 	l.special = &c.txn.special
 	mode := l.sndMode
-	if settled && len(payload) == 0 && mode == frame.SndUnsettled {
-		l.sndMode = frame.SndMixed // for Send's check of the mode
+	if settled && mode == frame.SndUnsettled {
+		l.sndMode = frame.SndMixed // for Send's check alone
 	}
 	id, err := l.Send(tag, payload, settled)
 	l.sndMode = mode

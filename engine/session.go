@@ -52,8 +52,11 @@ type Session struct {
 }
 
 func (c *Conn) newSession(ch uint16) *Session {
+	// Until the peer's begin says otherwise, its handle-max is the spec's
+	// default (part 2 §2.7.2), so that links attached before the answer
+	// (pipelined, as Proton does) get handles of their own.
 	s := &Session{c: c, local: ch, window: c.cfg.Window, incomingWindow: c.cfg.Window,
-		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax}
+		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax, peerHandleMax: math.MaxUint32}
 	c.byLocal[ch] = s
 	c.nLocal++
 	return s
@@ -516,6 +519,10 @@ func (s *Session) onAttach(body []byte) error {
 		l.deliveryCount = a.InitialDeliveryCount.Or(0)
 	} else if !answer {
 		l.sndMode = a.SndSettleMode.Or(frame.SndMixed) // the sender's mode is the one in force
+	}
+	if answer && refuse == nil && !l.hidden {
+		refuse = l.answerHook(&a) // answer.go: the handler's say in the answer
+		l.hidden = refuse != nil
 	}
 	if refuse != nil {
 		// A refusal is an attach with no terminus at this end, then the

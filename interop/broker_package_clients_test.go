@@ -3,7 +3,6 @@ package interop
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -37,13 +36,7 @@ func TestPackageBrokerClients(t *testing.T) {
 				if _, err := exec.LookPath("npm"); err != nil {
 					skip(t, "npm is not installed")
 				}
-				if _, err := os.Stat(filepath.Join("rhea", "node_modules", "rhea")); err != nil {
-					npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-					npm.Dir = "rhea"
-					if out, err := npm.CombinedOutput(); err != nil {
-						skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
-					}
-				}
+				needNodeModule(t, "rhea")
 			}
 			if _, err := exec.LookPath(c.prog); err != nil {
 				skip(t, "%s is not installed", c.prog)

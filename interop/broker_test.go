@@ -59,13 +59,7 @@ func TestBroker(t *testing.T) {
 			return err
 		}},
 		{"rhea", false, nil, func(t *testing.T, addr, _ string) error {
-			if _, err := os.Stat(filepath.Join("rhea", "node_modules", "rhea")); err != nil {
-				npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-				npm.Dir = "rhea"
-				if out, err := npm.CombinedOutput(); err != nil {
-					skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
-				}
-			}
+			needNodeModule(t, "rhea")
 			return runClient(t, addr, "", "node", "rhea/client.js")
 		}},
 		{"proton", false, nil, func(t *testing.T, addr, _ string) error {
@@ -180,6 +174,20 @@ func checkConns(t *testing.T, name string, conns []Conn, rabbit bool) {
 // skip skips the client whose toolchain is missing — or, in CI
 // (AMQPSAX_INTEROP_STRICT set, as .ci/run sets it), fails: there every
 // client must run.
+// needNodeModule installs interop/rhea's npm packages (npm ci) unless
+// module is there already, and skips the test when that fails.
+func needNodeModule(t *testing.T, module string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join("rhea", "node_modules", module)); err == nil {
+		return
+	}
+	npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+	npm.Dir = "rhea"
+	if out, err := npm.CombinedOutput(); err != nil {
+		skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
+	}
+}
+
 func skip(t *testing.T, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("AMQPSAX_INTEROP_STRICT") != "" {

@@ -212,13 +212,7 @@ func startRheaServer(t *testing.T) (string, string) {
 	if _, err := exec.LookPath("node"); err != nil {
 		skip(t, "node is not installed")
 	}
-	if _, err := os.Stat(filepath.Join("rhea", "node_modules", "rhea")); err != nil {
-		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		npm.Dir = "rhea"
-		if out, err := npm.CombinedOutput(); err != nil {
-			skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
-		}
-	}
+	needNodeModule(t, "rhea")
 	return "amqp://" + startPeerProcess(t, "node", filepath.Join("rhea", "client_server.js")), ""
 }
 

@@ -3,7 +3,6 @@ package interop
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,13 +31,7 @@ func TestEngineClients(t *testing.T) {
 					skip(t, "Debian's python3-qpid-proton is not installed for %s", python)
 				}
 			case "rhea":
-				if _, err := os.Stat(filepath.Join("rhea", "node_modules", "rhea")); err != nil {
-					npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-					npm.Dir = "rhea"
-					if out, err := npm.CombinedOutput(); err != nil {
-						skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
-					}
-				}
+				needNodeModule(t, "rhea")
 			}
 			if _, err := exec.LookPath(c.prog); err != nil {
 				skip(t, "%s is not installed", c.prog)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +24,7 @@ func needRheaWS(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		skip(t, "node is not installed")
 	}
-	if _, err := os.Stat(filepath.Join("rhea", "node_modules", "ws")); err != nil {
-		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		npm.Dir = "rhea"
-		if out, err := npm.CombinedOutput(); err != nil {
-			skip(t, "npm ci in interop/rhea failed (%v): %s", err, out)
-		}
-	}
+	needNodeModule(t, "ws")
 }
 
 // wsEcho is the engine's server of the WebSocket test: every message
