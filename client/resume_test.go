@@ -268,17 +268,7 @@ func resumeMidStream(t *testing.T, after int64) {
 	ctx := testCtx(t)
 	d := &cutDialer{after: after}
 	_, snd := dialDurable(t, ctx, b.addr, d)
-	ps := make([]client.Pending, n)
-	for i := range ps {
-		p, err := snd.SendAsync(ctx, dataMsg("message "+strconv.Itoa(i)), nil)
-		require.NoError(t, err)
-		ps[i] = p
-	}
-	for i, p := range ps {
-		require.NoError(t, p.Wait(ctx), "message %d", i)
-		require.ErrorIs(t, p.Wait(ctx), client.ErrWaited, "message %d: one outcome", i)
-	}
-	require.Equal(t, int32(2), d.dials.Load(), "the connection was cut, and dialled again once")
+	sendAllOnce(t, ctx, snd, d, n)
 	b.settledAll(t)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -290,6 +280,23 @@ func resumeMidStream(t *testing.T, after int64) {
 	require.Zero(t, b.dupNew, "no message sent again as new")
 	t.Logf("at the cut the server held %d deliveries unsettled: %d the sender had settled, %d it settled resumed, %d it sent again resumed",
 		b.recoverN+b.forgot, b.forgot, b.settled, b.again)
+}
+
+// sendAllOnce sends n distinct messages ("message 0", …) with
+// SendAsync on snd, whose connection d cuts, and requires each Pending
+// to return nil once, and the connection to have been dialled again once.
+func sendAllOnce(t *testing.T, ctx context.Context, snd *client.Sender, d *cutDialer, n int) {
+	ps := make([]client.Pending, n)
+	for i := range ps {
+		p, err := snd.SendAsync(ctx, dataMsg("message "+strconv.Itoa(i)), nil)
+		require.NoError(t, err)
+		ps[i] = p
+	}
+	for i, p := range ps {
+		require.NoError(t, p.Wait(ctx), "message %d", i)
+		require.ErrorIs(t, p.Wait(ctx), client.ErrWaited, "message %d: one outcome", i)
+	}
+	require.Equal(t, int32(2), d.dials.Load(), "the connection was cut, and dialled again once")
 }
 
 // TestResumeOutcomes walks each way a kept delivery is resolved: the
