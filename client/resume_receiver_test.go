@@ -126,22 +126,6 @@ func (b *subServer) OnLinkDetach(l *engine.Link, e *engine.Error) {
 	}
 }
 
-func (b *subServer) wait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; ; i++ {
-		b.mu.Lock()
-		ok := cond()
-		b.mu.Unlock()
-		if ok {
-			return
-		}
-		if i == 10000 {
-			t.Fatalf("not after 10 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestResumeReceiver: a resumable receiver has taken six of ten
 // deliveries (two accepted) and holds four unreceived when the
 // connection is cut. It accepts one while the connection is down, and
@@ -172,8 +156,8 @@ func TestResumeReceiver(t *testing.T) {
 	}
 	require.NoError(t, before[0].Accept(ctx))
 	require.NoError(t, before[1].Accept(ctx))
-	b.wait(t, "t0 and t1 settled", func() bool { return b.outcomes["t0"] == 1 && b.outcomes["t1"] == 1 })
-	b.wait(t, "all ten sent", func() bool { return b.next == 10 })
+	waitLocked(t, &b.mu, "t0 and t1 settled", func() bool { return b.outcomes["t0"] == 1 && b.outcomes["t1"] == 1 })
+	waitLocked(t, &b.mu, "all ten sent", func() bool { return b.next == 10 })
 
 	d.cut()
 	for d.tries.Load() < 2 { // the loss seen, the dial again held
@@ -189,11 +173,11 @@ func TestResumeReceiver(t *testing.T) {
 		assert.True(t, dl.Resumed, "dropped unreceived at the loss, resumed")
 		require.NoError(t, dl.Accept(ctx))
 	}
-	b.wait(t, "eight resumed", func() bool { return b.resumed == 8 })
+	waitLocked(t, &b.mu, "eight resumed", func() bool { return b.resumed == 8 })
 	for _, dl := range before[3:] {
 		require.NoError(t, dl.Accept(ctx), "received before the loss, settled after it")
 	}
-	b.wait(t, "each of the ten settled", func() bool { return len(b.outcomes) == 10 })
+	waitLocked(t, &b.mu, "each of the ten settled", func() bool { return len(b.outcomes) == 10 })
 	b.mu.Lock()
 	for tag, n := range b.outcomes {
 		assert.Equal(t, 1, n, "%s settled once", tag)

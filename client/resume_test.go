@@ -164,17 +164,24 @@ func (b *durableServer) Recover(l *engine.Link) []engine.Unsettled {
 
 // settledAll waits for the sender to have settled every delivery this
 // end gave an outcome (its settlement follows the outcome it completes
-// a Pending with): a test's bound, 10 s.
+// a Pending with).
 func (b *durableServer) settledAll(t testing.TB) {
+	waitLocked(t, &b.mu, "every outcome settled by the sender", func() bool { return len(b.states) == 0 })
+}
+
+// waitLocked waits until cond, called with mu locked, holds: a test's
+// bound, 10 s.
+func waitLocked(t testing.TB, mu *sync.Mutex, what string, cond func() bool) {
+	t.Helper()
 	for i := 0; ; i++ {
-		b.mu.Lock()
-		n := len(b.states)
-		b.mu.Unlock()
-		if n == 0 {
+		mu.Lock()
+		ok := cond()
+		mu.Unlock()
+		if ok {
 			return
 		}
 		if i == 10000 {
-			t.Fatalf("%d deliveries given an outcome are not settled by the sender", n)
+			t.Fatalf("not after 10 s: %s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -183,12 +190,13 @@ func (b *durableServer) settledAll(t testing.TB) {
 // cutDialer dials TCP; the first connection it makes is cut after
 // after bytes written (0: only when cut is called): the bytes up to
 // there go out, a frame may be cut in two, and the connection is closed.
+// cut closes the latest connection at once.
 type cutDialer struct {
-	after int64
-	gate  chan struct{} // when set, the second dial waits for it to close
-	tries atomic.Int32  // dials begun
-	dials atomic.Int32  // connections made
-	first atomic.Pointer[cutConn]
+	after  int64
+	gate   chan struct{} // when set, the second dial waits for it to close
+	tries  atomic.Int32  // dials begun
+	dials  atomic.Int32  // connections made
+	latest atomic.Pointer[net.Conn]
 }
 
 func (d *cutDialer) dial(ctx context.Context, addr string) (net.Conn, error) {
@@ -204,20 +212,17 @@ func (d *cutDialer) dial(ctx context.Context, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.dials.Add(1) > 1 {
+	d.latest.Store(&nc)
+	if d.dials.Add(1) > 1 || d.after == 0 {
 		return nc, nil
 	}
 	cc := &cutConn{Conn: nc}
 	cc.left.Store(d.after)
-	if d.after == 0 {
-		cc.left.Store(1 << 62)
-	}
-	d.first.Store(cc)
 	return cc, nil
 }
 
-// cut closes the first connection now.
-func (d *cutDialer) cut() { d.first.Load().Conn.Close() }
+// cut closes the latest connection now.
+func (d *cutDialer) cut() { (*d.latest.Load()).Close() }
 
 type cutConn struct {
 	net.Conn
@@ -299,14 +304,9 @@ func sendAllOnce(t *testing.T, ctx context.Context, snd *client.Sender, d *cutDi
 	require.Equal(t, int32(2), d.dials.Load(), "the connection was cut, and dialled again once")
 }
 
-// TestResumeOutcomes walks each way a kept delivery is resolved: the
-// server held 30 messages without an outcome when the connection went;
-// it had meanwhile accepted 0-9 (5 rejected) with the dispositions lost,
-// holds 10-19 with no outcome, and lost 20-29. After the reconnect 0-9
-// are settled with a resumed transfer and their Pendings return those
-// outcomes, 10-19 are sent again resumed and not stored twice, 20-29 are
-// sent as new deliveries.
-func TestResumeOutcomes(t *testing.T) {
+// heldThirty sends 30 messages on a resumable sender to a durable server
+// that holds them without an outcome, and returns once it has all 30.
+func heldThirty(t *testing.T) (*durableServer, *cutDialer, []client.Pending) {
 	b := startDurable(t)
 	b.hold.Store(true)
 	ctx := testCtx(t)
@@ -318,15 +318,20 @@ func TestResumeOutcomes(t *testing.T) {
 		require.NoError(t, err)
 		ps[i] = p
 	}
-	for {
-		b.mu.Lock()
-		got := len(b.order)
-		b.mu.Unlock()
-		if got == len(ps) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitLocked(t, &b.mu, "30 stored", func() bool { return len(b.order) == len(ps) })
+	return b, d, ps
+}
+
+// TestResumeOutcomes walks each way a kept delivery is resolved: the
+// server held 30 messages without an outcome when the connection went;
+// it had meanwhile accepted 0-9 (5 rejected) with the dispositions lost,
+// holds 10-19 with no outcome, and lost 20-29. After the reconnect 0-9
+// are settled with a resumed transfer and their Pendings return those
+// outcomes, 10-19 are sent again resumed and not stored twice, 20-29 are
+// sent as new deliveries.
+func TestResumeOutcomes(t *testing.T) {
+	b, d, ps := heldThirty(t)
+	ctx := testCtx(t)
 	b.mu.Lock()
 	for i, tag := range b.order {
 		switch {
@@ -425,4 +430,30 @@ func TestResumeSendAllocs(t *testing.T) {
 	n = testing.AllocsPerRun(50, pipeline)
 	require.Zero(t, n/batch, "allocations per resumable SendAsync and Wait")
 	t.Logf("resumable SendAsync+Wait: %.2f allocations per %d messages", n, batch)
+}
+
+// TestResumeTwice: the connection is lost again while the deliveries
+// resumed at the first loss are still without an outcome; they are kept
+// and resumed once more, and each message is still stored once, each
+// Pending returns once.
+func TestResumeTwice(t *testing.T) {
+	b, d, ps := heldThirty(t)
+	ctx := testCtx(t)
+	d.cut()
+	waitLocked(t, &b.mu, "30 sent again resumed", func() bool { return b.again == 30 })
+	b.hold.Store(false)
+	d.cut()
+	for i, p := range ps {
+		require.NoError(t, p.Wait(ctx), "message %d", i)
+	}
+	b.settledAll(t)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Equal(t, int32(3), d.dials.Load())
+	assert.Equal(t, 60, b.again, "resumed at each loss")
+	assert.Zero(t, b.dupNew)
+	assert.Len(t, b.bodies, 30)
+	for body, k := range b.bodies {
+		assert.Equal(t, 1, k, "stored once: %q", body)
+	}
 }
