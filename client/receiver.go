@@ -455,7 +455,7 @@ func (r *Receiver) kick() {
 func (r *Receiver) run(ec *engine.Conn) {
 	r.kicked.Store(false)
 	if ec.Closed() {
-		return // a connection lost, running what was queued on it (as Sender.run)
+		return // a lost connection's Driver ending: as Sender.run
 	}
 	l := r.l
 	if l == nil {

@@ -512,8 +512,9 @@ func (snd *Sender) recycle(r *sendReq) {
 func (snd *Sender) run(ec *engine.Conn) {
 	snd.kicked.Store(false)
 	if ec.Closed() {
-		// A connection lost, running what was queued on it: the
-		// sender's fields are the next connection's goroutine's now.
+		// A lost connection's Driver runs what was queued on it as it
+		// ends; the link may be on the next connection by now, whose
+		// goroutine alone touches it (attachOn queues a run there).
 		return
 	}
 	snd.pump()
