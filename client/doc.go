@@ -172,5 +172,7 @@
 // is a value). Receive allocates well under once per delivery (0.07 for
 // a message of one data section), ReceiveInto never. The same holds in a
 // transaction: a transactional Send, and ReceiveInto with
-// Transaction.Accept, allocate nothing once warm.
+// Transaction.Accept, allocate nothing once warm; and on resumable links:
+// a Durable sender's Send and SendAsync, a Durable receiver's ReceiveInto
+// and Accept (a loss and its resume allocate, once each).
 package client
