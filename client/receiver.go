@@ -400,8 +400,11 @@ func (r *Receiver) kick() {
 
 // run is queued on the connection's goroutine (at most once at a time):
 // dispositions, credit, drains.
-func (r *Receiver) run(*engine.Conn) {
+func (r *Receiver) run(ec *engine.Conn) {
 	r.kicked.Store(false)
+	if ec.Closed() {
+		return // a lost connection's Driver ending: as Sender.run
+	}
 	l := r.l
 	if l == nil {
 		return // lost: attached again later

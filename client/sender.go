@@ -455,8 +455,14 @@ func (snd *Sender) recycle(r *sendReq) {
 
 // run is queued on the connection's goroutine by SendAsync (at most once
 // at a time).
-func (snd *Sender) run(*engine.Conn) {
+func (snd *Sender) run(ec *engine.Conn) {
 	snd.kicked.Store(false)
+	if ec.Closed() {
+		// A lost connection's Driver runs what was queued on it as it
+		// ends; the link may be on the next connection by now, whose
+		// goroutine alone touches it (attachOn queues a run there).
+		return
+	}
 	snd.pump()
 }
 
