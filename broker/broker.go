@@ -230,11 +230,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
 		nc = tc
 	}
-	maxFrame := cfg.MaxFrameSize
-	if maxFrame == 0 {
-		maxFrame = engine.DefaultMaxFrameSize
-	}
-	d := engine.NewDriver(&dynConn{Conn: nc, b: b, max: int64(max(maxFrame, 512))}, engine.NewServer(cfg, handler{b}))
+	d := engine.NewDriver(nc, engine.NewServer(cfg, handler{b}))
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
