@@ -34,8 +34,8 @@ type conn struct {
 	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
-	txns      map[string]*txn // open transactions (txn.go)
-	durWait   []*durable      // durable links detached from it whose expiry waits for its end (durable.go)
+	txns      map[string]*txn         // open transactions (txn.go)
+	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
 }
 
