@@ -303,8 +303,17 @@ func (b *Broker) ended(cn *conn, s *engine.Session) {
 	b.wake(nil, wake)
 }
 
-// expireLocked ends d: the broker forgets it.
+// expireLocked ends d: the broker forgets it, and a subscription's
+// messages go back (durable_sub.go).
 func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
+	b.forgetLocked(d)
+	return b.endSubLocked(d, wake)
+}
+
+// forgetLocked drops d from the broker's durable links. (It takes no
+// wake list: removeLocked calls it, and a call back into removeLocked
+// from here would make every wake list escape to the heap.)
+func (b *Broker) forgetLocked(d *durable) {
 	if b.durables[d.key] == d {
 		delete(b.durables, d.key)
 		if !d.attached {
@@ -317,7 +326,6 @@ func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
 	}
 	d.counting = true
 	d.stored, d.pending = nil, nil
-	return b.endSubLocked(d, wake) // durable_sub.go
 }
 
 // DurableLinks returns the number of links with a durable terminus
