@@ -588,7 +588,8 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 		}
 		c.acquired = nil
 		if d := c.dur; d != nil {
-			wake = b.expireLocked(d, wake)
+			b.forgetLocked(d) // durable.go
+			d.c, c.dur = nil, nil
 		}
 	}
 	for _, c := range n.consumers {

@@ -162,7 +162,7 @@ func TestDurableProducerResume(t *testing.T) {
 	addr, b := start(t, broker.Options{})
 	tgt := &frame.Target{Address: []byte("dq"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
 	p := newDurProducer(1000, 500, tgt)
-	done, cut := p.done, p.cut // the handler sets the fields to nil
+	done, cut := p.done, p.cut
 	d1 := dialAs(t, addr, "producer-1", p)
 	waitFor(t, cut, "500 settled")
 	d1.NetConn().Close()

@@ -244,8 +244,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
 		}
-		if d := b.durables[key]; durable && n.owner != c && d != nil && d.attached && d.cn == cn {
-			c.dur, d.c = d, c // made by Recover (durable.go)
+		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
+			if n.owner == c {
+				b.forgetLocked(d) // a dynamic node goes with its link: nothing to keep
+			} else {
+				c.dur, d.c = d, c // made by Recover (durable.go)
+			}
 		}
 		c.n = n
 		if n.fanout {
@@ -643,6 +647,9 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	b := h.b
 	c, ok := l.Context.(*consumer)
 	if !ok {
+		if p, ok := l.Context.(*producer); ok && len(p.rejected) > 0 && d.Settled {
+			delete(p.rejected, string(d.Tag)) // the producer settled a message it rejected
+		}
 		return
 	}
 	m, ok := c.unacked[d.ID]
