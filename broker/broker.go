@@ -230,11 +230,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
 		nc = tc
 	}
-	maxFrame := cfg.MaxFrameSize
-	if maxFrame == 0 {
-		maxFrame = engine.DefaultMaxFrameSize
-	}
-	d := engine.NewDriver(&dynConn{Conn: nc, b: b, max: int64(max(maxFrame, 512))}, engine.NewServer(cfg, handler{b}))
+	d := engine.NewDriver(nc, engine.NewServer(cfg, handler{b}))
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -592,7 +588,8 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 		}
 		c.acquired = nil
 		if d := c.dur; d != nil {
-			wake = b.expireLocked(d, wake)
+			b.forgetLocked(d) // durable.go
+			d.c, c.dur = nil, nil
 		}
 	}
 	for _, c := range n.consumers {

@@ -83,8 +83,9 @@
 //
 // # Link recovery
 //
-// A link whose terminus at the peer is durable with unsettled-state
-// (part 3 §3.5.5: a producer's target, a consumer's source) keeps its
+// A link whose terminus at the peer is durable (part 3 §3.5.5: a
+// producer's target with unsettled-state, a consumer's source with
+// configuration or unsettled-state) keeps its
 // state through a detach without closing (closed = false) and through a
 // lost connection, keyed by the peer's container-id, the link's name and
 // the broker's role, for a later attach of the same name from the same
@@ -104,7 +105,12 @@
 // the producer's attach still lists), so the producer settles those
 // (engine.Link.SendResume) and sends again only what the broker never
 // got whole: each message is stored once. A resumed delivery of a
-// message the broker has is given its outcome again, not stored.
+// message the broker has is given its outcome again, not stored. In
+// receiver settle mode first the broker settles each message as it
+// stores it and keeps nothing: a message whose outcome the break lost is
+// sent again as new, and stored twice. A detached producer's state is
+// bounded by what it had not settled, which the connection's engine
+// budget (engine.Config) bounds while it is attached.
 //
 // A consumer whose source is durable (configuration or unsettled-state)
 // is a durable subscription. Detached without closing (or its

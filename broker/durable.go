@@ -120,20 +120,24 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 		b.mu.Lock()
 		d = b.durables[key]
 	}
-	if d == nil || d.attached {
+	var wb [8]*conn
+	wake := wb[:0]
+	if d != nil && !d.attached && d.c != nil && (d.c.n.deleted || d.c.n.name != string(l.RemoteSource().Address)) {
+		// A subscription attached again to another address (or its node
+		// gone): it ends, and a new one starts.
+		wake = b.expireLocked(d, wake)
+		d = nil
+	}
+	switch {
+	case d == nil || d.attached:
 		// New, or still held (on this connection no engine lets a name
 		// attach twice; another's did not let go): a fresh state.
-		var wb [8]*conn
-		wake := wb[:0]
 		if d != nil {
 			wake = b.expireLocked(d, wake)
 		}
 		d = &durable{key: key}
 		b.durables[key] = d
-		b.mu.Unlock()
-		b.wake(nil, wake) // kicked: this goroutine is in the engine's attach
-		b.mu.Lock()
-	} else {
+	default:
 		b.keptN--
 	}
 	d.policy, d.timeout = policy, timeout
@@ -151,6 +155,7 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 		out = d.recoverConsumer() // durable_sub.go
 	}
 	b.mu.Unlock()
+	b.wake(nil, wake) // kicked: this goroutine is in the engine's attach
 	return out
 }
 
@@ -303,8 +308,17 @@ func (b *Broker) ended(cn *conn, s *engine.Session) {
 	b.wake(nil, wake)
 }
 
-// expireLocked ends d: the broker forgets it.
+// expireLocked ends d: the broker forgets it, and a subscription's
+// messages go back (durable_sub.go).
 func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
+	b.forgetLocked(d)
+	return b.endSubLocked(d, wake)
+}
+
+// forgetLocked drops d from the broker's durable links. (It takes no
+// wake list: removeLocked calls it, and a call back into removeLocked
+// from here would make every wake list escape to the heap.)
+func (b *Broker) forgetLocked(d *durable) {
 	if b.durables[d.key] == d {
 		delete(b.durables, d.key)
 		if !d.attached {
@@ -317,7 +331,6 @@ func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
 	}
 	d.counting = true
 	d.stored, d.pending = nil, nil
-	return b.endSubLocked(d, wake) // durable_sub.go
 }
 
 // DurableLinks returns the number of links with a durable terminus

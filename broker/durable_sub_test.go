@@ -165,17 +165,25 @@ func TestDurableQueueConsumer(t *testing.T) {
 	}
 }
 
+// subscribed starts a broker with fan-out addresses "topic/…", attaches
+// a subscription with source src, sends n messages to its address, and
+// takes the first.
+func subscribed(t *testing.T, src *frame.Source, n int) (*broker.Broker, *tlink) {
+	t.Helper()
+	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c := dial(t, addr, engine.Config{ContainerID: t.Name()}, nil)
+	sub := c.attach(false, engine.LinkOptions{Name: "sub", Source: src})
+	c.sender(string(src.Address)).send(msgs("m", n)...)
+	sub.flow(1)
+	sub.next()
+	return b, sub
+}
+
 // TestDurableSubscriptionClosed: a durable subscription closed (detach
 // with closed set) ends: its acquired messages are released and its
 // copies dropped.
 func TestDurableSubscriptionClosed(t *testing.T) {
-	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
-	src := durableSource("topic/c", frame.DurabilityUnsettledState, frame.ExpiryNever)
-	c := dial(t, addr, engine.Config{ContainerID: "closer"}, nil)
-	sub := c.attach(false, engine.LinkOptions{Name: "sub", Source: src})
-	c.sender("topic/c").send(msgs("m", 3)...)
-	sub.flow(1)
-	sub.next()
+	b, sub := subscribed(t, durableSource("topic/c", frame.DurabilityUnsettledState, frame.ExpiryNever), 3)
 	sub.detach()
 	eventually(t, "gone", func() bool {
 		q, _ := b.Queue("topic/c")
@@ -255,4 +263,49 @@ func TestDurableSubscriptionLost(t *testing.T) {
 			eventually(t, "5 accepted", func() bool { q, _ := b.Queue("topic/l"); return q.Accepted == 5 })
 		})
 	}
+}
+
+// TestDurableSubscriptionMoved: the name attached again to another
+// address ends the old subscription (its acquired messages back, its
+// copies dropped) and starts a new one, with nothing to resume.
+func TestDurableSubscriptionMoved(t *testing.T) {
+	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c := dial(t, addr, engine.Config{ContainerID: "mover"}, nil)
+	sub := c.attach(false, engine.LinkOptions{Name: "sub",
+		Source: durableSource("topic/one", frame.DurabilityUnsettledState, frame.ExpiryNever)})
+	c.sender("topic/one").send(msgs("m", 3)...)
+	sub.flow(2)
+	sub.next()
+	sub.next()
+	sub.detachOnly()
+	q, _ := b.Queue("topic/one")
+	require.Equal(t, 1, q.Detached)
+	require.Equal(t, 2, q.Unsettled)
+	sub = c.attach(false, engine.LinkOptions{Name: "sub",
+		Source: durableSource("topic/two", frame.DurabilityUnsettledState, frame.ExpiryNever)})
+	var answer int
+	c.do(func() { answer = sub.l.RemoteAttach().Unsettled.Len() })
+	assert.Zero(t, answer, "nothing to resume")
+	q, _ = b.Queue("topic/one")
+	assert.Zero(t, q.Detached)
+	assert.Zero(t, q.Depth+q.Unsettled, "the old subscription's messages went with it")
+	q, _ = b.Queue("topic/two")
+	assert.Equal(t, 1, q.Consumers)
+}
+
+// TestDurableSubscriptionTimeout: with expiry link-detach and a timeout
+// of 1 s the subscription is kept at the detach and ends after it.
+func TestDurableSubscriptionTimeout(t *testing.T) {
+	src := durableSource("topic/t", frame.DurabilityUnsettledState, frame.ExpiryLinkDetach)
+	src.Timeout = 1
+	b, sub := subscribed(t, src, 2)
+	sub.detachOnly()
+	q, _ := b.Queue("topic/t")
+	require.Equal(t, 1, q.Detached, "kept at the detach")
+	eventually(t, "the timeout", func() bool {
+		q, _ := b.Queue("topic/t")
+		return q.Detached == 0 && q.Depth+q.Unsettled == 0
+	})
+	attached, detached := b.DurableLinks()
+	assert.Zero(t, attached+detached)
 }

@@ -162,16 +162,16 @@ func TestDurableProducerResume(t *testing.T) {
 	addr, b := start(t, broker.Options{})
 	tgt := &frame.Target{Address: []byte("dq"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
 	p := newDurProducer(1000, 500, tgt)
-	done := p.done
+	done, cut := p.done, p.cut
 	d1 := dialAs(t, addr, "producer-1", p)
-	waitFor(t, p.cut, "500 settled")
+	waitFor(t, cut, "500 settled")
 	d1.NetConn().Close()
 	d1.Wait()
 	p.mu.Lock()
 	require.Equal(t, frame.RcvSecond, p.answer.RcvSettleMode, "the broker answers in the mode asked for")
-	left := len(p.resume)
+	left, settled := len(p.resume), len(p.resolved)
 	p.mu.Unlock()
-	t.Logf("at the cut: %d settled, %d unsettled at the producer", len(p.resolved), left)
+	t.Logf("at the cut: %d settled, %d unsettled at the producer", settled, left)
 
 	dialAs(t, addr, "producer-1", p)
 	waitFor(t, done, "every delivery settled")

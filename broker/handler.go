@@ -34,8 +34,9 @@ type conn struct {
 	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
-	txns      map[string]*txn // open transactions (txn.go)
-	durWait   []*durable      // durable links detached from it whose expiry waits for its end (durable.go)
+	txns      map[string]*txn         // open transactions (txn.go)
+	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
+	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -163,6 +164,46 @@ func (handler) OnSessionBegin(*engine.Session) {}
 // session whose policy is session-end.
 func (h handler) OnSessionEnd(s *engine.Session, _ *engine.Error) { h.b.ended(connOf(s.Conn()), s) }
 
+// AnswerAttach gives a dynamic source (the peer receives) or target (the
+// peer sends) without an address a new node's address (part 3 §3.5.3,
+// dynamic), which the engine puts into its answer; OnLinkAttach makes
+// the node. The address is the link's alone: a peer that sends it with
+// dynamic set on another link gets the node as any address, never its
+// ownership.
+func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Target) *engine.Error {
+	cn := connOf(l.Conn())
+	if cn == nil {
+		return nil // OnLinkAttach refuses it
+	}
+	switch {
+	case l.IsSender() && src != nil && src.Dynamic && len(src.Address) == 0:
+		src.Address = cn.makeDynamic(l)
+	case !l.IsSender() && tgt != nil && tgt.Dynamic && len(tgt.Address) == 0:
+		tgt.Address = cn.makeDynamic(l)
+	}
+	return nil
+}
+
+// makeDynamic makes an address for l's dynamic terminus.
+func (cn *conn) makeDynamic(l *engine.Link) []byte {
+	addr := cn.b.newDynamicAddress()
+	if cn.dynamic == nil {
+		cn.dynamic = make(map[*engine.Link][]byte)
+	}
+	cn.dynamic[l] = addr
+	return addr
+}
+
+// takeDynamic returns the address of l's node: the one AnswerAttach made
+// for it (made), else addr, the peer's.
+func (cn *conn) takeDynamic(l *engine.Link, addr []byte) (_ []byte, made bool) {
+	if a, ok := cn.dynamic[l]; ok {
+		delete(cn.dynamic, l)
+		return a, true
+	}
+	return addr, false
+}
+
 // OnLinkAttach makes a consumer (the peer receives: the source names the
 // node) or a producer (the peer sends: the target names it).
 func (h handler) OnLinkAttach(l *engine.Link) {
@@ -173,8 +214,8 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	if l.IsSender() {
-		src := l.RemoteSource() // lead: RemoteSource() after the engine's second draft
-		addr := src.Address
+		src := l.RemoteSource()
+		addr, made := cn.takeDynamic(l, src.Address)
 		if len(addr) == 0 {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
 			return
@@ -190,10 +231,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		}
 		c := &consumer{link: l, conn: cn, settled: l.SndSettleMode() == frame.SndSettled,
 			unacked: make(map[uint32]msg)}
-		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok { // lead: RemoteAttach()
+		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok {
 			c.maxSize = m
 		}
-		made := src.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 		b.mu.Lock()
 		n := b.nodeLocked(addr, fan)
 		if n == nil {
@@ -204,8 +244,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner = true, c
 		}
-		if d := b.durables[key]; durable && n.owner != c && d != nil && d.attached && d.cn == cn {
-			c.dur, d.c = d, c // made by Recover (durable.go)
+		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
+			if n.owner == c {
+				b.forgetLocked(d) // a dynamic node goes with its link: nothing to keep
+			} else {
+				c.dur, d.c = d, c // made by Recover (durable.go)
+			}
 		}
 		c.n = n
 		if n.fanout {
@@ -220,15 +264,14 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		cn.consumers = append(cn.consumers, c)
 		return // it sends once the peer grants credit (OnFlow)
 	}
-	tgt := l.RemoteTarget() // lead: RemoteTarget()
-	addr := tgt.Address
+	tgt := l.RemoteTarget()
+	addr, made := cn.takeDynamic(l, tgt.Address)
 	if len(addr) == 0 {
 		l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic target"))
 		return
 	}
 	p := &producer{link: l, conn: cn}
 	key, _, _, durable := durableKey(l)
-	made := tgt.Dynamic && cn.drv != nil && madeDynamic(cn.drv, addr)
 	b.mu.Lock()
 	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
 	if n == nil {
@@ -604,6 +647,9 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	b := h.b
 	c, ok := l.Context.(*consumer)
 	if !ok {
+		if p, ok := l.Context.(*producer); ok && len(p.rejected) > 0 && d.Settled {
+			delete(p.rejected, string(d.Tag)) // the producer settled a message it rejected
+		}
 		return
 	}
 	m, ok := c.unacked[d.ID]

@@ -118,7 +118,8 @@ type Link struct {
 	resumeMap            []byte
 	resumeInc            bool
 	resumeTags           map[string]struct{}
-	special              *sendSpecial // set by SendTxn and SendResume around their Send
+	remoteIndex          map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
+	special              *sendSpecial      // set by SendTxn and SendResume around their Send
 	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window

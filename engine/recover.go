@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync/atomic"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/frame"
@@ -129,19 +131,40 @@ func (l *Link) recoverAnswer(a *frame.Attach) {
 // RemoteUnsettled returns the peer's state of the delivery with
 // delivery-tag tag as its attach's unsettled map gave it (part 2
 // §2.6.13), and whether the map holds it. A map that is not one of
-// binary tags and states holds nothing. RemoteAttach().IncompleteUnsettled
-// tells a map the peer cut short.
+// binary tags and states holds nothing; of a tag listed twice, the first
+// counts. RemoteAttach().IncompleteUnsettled tells a map the peer cut
+// short. The first call indexes the map, so resolving every delivery of
+// a resume costs the map's length once, not once per delivery.
 func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
+	if l.remoteIndex == nil {
+		l.indexRemoteUnsettled()
+	}
+	v, ok := l.remoteIndex[string(tag)]
+	if !ok {
+		return frame.DeliveryState{}, false
+	}
+	st, err := frame.ParseDeliveryState(v)
+	return st, err == nil
+}
+
+// unsettledScans counts the walks of attaches' unsettled maps (tests).
+var unsettledScans atomic.Int64
+
+// indexRemoteUnsettled maps the tags of the peer's unsettled map to
+// their states' bytes (views of the link's copy of the attach).
+func (l *Link) indexRemoteUnsettled() {
+	unsettledScans.Add(1)
+	l.remoteIndex = make(map[string][]byte) // non-nil: built
 	for k, v := range l.attach.Unsettled.All() {
 		var c stream.Cursor
 		c.Reset(k)
-		if !c.Next() || c.Kind() != amqpsax.KindBinary || string(c.Bytes()) != string(tag) {
+		if !c.Next() || c.Kind() != amqpsax.KindBinary {
 			continue
 		}
-		st, err := frame.ParseDeliveryState(v)
-		return st, err == nil
+		if _, dup := l.remoteIndex[string(c.Bytes())]; !dup {
+			l.remoteIndex[string(c.Bytes())] = v
+		}
 	}
-	return frame.DeliveryState{}, false
 }
 
 // SendResume sends again, on a sender, a delivery it kept unsettled

@@ -275,3 +275,39 @@ func TestRecoverSettleUnsettledMode(t *testing.T) {
 	assert.Nil(t, p.serr)
 	assert.Nil(t, p.cerr)
 }
+
+// TestRemoteUnsettledIndexed: resolving every delivery of a resume walks
+// the peer's unsettled map once, whatever its length: M lookups in a map
+// of M tags cost one scan (the map indexed at the first), where a scan
+// per lookup cost M² — a peer's attach of M entries and M resumed
+// deliveries made the application's work grow with the square of the
+// input.
+func TestRemoteUnsettledIndexed(t *testing.T) {
+	for _, m := range []int{100, 1000} {
+		var u []Unsettled
+		for i := range m {
+			u = append(u, Unsettled{Tag: []byte("t" + strconv.Itoa(i)), State: Accepted})
+		}
+		cli := &recorder{}
+		cli.onOpen = func(c *Conn) {
+			s, _ := c.Begin()
+			_, err := s.AttachSender(LinkOptions{Name: "s", Address: "q", Resume: u,
+				Target: &frame.Target{Address: []byte("q"), Durable: frame.DurabilityUnsettledState}})
+			require.NoError(t, err)
+		}
+		srv := &txnSide{}
+		p := newPipe(t, Config{}, Config{MaxFrameSize: 1 << 20}, cli, srv)
+		p.run()
+		rl := srv.links["s"]
+		require.NotNil(t, rl)
+		before := unsettledScans.Load()
+		for i := range m {
+			st, known := rl.RemoteUnsettled([]byte("t" + strconv.Itoa(i)))
+			require.True(t, known, "tag %d", i)
+			require.Equal(t, frame.StateAccepted, st.Type)
+		}
+		_, known := rl.RemoteUnsettled([]byte("absent"))
+		require.False(t, known)
+		require.Equal(t, int64(1), unsettledScans.Load()-before, "scans of the map for %d lookups", m+1)
+	}
+}

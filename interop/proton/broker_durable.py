@@ -26,9 +26,19 @@ from proton.reactor import Container, DurableSubscription
 ADDR = os.environ.get('AMQP_ADDR', '127.0.0.1:5672')
 TOPIC = 'topic/durable'
 NAME = 'durable-sub'
+WATCHDOG = 30.0  # seconds: a bound on a hang, not a timing
 N = 20          # messages in all
 FIRST = 10      # sent while the subscription is attached
 ACCEPT = 7      # of those, accepted before the detach
+
+
+class Watchdog(object):
+    def __init__(self, client):
+        self.client = client
+
+    def on_timer_task(self, event):
+        if self.client.phase != 'finished':
+            self.client.fail('timed out in phase %s' % self.client.phase)
 
 
 class Client(MessagingHandler):
@@ -46,6 +56,7 @@ class Client(MessagingHandler):
 
     def on_start(self, event):
         self.container = event.container
+        self.watchdog = event.container.schedule(WATCHDOG, Watchdog(self))
         self.conn = event.container.connect('amqp://' + ADDR)
         self.rcv = event.container.create_receiver(self.conn, TOPIC, name=NAME, options=DurableSubscription())
         self.snd = event.container.create_sender(self.conn, TOPIC)
@@ -78,7 +89,7 @@ class Client(MessagingHandler):
 
     def on_message(self, event):
         body = event.message.body
-        if self.phase == 'done':
+        if self.phase in ('done', 'finished'):
             self.extra.append(body)
             return
         self.received += 1
@@ -112,6 +123,8 @@ class Client(MessagingHandler):
             self.rcv = self.container.create_receiver(self.conn, TOPIC, name=NAME, options=DurableSubscription())
 
     def on_timer_task(self, event):
+        self.phase = 'finished'
+        self.watchdog.cancel()
         self.rcv.close()  # closed: the subscription ends
         self.conn.close()
 
@@ -121,7 +134,8 @@ class Client(MessagingHandler):
 
     def fail(self, what):
         self.error = what
-        self.phase = 'done'
+        self.phase = 'finished'
+        self.watchdog.cancel()
         self.conn.close()
 
 
