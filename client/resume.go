@@ -6,10 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/stream"
 )
 
 // This file is the resumable sender (SenderOptions.Durable): link
@@ -159,10 +157,9 @@ func (snd *Sender) resolve(l *engine.Link) {
 		return
 	}
 	a := l.RemoteAttach()
-	remote := remoteStates(a.Unsettled)
 	out := snd.resume[:0]
 	for _, r := range snd.resume {
-		st, known := remote[string(r.tag[:])]
+		st, known := l.RemoteUnsettled(r.tag[:]) // indexed at the first call
 		switch {
 		case known && terminalState(st.Type):
 			r.res, r.err = resSettle, outcome(&st)
@@ -178,23 +175,6 @@ func (snd *Sender) resolve(l *engine.Link) {
 	}
 	snd.backlog = append(out, snd.backlog...)
 	snd.resume = nil
-}
-
-// remoteStates reads an attach's unsettled map: delivery-tag → state.
-// Entries that are not a binary tag and a state are left out.
-func remoteStates(m frame.Map) map[string]frame.DeliveryState {
-	out := make(map[string]frame.DeliveryState, m.Len())
-	var c stream.Cursor
-	for k, v := range m.All() {
-		c.Reset(k)
-		if !c.Next() || c.Kind() != amqpsax.KindBinary {
-			continue
-		}
-		if st, err := frame.ParseDeliveryState(v); err == nil {
-			out[string(c.Bytes())] = st
-		}
-	}
-	return out
 }
 
 func terminalState(t frame.StateType) bool {

@@ -133,14 +133,13 @@ func (r *Receiver) forgetUnknown(l *engine.Link) {
 	if a.IncompleteUnsettled || len(r.kept)+len(r.dropped) == 0 {
 		return
 	}
-	remote := remoteStates(a.Unsettled)
 	for tag := range r.kept {
-		if _, ok := remote[tag]; !ok {
+		if _, ok := l.RemoteUnsettled([]byte(tag)); !ok {
 			delete(r.kept, tag)
 		}
 	}
 	for tag := range r.dropped {
-		if _, ok := remote[tag]; !ok {
+		if _, ok := l.RemoteUnsettled([]byte(tag)); !ok {
 			delete(r.dropped, tag)
 		}
 	}
