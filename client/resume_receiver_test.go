@@ -126,21 +126,15 @@ func (b *subServer) OnLinkDetach(l *engine.Link, e *engine.Error) {
 	}
 }
 
-// TestResumeReceiver: a resumable receiver has taken six of ten
-// deliveries (two accepted) and holds four unreceived when the
-// connection is cut. It accepts one while the connection is down, and
-// the others received before the loss after it: each is settled on the
-// delivery the sender resumes; the four dropped unreceived come again,
-// Resumed. The sender sees each of the ten settled once, and the
-// receiver gets each message once.
-func TestResumeReceiver(t *testing.T) {
-	b := startSub(t, 10)
-	ctx := testCtx(t)
+// receiveSix attaches a resumable receiver with credit 10 to "sub" at
+// addr over a cutDialer whose second dial waits for its gate, receives
+// six deliveries and accepts the first two.
+func receiveSix(t *testing.T, ctx context.Context, addr string) (*cutDialer, *client.Receiver, []*client.Delivery, map[string]int) {
 	d := &cutDialer{gate: make(chan struct{})}
-	c, err := client.Dial(ctx, b.addr, &client.ConnOptions{Dialer: d.dial,
+	c, err := client.Dial(ctx, addr, &client.ConnOptions{Dialer: d.dial,
 		Reconnect: &client.ReconnectOptions{Backoff: 10 * time.Millisecond}})
 	require.NoError(t, err)
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	s, err := c.NewSession(ctx, nil)
 	require.NoError(t, err)
 	rcv, err := s.NewReceiver(ctx, "sub", &client.ReceiverOptions{Credit: 10, Durable: true})
@@ -156,14 +150,34 @@ func TestResumeReceiver(t *testing.T) {
 	}
 	require.NoError(t, before[0].Accept(ctx))
 	require.NoError(t, before[1].Accept(ctx))
-	waitLocked(t, &b.mu, "t0 and t1 settled", func() bool { return b.outcomes["t0"] == 1 && b.outcomes["t1"] == 1 })
-	waitLocked(t, &b.mu, "all ten sent", func() bool { return b.next == 10 })
+	return d, rcv, before, got
+}
 
+// cutHeld cuts the connection and waits for the dial again to have
+// begun (held at the gate): the loss has been seen.
+func (d *cutDialer) cutHeld(t *testing.T, ctx context.Context) {
 	d.cut()
-	for d.tries.Load() < 2 { // the loss seen, the dial again held
+	for d.tries.Load() < 2 {
 		require.NoError(t, ctx.Err())
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestResumeReceiver: a resumable receiver has taken six of ten
+// deliveries (two accepted) and holds four unreceived when the
+// connection is cut. It accepts one while the connection is down, and
+// the others received before the loss after it: each is settled on the
+// delivery the sender resumes; the four dropped unreceived come again,
+// Resumed. The sender sees each of the ten settled once, and the
+// receiver gets each message once.
+func TestResumeReceiver(t *testing.T) {
+	b := startSub(t, 10)
+	ctx := testCtx(t)
+	d, rcv, before, got := receiveSix(t, ctx, b.addr)
+	waitLocked(t, &b.mu, "t0 and t1 settled", func() bool { return b.outcomes["t0"] == 1 && b.outcomes["t1"] == 1 })
+	waitLocked(t, &b.mu, "all ten sent", func() bool { return b.next == 10 })
+
+	d.cutHeld(t, ctx)
 	require.NoError(t, before[2].Accept(ctx), "settled while the connection is down: sent once resumed")
 	close(d.gate)
 	for range 4 {
@@ -188,7 +202,7 @@ func TestResumeReceiver(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	_, err = rcv.Receive(short, nil)
+	_, err := rcv.Receive(short, nil)
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "nothing more comes")
 	require.Error(t, before[0].Accept(ctx), "settled before the loss: its link is gone")
 }
