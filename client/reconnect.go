@@ -49,8 +49,7 @@ func (c *Conn) dialAgain() {
 			err = c.reattach(ctx, g)
 		}
 		cancel()
-		if err == nil {
-			c.install(g)
+		if err == nil && c.install(g) {
 			return
 		}
 		if g != nil {
@@ -132,9 +131,13 @@ func (c *Conn) reattach(ctx context.Context, g *gen) error {
 	return nil
 }
 
-// install makes g the connection up: calls waiting for it go on, and
-// every sender sends what was queued meanwhile.
-func (c *Conn) install(g *gen) {
+// install makes g the connection up: calls waiting for it go on, every
+// sender sends what was queued meanwhile, and every receiver gives the
+// dispositions and credit asked for meanwhile. It returns false when g
+// was lost after its links were attached again, before this: its
+// OnConnectionClose found it pending, not up, so no dial again follows
+// it, and the caller's must try once more.
+func (c *Conn) install(g *gen) bool {
 	c.mu.Lock()
 	if c.pending == g {
 		c.pending = nil
@@ -142,7 +145,11 @@ func (c *Conn) install(g *gen) {
 	if c.closing || c.err != nil {
 		c.mu.Unlock()
 		g.tap.Conn.Close()
-		return
+		return true
+	}
+	if g.endErr != nil { // set by OnConnectionClose under c.mu
+		c.mu.Unlock()
+		return false
 	}
 	c.g = g
 	up := c.up
@@ -155,11 +162,19 @@ func (c *Conn) install(g *gen) {
 	for _, s := range ss {
 		s.mu.Lock()
 		snd := append([]*Sender(nil), s.senders...)
+		rcv := append([]*Receiver(nil), s.receivers...)
 		s.mu.Unlock()
 		for _, x := range snd {
 			x.kick()
 		}
+		// A kick while g was pending found no connection up (Conn.do):
+		// dispositions given meanwhile (on deliveries of the new link,
+		// or a resumable receiver's resumed ones) go now.
+		for _, x := range rcv {
+			x.kick()
+		}
 	}
+	return true
 }
 
 // lost reports that g has ended.
