@@ -401,7 +401,7 @@ func ExampleReconnectOptions() {
 // the middle of 1,000 unsettled messages, and each still gets its real
 // outcome, the server (a durable receiver) each message once.
 func ExampleSenderOptions_durable() {
-	b, err := newDurable()
+	b, err := newDurable(0)
 	if err != nil {
 		log.Fatal(err)
 	}

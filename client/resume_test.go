@@ -45,14 +45,18 @@ type durableServer struct {
 	conns    []*engine.Driver
 }
 
-func startDurable(t testing.TB) *durableServer {
-	b, err := newDurable()
+func startDurable(t testing.TB) *durableServer { return startDurableWith(t, 0) }
+
+// startDurableWith starts a durableServer whose max-frame-size is
+// maxFrame (0: the engine's default).
+func startDurableWith(t testing.TB, maxFrame uint32) *durableServer {
+	b, err := newDurable(maxFrame)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.srv.Close() })
 	return b
 }
 
-func newDurable() (*durableServer, error) {
+func newDurable(maxFrame uint32) (*durableServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -60,7 +64,7 @@ func newDurable() (*durableServer, error) {
 	b := &durableServer{addr: ln.Addr().String(), byTag: map[string]string{}, bodies: map[string]int{},
 		states: map[string]frame.DeliveryState{}, kept: map[string][]engine.Unsettled{},
 		live: map[string]chan struct{}{}, forget: map[string]bool{}}
-	b.srv = &engine.Server{Config: engine.Config{ContainerID: "durable-server", Credit: 200, Window: 5000}, Handler: b}
+	b.srv = &engine.Server{Config: engine.Config{ContainerID: "durable-server", Credit: 200, Window: 5000, MaxFrameSize: maxFrame}, Handler: b}
 	go b.srv.Serve(ln)
 	return b, nil
 }
@@ -456,4 +460,27 @@ func TestResumeTwice(t *testing.T) {
 	for body, k := range b.bodies {
 		assert.Equal(t, 1, k, "stored once: %q", body)
 	}
+}
+
+// TestResumeSmallFrames: a peer whose max-frame-size (512) holds the
+// unsettled map of one delivery only: the sender keeps one delivery
+// unsettled at a time (the next goes when its outcome comes), so that
+// what it resumes always fits its attach; 200 messages cut in the middle
+// are each stored once and each Pending returns nil.
+func TestResumeSmallFrames(t *testing.T) {
+	const n = 200
+	b := startDurableWith(t, 512)
+	ctx := testCtx(t)
+	d := &cutDialer{after: 10_001}
+	_, snd := dialDurable(t, ctx, b.addr, d)
+	sendAllOnce(t, ctx, snd, d, n)
+	b.settledAll(t)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Len(t, b.bodies, n)
+	for body, k := range b.bodies {
+		assert.Equal(t, 1, k, "stored once: %q", body)
+	}
+	assert.Zero(t, b.dupNew)
+	assert.LessOrEqual(t, b.recoverN+b.forgot, 1, "one delivery unsettled at the cut, at most")
 }
