@@ -389,18 +389,22 @@ func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, e
 			continue // lost meanwhile: the next one
 		}
 		select {
-		case err := <-res:
-			return g, err
+		case err = <-res:
 		case <-ctx.Done():
 			return g, ctxErr(ctx)
 		case <-g.ended:
 			select {
-			case err := <-res:
-				return g, err
+			case err = <-res:
 			default:
-				return g, g.endErr
+				err = g.endErr
 			}
 		}
+		if err != nil && g.lost() && c.reconnecting() {
+			// f failed because g was lost (it ran on g ending, or not
+			// at all): with Reconnect, on the next connection.
+			continue
+		}
+		return g, err
 	}
 }
 

@@ -125,27 +125,51 @@ func (s *Session) NewTransaction(ctx context.Context) (*Transaction, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, ctxErr(ctx)
 	}
-	ctl, err := s.txnController(ctx)
-	if err != nil {
+	for {
+		ctl, err := s.txnController(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t := &Transaction{ctl: ctl, g: ctl.g, declared: make(chan struct{}), done: make(chan struct{})}
+		t.dischargeFn = func(*engine.Conn) { ctl.discharge(t) }
+		err = s.c.callOn(ctx, ctl.g, func(*engine.Conn) error { return ctl.declare(t) })
+		if err == nil {
+			select {
+			case <-t.declared:
+			case <-ctx.Done():
+				t.abandon()
+				return nil, ctxErr(ctx)
+			}
+			t.mu.Lock()
+			err = t.result
+			over := t.state == txnOver
+			t.mu.Unlock()
+			if !over {
+				return t, nil
+			}
+		}
+		if s.redeclare(ctl) {
+			continue // its connection was lost and is dialled again
+		}
 		return nil, err
 	}
-	t := &Transaction{ctl: ctl, g: ctl.g, declared: make(chan struct{}), done: make(chan struct{})}
-	t.dischargeFn = func(*engine.Conn) { ctl.discharge(t) }
-	if err := s.c.callOn(ctx, ctl.g, func(*engine.Conn) error { return ctl.declare(t) }); err != nil {
-		return nil, err
+}
+
+// redeclare reports that a declare on ctl failed because ctl's
+// connection was lost while the Conn dials again (ReconnectOptions): the
+// session then forgets ctl, and a declare on the next connection may
+// succeed. (A transaction of the lost connection, declared or not, is
+// rolled back by its coordinator: part 4 §4.3.)
+func (s *Session) redeclare(ctl *txnCtl) bool {
+	if !ctl.g.lost() || s.c.rc == nil || s.c.Err() != nil {
+		return false
 	}
-	select {
-	case <-t.declared:
-	case <-ctx.Done():
-		t.abandon()
-		return nil, ctxErr(ctx)
+	s.mu.Lock()
+	if s.txc == ctl {
+		s.txc = nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.state == txnOver {
-		return nil, t.result
-	}
-	return t, nil
+	s.mu.Unlock()
+	return true
 }
 
 // txnController returns the session's coordinator link, attaching one
