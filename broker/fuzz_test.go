@@ -105,7 +105,8 @@ func fuzzOptions(flags uint8) Options {
 const hang = time.Minute
 
 // serveInput serves one connection whose peer sends in (read bytes at a
-// time) and then ends its side, and waits for the connection to end.
+// time) and then ends its side, through serveConn (an engine.Driver on
+// its own goroutines), and waits for the connection to end.
 func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	t.Helper()
 	nc := newMemConn(in, read, true)
@@ -123,13 +124,56 @@ func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	}
 }
 
-// settle waits for the goroutines of the connections served to end (a
-// Driver's reader and writer end after its Run returns): no more than
-// base are left.
-func settle(t testing.TB, base int) {
+// feedInput serves one connection as serveConn does (the dynamic
+// address rewriter over the network connection, an engine server with
+// the broker's handler, a Driver for the handler's wake-ups and dynamic
+// addresses) but in the caller's goroutine, with no Driver loop: the
+// rewritten bytes are fed to the engine read bytes at a time, the
+// broker's service of the connection runs after each (as the Driver
+// runs it when woken), the output is dropped, and at the end of in the
+// engine is told its input ended. The connection must then be done.
+// FuzzBroker's inputs run here, ten times faster than through the
+// Driver's goroutines; TestFuzzSeeds runs the seeds both ways.
+func feedInput(t testing.TB, b *Broker, in []byte, read int) {
+	t.Helper()
+	dc := &dynConn{Conn: newMemConn(in, read, true), b: b, max: 4096}
+	c := engine.NewServer(b.cfg, handler{b})
+	engine.NewDriver(dc, c) // never run
+	now := time.Unix(1e9, 0)
+	buf := make([]byte, 4096)
+	for !c.Closed() {
+		n, err := dc.Read(buf)
+		if n > 0 {
+			c.Feed(buf[:n], now)
+			if cn := connOf(c); cn != nil {
+				b.service(cn)
+			}
+			c.Written(len(c.Output()))
+		}
+		if err != nil {
+			c.ReadFailed(err)
+		}
+	}
+	for out := c.Output(); len(out) > 0; out = c.Output() {
+		c.Written(len(out))
+	}
+	if !c.Done() {
+		t.Fatalf("the connection is not done at the end of its input")
+	}
+}
+
+// noGoroutines waits for the goroutines of the connections served to
+// end (a Driver's reader and writer end after its Run returns; with
+// feedInput there are none) and fails when more than base are left
+// after hang.
+func noGoroutines(t testing.TB, base int) {
 	t.Helper()
 	deadline := time.Now().Add(hang)
-	for runtime.NumGoroutine() > base {
+	for i := 0; runtime.NumGoroutine() > base; i++ {
+		if i < 1000 {
+			runtime.Gosched()
+			continue
+		}
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			t.Fatalf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
@@ -348,10 +392,10 @@ func (b *Broker) heldBytes() int64 {
 
 // FuzzBroker serves up to three connections, one after the other, each
 // sending one of c1, c2, c3 (read bytes at a time, then ending its
-// side), to one broker (fuzzOptions(flags)). Nothing panics; every
-// connection ends and leaves no goroutine; after each, and after every
-// durable link it kept is expired, checkQuiet holds (and then nothing
-// is left acquired).
+// side: feedInput), to one broker (fuzzOptions(flags)). Nothing panics;
+// every connection is done at the end of its input and nothing leaves
+// a goroutine; after each, and after every durable link it kept is
+// expired, checkQuiet holds (and then nothing is left acquired).
 func FuzzBroker(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s.conns[0], s.conns[1], s.conns[2], s.read, s.flags)
@@ -363,7 +407,7 @@ func FuzzBroker(f *testing.F) {
 			if len(in) == 0 {
 				continue
 			}
-			serveInput(t, b, in, int(read%4096)+1)
+			feedInput(t, b, in, int(read%4096)+1)
 			if err := b.checkQuiet(); err != nil {
 				t.Fatalf("after connection %d: %v", i+1, err)
 			}
@@ -381,7 +425,7 @@ func FuzzBroker(f *testing.F) {
 			}
 		}
 		b.Close()
-		settle(t, base)
+		noGoroutines(t, base)
 	})
 }
 
@@ -716,49 +760,63 @@ func fuzzSeeds(t testing.TB) []seed {
 // each passes FuzzBroker's checks.
 func TestFuzzSeeds(t *testing.T) {
 	for _, s := range fuzzSeeds(t) {
-		t.Run(strings.ReplaceAll(s.name, " ", "_"), func(t *testing.T) {
-			b := New(fuzzOptions(s.flags))
-			for i, in := range s.conns {
-				if len(in) == 0 {
-					continue
-				}
-				serveInput(t, b, in, int(s.read%4096)+1)
-				require.NoError(t, b.checkQuiet(), "after connection %d", i+1)
-			}
-			q := func(name string) QueueStats {
-				st, ok := b.Queue(name)
-				require.True(t, ok, "node %q", name)
-				return st
-			}
-			type counts struct{ enq, del, acc, rej, rel, mod, redel uint64 }
-			of := func(st QueueStats) counts {
-				return counts{st.Enqueued, st.Delivered, st.Accepted, st.Rejected, st.Released, st.Modified, st.Redelivered}
-			}
-			switch s.name {
-			case "queue":
-				require.Equal(t, counts{5, 7, 2, 1, 1, 1, 2}, of(q("q")))
-			case "fanout": // removed (AutoDelete): what is left is what was routed elsewhere
-				require.Empty(t, b.Queues())
-			case "dynamic": // the reply queue went with its link
-				require.Equal(t, []string{"elsewhere"}, []string{b.Queues()[0].Name})
-				require.Len(t, b.Queues(), 1)
-			case "txn": // 3 committed (3 rolled back); received 3, 2 released at a rollback
-				require.Equal(t, counts{3, 7, 2, 0, 4, 0, 4}, of(q("tq")))
-			case "durable producer": // 4, then 2 more, each stored once; closed at last
-				require.Equal(t, uint64(6), q("dq").Enqueued)
-			case "durable subscription": // 10 sent: 6 delivered, 3 resumed and 4 kept, each accepted once
-				st := q("topic/d")
-				require.Equal(t, counts{10, 13, 10, 0, 0, 0, 3}, of(st))
-				require.Equal(t, 1, st.Detached)
-				require.Equal(t, uint64(3), q("dq2").Delivered)
-			default:
-				t.Fatalf("no expectation for seed %q", s.name)
-			}
-			b.expireAll()
-			require.NoError(t, b.checkQuiet())
-			b.Close()
-		})
+		for _, driver := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/driver=%v", strings.ReplaceAll(s.name, " ", "_"), driver), func(t *testing.T) {
+				seedRun(t, s, driver)
+			})
+		}
 	}
+}
+
+// seedRun serves seed s (through serveConn, or feedInput) and checks
+// what it is recorded for.
+func seedRun(t *testing.T, s seed, driver bool) {
+	base := runtime.NumGoroutine()
+	b := New(fuzzOptions(s.flags))
+	for i, in := range s.conns {
+		if len(in) == 0 {
+			continue
+		}
+		if driver {
+			serveInput(t, b, in, int(s.read%4096)+1)
+		} else {
+			feedInput(t, b, in, int(s.read%4096)+1)
+		}
+		require.NoError(t, b.checkQuiet(), "after connection %d", i+1)
+	}
+	q := func(name string) QueueStats {
+		st, ok := b.Queue(name)
+		require.True(t, ok, "node %q", name)
+		return st
+	}
+	type counts struct{ enq, del, acc, rej, rel, mod, redel uint64 }
+	of := func(st QueueStats) counts {
+		return counts{st.Enqueued, st.Delivered, st.Accepted, st.Rejected, st.Released, st.Modified, st.Redelivered}
+	}
+	switch s.name {
+	case "queue":
+		require.Equal(t, counts{5, 7, 2, 1, 1, 1, 2}, of(q("q")))
+	case "fanout": // removed (AutoDelete): what is left is what was routed elsewhere
+		require.Empty(t, b.Queues())
+	case "dynamic": // the reply queue went with its link
+		require.Equal(t, []string{"elsewhere"}, []string{b.Queues()[0].Name})
+		require.Len(t, b.Queues(), 1)
+	case "txn": // 3 committed (3 rolled back); received 3, 2 released at a rollback
+		require.Equal(t, counts{3, 7, 2, 0, 4, 0, 4}, of(q("tq")))
+	case "durable producer": // 4, then 2 more, each stored once; closed at last
+		require.Equal(t, uint64(6), q("dq").Enqueued)
+	case "durable subscription": // 10 sent: 6 delivered, 3 resumed and 4 kept, each accepted once
+		st := q("topic/d")
+		require.Equal(t, counts{10, 13, 10, 0, 0, 0, 3}, of(st))
+		require.Equal(t, 1, st.Detached)
+		require.Equal(t, uint64(3), q("dq2").Delivered)
+	default:
+		t.Fatalf("no expectation for seed %q", s.name)
+	}
+	b.expireAll()
+	require.NoError(t, b.checkQuiet())
+	b.Close()
+	noGoroutines(t, base)
 }
 
 // budgetInput records a client that leaves n of something on the broker
