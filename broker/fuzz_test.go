@@ -19,23 +19,23 @@ import (
 
 // This file is hostile bytes against the broker: FuzzBroker serves up to
 // three connections one after the other, each the peer's bytes of one
-// input, through the broker's own serve path (serveConn: the dynamic
-// address rewriter, an engine.Driver, the broker's handler) over a
-// net.Conn in memory, so that what a connection leaves behind (durable
-// producers and subscriptions detached, transactions rolled back at its
-// end) meets the next. Its seeds are real conversations, recorded by
-// running an engine client against the broker in the test.
+// input, as the broker's serve path does (the dynamic address rewriter,
+// an engine server with the broker's handler: feedInput, in memory and
+// in the caller's goroutine), so that what a connection leaves behind
+// (durable producers and subscriptions detached, transactions rolled
+// back at its end) meets the next. Its seeds are real conversations,
+// recorded by running an engine client against the broker in the test;
+// TestFuzzSeeds serves them through serveConn itself too.
 
 // memConn is a net.Conn in memory: reads return in, at most read bytes at
-// a time, then io.EOF (an empty in: nothing yet, while recording);
-// writes are counted and dropped.
+// a time, then io.EOF (or, while recording, (0, nil): nothing yet);
+// writes are dropped.
 type memConn struct {
 	mu     sync.Mutex
 	in     []byte
 	read   int
 	eof    bool // io.EOF when in is empty, else (0, nil)
 	closed bool
-	wrote  int64
 }
 
 type memAddr struct{}
@@ -69,7 +69,6 @@ func (m *memConn) Write(p []byte) (int, error) {
 	if m.closed {
 		return 0, net.ErrClosed
 	}
-	m.wrote += int64(len(p))
 	return len(p), nil
 }
 
