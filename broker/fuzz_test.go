@@ -19,9 +19,8 @@ import (
 
 // This file is hostile bytes against the broker: FuzzBroker serves up to
 // three connections one after the other, each the peer's bytes of one
-// input, as the broker's serve path does (the dynamic address rewriter,
-// an engine server with the broker's handler: feedInput, in memory and
-// in the caller's goroutine), so that what a connection leaves behind
+// input, as the broker's serve path does (an engine server with the
+// broker's handler: feedInput, in memory and in the caller's goroutine), so that what a connection leaves behind
 // (durable producers and subscriptions detached, transactions rolled
 // back at its end) meets the next. Its seeds are real conversations,
 // recorded by running an engine client against the broker in the test;
@@ -123,11 +122,10 @@ func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	}
 }
 
-// feedInput serves one connection as serveConn does (the dynamic
-// address rewriter over the network connection, an engine server with
-// the broker's handler, a Driver for the handler's wake-ups and dynamic
-// addresses) but in the caller's goroutine, with no Driver loop: the
-// rewritten bytes are fed to the engine read bytes at a time, the
+// feedInput serves one connection as serveConn does (an engine server
+// with the broker's handler, a Driver for the handler's wake-ups) but in
+// the caller's goroutine, with no Driver loop: the bytes are fed to the
+// engine read bytes at a time, the
 // broker's service of the connection runs after each (as the Driver
 // runs it when woken), the output is dropped, and at the end of in the
 // engine is told its input ended. The connection must then be done.
@@ -135,13 +133,13 @@ func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 // Driver's goroutines; TestFuzzSeeds runs the seeds both ways.
 func feedInput(t testing.TB, b *Broker, in []byte, read int) {
 	t.Helper()
-	dc := &dynConn{Conn: newMemConn(in, read, true), b: b, max: 4096}
+	nc := newMemConn(in, read, true)
 	c := engine.NewServer(b.cfg, handler{b})
-	engine.NewDriver(dc, c) // never run
+	engine.NewDriver(nc, c) // never run
 	now := time.Unix(1e9, 0)
 	buf := make([]byte, 4096)
 	for !c.Closed() {
-		n, err := dc.Read(buf)
+		n, err := nc.Read(buf)
 		if n > 0 {
 			c.Feed(buf[:n], now)
 			if cn := connOf(c); cn != nil {
@@ -465,8 +463,8 @@ func (h *seedClient) OnDisposition(l *engine.Link, d engine.Disposition) {
 
 // recording is one connection of an engine client to the broker, both
 // ends in memory: the broker's end is an engine server with the broker's
-// handler and a Driver that is not run (its reads pass the dynamic
-// address rewriter by hand), the client's an engine client; step moves
+// handler and a Driver that is not run, the client's an engine client;
+// step moves
 // bytes until neither end has more, recording the client's.
 type recording struct {
 	t   testing.TB
@@ -475,7 +473,6 @@ type recording struct {
 	cli *engine.Conn
 	srv *engine.Conn
 	raw *memConn // the broker's network side: what the client wrote
-	dc  *dynConn
 	rec []byte
 	now time.Time
 }
@@ -484,9 +481,8 @@ func record(t testing.TB, b *Broker, container string, manualSettle bool) *recor
 	r := &recording{t: t, b: b, h: &seedClient{links: map[string]*engine.Link{}, got: map[string][]engine.Delivery{}},
 		now: time.Unix(1e9, 0)}
 	r.raw = newMemConn(nil, 0, false)
-	r.dc = &dynConn{Conn: r.raw, b: b, max: 4096}
 	r.srv = engine.NewServer(b.cfg, handler{b})
-	engine.NewDriver(r.dc, r.srv) // for the handler's Driver and NetConn; never run
+	engine.NewDriver(r.raw, r.srv) // for the handler's Driver; never run
 	r.cli = engine.NewClient(engine.Config{ContainerID: container, MaxFrameSize: 4096, ManualSettle: manualSettle,
 		NoSASL: true}, r.h)
 	r.step()
@@ -506,7 +502,7 @@ func (r *recording) step() {
 			moved = true
 		}
 		for {
-			n, err := r.dc.Read(buf)
+			n, err := r.raw.Read(buf)
 			require.NoError(r.t, err)
 			if n == 0 {
 				break
