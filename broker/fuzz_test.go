@@ -747,6 +747,46 @@ func fuzzSeeds(t testing.TB) []seed {
 		conns[2] = r.close(true)
 		return conns
 	})
+	add("limits", 512, 0, func(b *Broker) [3][]byte {
+		var conns [3][]byte
+		r := record(t, b, "limits", false)
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "full", Presettled: true})
+		r.send(p, "full", int(p.Credit()), "f") // to the queue's bound: the producer waits
+		r.send(p, "full", int(p.Credit()), "g")
+		c := r.attach(false, engine.LinkOptions{Name: "c", Address: "full", Credit: 40, AutoAccept: true})
+		r.step() // drained: the producer has credit again
+		r.send(p, "full", int(p.Credit()), "h")
+		c.Detach(nil)
+		for i, policy := range []frame.ExpiryPolicy{frame.ExpiryLinkDetach, frame.ExpirySessionEnd, frame.ExpiryNever,
+			frame.ExpiryConnectionClose} { // past MaxDurableLinks: the oldest goes
+			l := r.attach(false, engine.LinkOptions{Name: fmt.Sprint("sub", i),
+				Source: durSource("topic/l", frame.DurabilityUnsettledState, policy), Credit: 1})
+			l.DetachOnly(nil)
+			r.step()
+		}
+		s, err := r.cli.Begin() // a session of its own, ended with its durable link detached
+		require.NoError(t, err)
+		r.step()
+		main := r.h.s
+		r.h.s = s
+		l := r.attach(false, engine.LinkOptions{Name: "sess", Source: durSource("topic/l", frame.DurabilityUnsettledState,
+			frame.ExpirySessionEnd), Credit: 1})
+		l.DetachOnly(nil)
+		r.step()
+		s.End(nil)
+		r.step()
+		r.h.s = main
+		conns[0] = r.close(false)
+		return conns
+	})
+	add("reject when full", 4095, 2, func(b *Broker) [3][]byte {
+		r := record(t, b, "reject", false)
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "rq", Unsettled: true})
+		for range 3 {
+			r.send(p, "rq", int(p.Credit()), "x")
+		}
+		return [3][]byte{r.close(false)}
+	})
 	return out
 }
 
@@ -805,6 +845,19 @@ func seedRun(t *testing.T, s seed, driver bool) {
 		require.Equal(t, counts{10, 13, 10, 0, 0, 0, 3}, of(st))
 		require.Equal(t, 1, st.Detached)
 		require.Equal(t, uint64(3), q("dq2").Delivered)
+	case "limits":
+		st := q("full") // past the bound, by the credit given before it filled and again once drained
+		require.Greater(t, st.Enqueued, uint64(16))
+		require.Equal(t, st.Enqueued, st.Delivered)
+		// sub0 (link-detach, timeout 0) went at once; sub1 (session-end)
+		// at the fifth detached, past MaxDurableLinks; sess with its
+		// session; sub3 (connection-close) with the connection: sub2
+		// (never) is left.
+		require.Equal(t, 1, q("topic/l").Detached)
+	case "reject when full":
+		st := q("rq")
+		require.Equal(t, 16, st.Depth)
+		require.Positive(t, st.Refused)
 	default:
 		t.Fatalf("no expectation for seed %q", s.name)
 	}
