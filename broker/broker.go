@@ -112,6 +112,10 @@ type Broker struct {
 	accepted atomic.Uint64       // connections accepted
 	durables map[durKey]*durable // links with a durable terminus (durable.go)
 	keptN    int                 // of them detached
+	// The copies made for detached durable subscriptions, and their
+	// bytes, bounded together (durable_sub.go).
+	keptCopies int
+	keptBytes  int64
 }
 
 // New returns a Broker with the options o.
@@ -579,6 +583,7 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	det := n.detached
 	n.detached = nil
 	for _, c := range det { // durable_sub.go
+		b.unkeepLocked(c)
 		if c.own != nil {
 			b.dropLocked(n, c.own)
 		}

@@ -116,8 +116,11 @@
 // is a durable subscription. Detached without closing (or its
 // connection lost), the broker keeps it: a fan-out node goes on copying
 // messages to it, bounded as any subscription by MaxMessages and
-// MaxBytes (a copy past them is dropped for it and counted in Dropped:
-// producers are not held back for a consumer that may not come back);
+// MaxBytes, and the copies kept for all detached subscriptions together
+// by them too, as for one queue (a copy past them is dropped for it and
+// counted in Dropped: producers are not held back for a consumer that
+// may not come back, and a peer that leaves many subscriptions detached
+// cannot make the broker keep their number times a queue's bound);
 // with unsettled-state, the messages it had been sent and had not
 // settled stay acquired by it, not released to others (with
 // configuration alone they go back to the front of its queue). Its

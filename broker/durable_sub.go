@@ -77,6 +77,7 @@ func (b *Broker) reattachConsumer(l *engine.Link, cn *conn, key durKey, addr []b
 	if i := slices.Index(n.detached, c); i >= 0 {
 		n.detached = slices.Delete(n.detached, i, i+1)
 	}
+	b.unkeepLocked(c)
 	c.link, c.conn, c.gone, c.hungry = l, cn, false, false
 	c.settled = l.SndSettleMode() == frame.SndSettled
 	c.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
@@ -198,6 +199,7 @@ func (b *Broker) endSubLocked(d *durable, wake []*conn) []*conn {
 // a fan-out node is dropped, a dynamic node it made is removed.
 func (b *Broker) releaseLocked(c *consumer, acquired []msg, wake []*conn) []*conn {
 	n := c.n
+	b.unkeepLocked(c)
 	for i := len(acquired) - 1; i >= 0; i-- {
 		wake = b.requeueLocked(c, acquired[i], true, false, wake)
 	}
@@ -215,18 +217,40 @@ func (b *Broker) releaseLocked(c *consumer, acquired []msg, wake []*conn) []*con
 }
 
 // copyDetachedLocked gives each detached durable subscription of
-// fan-out node n a copy of m, within its bounds (a copy past them is
-// dropped for it); it returns how many took one.
+// fan-out node n a copy of m, within its bounds and within those of the
+// copies kept for every detached subscription together (a copy past
+// them is dropped for it); it returns how many took one.
 func (b *Broker) copyDetachedLocked(n *node, m msg) int32 {
 	var k int32
 	for _, c := range n.detached {
-		if b.fullLocked(c.q) {
+		if b.fullLocked(c.q) || b.keptFullLocked() {
 			n.c.dropped++
 			continue
 		}
 		c.q.r.pushBack(m)
 		c.q.bytes += int64(m.size())
+		c.keptN++
+		c.keptBytes += int64(m.size())
+		b.keptCopies++
+		b.keptBytes += int64(m.size())
 		k++
 	}
 	return k
+}
+
+// keptFullLocked reports that the copies kept for detached durable
+// subscriptions, all together, are at the bounds of one queue
+// (MaxMessages, MaxBytes): however many subscriptions a peer leaves
+// detached, what they keep is bounded, not their number times it.
+func (b *Broker) keptFullLocked() bool {
+	return (b.opts.MaxMessages > 0 && b.keptCopies >= b.opts.MaxMessages) ||
+		(b.opts.MaxBytes > 0 && b.keptBytes >= b.opts.MaxBytes)
+}
+
+// unkeepLocked stops counting the copies made for c while it was
+// detached: it is attached again, or its subscription ends.
+func (b *Broker) unkeepLocked(c *consumer) {
+	b.keptCopies -= c.keptN
+	b.keptBytes -= c.keptBytes
+	c.keptN, c.keptBytes = 0, 0
 }

@@ -68,6 +68,10 @@ type consumer struct {
 	acquired []msg
 	resume   []msg
 	tag      [8]byte
+	// The copies made for it while detached (in own), counted in the
+	// broker's bound of them all (under the broker's lock).
+	keptN     int
+	keptBytes int64
 }
 
 // producer is a link the broker receives on: the peer sends to a node.
