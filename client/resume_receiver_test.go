@@ -57,15 +57,7 @@ func (b *subServer) Recover(l *engine.Link) []engine.Unsettled {
 	name := string(l.Name())
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ch := b.live[name]; ch != nil {
-		b.mu.Unlock()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-		}
-		b.mu.Lock()
-	}
-	b.live[name] = make(chan struct{})
+	awaitDetached(&b.mu, b.live, name)
 	u := b.kept[name]
 	delete(b.kept, name)
 	for _, d := range u {

@@ -127,6 +127,21 @@ func (b *durableServer) OnLinkDetach(l *engine.Link, e *engine.Error) {
 	}
 }
 
+// awaitDetached, called with mu held, waits (mu released meanwhile) for
+// the link of that name still live to detach — a connection's loss may
+// reach this end after the new attach — then marks the name live again.
+func awaitDetached(mu *sync.Mutex, live map[string]chan struct{}, name string) {
+	if ch := live[name]; ch != nil {
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+		}
+		mu.Lock()
+	}
+	live[name] = make(chan struct{})
+}
+
 // Recover waits for an earlier link of the same name to have detached
 // (its connection's loss may reach this end after the new attach), then
 // hands back what it left unsettled, with the outcomes given.
@@ -137,15 +152,7 @@ func (b *durableServer) Recover(l *engine.Link) []engine.Unsettled {
 	name := string(l.Name())
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ch := b.live[name]; ch != nil {
-		b.mu.Unlock()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-		}
-		b.mu.Lock()
-	}
-	b.live[name] = make(chan struct{})
+	awaitDetached(&b.mu, b.live, name)
 	var out []engine.Unsettled
 	for _, u := range b.kept[name] {
 		if b.forget[string(u.Tag)] {
