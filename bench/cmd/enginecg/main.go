@@ -15,7 +15,7 @@
 // cgo call of its C loop), and each count is dumped under its own label.
 // engine-perf.sh runs it in three steps:
 //
-//	enginecg -write streams.gob -lengths 1000,2000,4000   # natively: record and check every run
+//	enginecg -write streams.gob -lengths 2000,4000,8000   # natively: record and check every run
 //	valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=DIR/cg.IMPL \
 //		enginecg -read streams.gob -impl IMPL             # for IMPL engine and proton
 //	enginecg -report DIR                                  # the table
@@ -133,7 +133,7 @@ func (s SendStream) stream() *bench.SenderStream {
 
 func main() {
 	write := flag.String("write", "", "record the streams into this file (natively), checking every run")
-	lengths := flag.String("lengths", "1000,2000,4000", "with -write: the stream lengths, messages per connection")
+	lengths := flag.String("lengths", "2000,4000,8000", "with -write: the stream lengths, messages per connection")
 	read := flag.String("read", "", "count the runs of the streams in this file (under callgrind)")
 	impl := flag.String("impl", "", "with -read: the implementation counted, engine or proton")
 	report := flag.String("report", "", "print the table from the callgrind dumps in this directory")
