@@ -159,20 +159,13 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 
 // attach attaches the link on the connection's goroutine.
 func (r *Receiver) attach(ec *engine.Conn) error {
-	s := r.s
-	if s.es == nil {
-		return ErrClosed
-	}
 	lo := r.lo
-	if r.durable {
+	if r.durable && r.s.es != nil {
 		lo = r.resumeOptions()
 	}
-	l, err := s.es.AttachReceiver(lo)
+	l, err := r.s.attachLink(ec, (*engine.Session).AttachReceiver, lo)
 	if err != nil {
-		if e := s.es.Err(); e != nil {
-			return fromEngine(e, ScopeSession)
-		}
-		return s.c.engineErr(ec, err)
+		return err
 	}
 	l.Context = r
 	r.l = l

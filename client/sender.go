@@ -183,20 +183,13 @@ func linkName(c *Conn, role string) string {
 
 // attach attaches the link on the connection's goroutine.
 func (snd *Sender) attach(ec *engine.Conn) error {
-	s := snd.s
-	if s.es == nil {
-		return ErrClosed
-	}
 	lo := snd.lo
-	if snd.durable {
+	if snd.durable && snd.s.es != nil {
 		lo = snd.resumeOptions()
 	}
-	l, err := s.es.AttachSender(lo)
+	l, err := snd.s.attachLink(ec, (*engine.Session).AttachSender, lo)
 	if err != nil {
-		if e := s.es.Err(); e != nil {
-			return fromEngine(e, ScopeSession)
-		}
-		return s.c.engineErr(ec, err)
+		return err
 	}
 	l.Context = snd
 	snd.l = l

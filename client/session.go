@@ -202,3 +202,21 @@ func (s *Session) register(g *gen, add func()) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// attachLink attaches a link of the session with attach (an
+// engine.Session method) on the connection's goroutine; its errors are
+// the session's when it has ended, else the connection's.
+func (s *Session) attachLink(ec *engine.Conn, attach func(*engine.Session, engine.LinkOptions) (*engine.Link, error),
+	lo engine.LinkOptions) (*engine.Link, error) {
+	if s.es == nil {
+		return nil, ErrClosed
+	}
+	l, err := attach(s.es, lo)
+	if err != nil {
+		if e := s.es.Err(); e != nil {
+			return nil, fromEngine(e, ScopeSession)
+		}
+		return nil, s.c.engineErr(ec, err)
+	}
+	return l, nil
+}

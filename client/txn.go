@@ -230,19 +230,12 @@ func (ctl *txnCtl) start(ctx context.Context) {
 
 // attach runs on the connection's goroutine.
 func (ctl *txnCtl) attach(ec *engine.Conn) error {
-	s := ctl.s
 	if ec.Closed() {
 		return errEnding
 	}
-	if s.es == nil {
-		return ErrClosed
-	}
-	l, err := s.es.AttachCoordinator(ctl.lo)
+	l, err := ctl.s.attachLink(ec, (*engine.Session).AttachCoordinator, ctl.lo)
 	if err != nil {
-		if e := s.es.Err(); e != nil {
-			return fromEngine(e, ScopeSession)
-		}
-		return s.c.engineErr(ec, err)
+		return err
 	}
 	l.Context = ctl
 	ctl.mu.Lock()
