@@ -48,19 +48,9 @@ type brokerSend struct {
 // DialProducer connects to addr and attaches a sender to address.
 func DialProducer(ctx context.Context, addr, address string, cfg engine.Config) (*BrokerProducer, error) {
 	h := &brokerSend{address: address, ready: make(chan error, 1), done: make(chan error, 1)}
-	d, err := engine.Dial(ctx, "tcp", addr, cfg, nil, h)
+	d, err := dialReady(ctx, addr, cfg, h, h.ready)
 	if err != nil {
 		return nil, err
-	}
-	select {
-	case err := <-h.ready:
-		if err != nil {
-			d.Close()
-			return nil, err
-		}
-	case <-ctx.Done():
-		d.Close()
-		return nil, ctx.Err()
 	}
 	return &BrokerProducer{d: d, h: h}, nil
 }
@@ -235,19 +225,9 @@ type brokerRecv struct {
 // connection's goroutine) before it accepts each message.
 func DialConsumer(ctx context.Context, addr, address string, cfg engine.Config, credit uint32, onMsg func([]byte)) (*BrokerConsumer, error) {
 	h := &brokerRecv{address: address, credit: credit, ready: make(chan error, 1), onMsg: onMsg}
-	d, err := engine.Dial(ctx, "tcp", addr, cfg, nil, h)
+	d, err := dialReady(ctx, addr, cfg, h, h.ready)
 	if err != nil {
 		return nil, err
-	}
-	select {
-	case err := <-h.ready:
-		if err != nil {
-			d.Close()
-			return nil, err
-		}
-	case <-ctx.Done():
-		d.Close()
-		return nil, ctx.Err()
 	}
 	return &BrokerConsumer{d: d, h: h}, nil
 }
@@ -303,4 +283,24 @@ func (h *brokerRecv) OnConnectionClose(c *engine.Conn, e *engine.Error) {
 	case h.ready <- fmt.Errorf("closed: %v", e):
 	default:
 	}
+}
+
+// dialReady dials addr with h and waits for ready (h's link is up, or
+// the error it failed with) within ctx.
+func dialReady(ctx context.Context, addr string, cfg engine.Config, h engine.Handler, ready <-chan error) (*engine.Driver, error) {
+	d, err := engine.Dial(ctx, "tcp", addr, cfg, nil, h)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case err := <-ready:
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+	case <-ctx.Done():
+		d.Close()
+		return nil, ctx.Err()
+	}
+	return d, nil
 }
