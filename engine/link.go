@@ -73,6 +73,7 @@ type Link struct {
 	st           endpoint // attach and detach, sent and received; over once unmapped
 	remoteClosed bool     // the peer's detach had closed set
 	hidden       bool     // refused by the engine: the application never sees it
+	reported     bool     // OnLinkDetach has run (or would have, for a hidden link): over for the application
 	held         int      // bytes the connection's budget counts for it
 	err          *Error
 
@@ -340,18 +341,24 @@ func (l *Link) writeDetach(close bool, e *Error) {
 	l.pend.on = false
 }
 
-// fail detaches the link for a fault of the peer.
+// fail detaches the link for a fault of the peer, and reports it at
+// once: OnLinkDetach runs when the detach is written, not when the peer
+// answers (a peer that broke the protocol may never answer). The handle
+// stays mapped until the answer, so that the link's frames meanwhile are
+// ignored, but the application has heard.
 func (l *Link) fail(cond frame.Condition, desc string) {
 	if l.st.local != active {
 		return
 	}
 	l.err = NewError(cond, desc)
 	l.writeDetach(true, l.err)
+	l.report()
 }
 
-// gone unmaps a detached link and reports OnLinkDetach.
+// gone unmaps a detached link and reports OnLinkDetach, unless fail
+// reported it already.
 //
-// The link is over from here on: both halves closed, its name free.
+// The link is over from here on: both halves closed.
 func (l *Link) gone(e *Error) {
 	if l.st.over() {
 		return
@@ -362,13 +369,6 @@ func (l *Link) gone(e *Error) {
 		l.err = e
 	}
 	s := l.s
-	c := s.c
-	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
-		delete(c.names, k)
-	}
-	c.release(l.held + l.joinHeld)
-	l.held, l.joinHeld = 0, 0
-	l.join = frame.Join{} // its buffer goes with the delivery in progress
 	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
 	}
@@ -382,6 +382,27 @@ func (l *Link) gone(e *Error) {
 			break
 		}
 	}
+	l.report()
+}
+
+// report is the end of a link for the application, once: its name is
+// free, what it held is released and its deliveries forgotten (their
+// contexts dropped), then OnLinkDetach. gone runs it at the detach
+// exchange; fail, as soon as this end's detach for a fault of the peer
+// is written (the handle stays mapped until the peer answers).
+func (l *Link) report() {
+	if l.reported {
+		return
+	}
+	l.reported = true
+	s := l.s
+	c := s.c
+	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
+		delete(c.names, k)
+	}
+	c.release(l.held + l.joinHeld)
+	l.held, l.joinHeld = 0, 0
+	l.join = frame.Join{} // its buffer goes with the delivery in progress
 	l.keep() // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)

@@ -24,8 +24,9 @@ type Session struct {
 	local  uint16 // this end's channel
 	remote uint16 // the peer's channel, once its begin arrived
 
-	st  endpoint // begin and end, sent and received; over once unmapped
-	err *Error
+	st       endpoint // begin and end, sent and received; over once unmapped
+	err      *Error
+	reported bool // OnSessionEnd has run: over for the application
 
 	// §2.5.6, counted in transfer frames; ids are RFC 1982 serial numbers.
 	nextIncomingID       uint32 // expected transfer-id of the next incoming transfer
@@ -115,13 +116,17 @@ func (s *Session) writeEnd(e *Error) {
 }
 
 // fail ends the session for a fault of the peer (part 2 §2.5.5, §2.7.8): end
-// carries cond; frames on it are ignored until the peer's end.
+// carries cond; frames on it are ignored until the peer's end. It is
+// reported at once, as Link.fail is: its links detach, then
+// OnSessionEnd, when the end is written; the channel stays mapped until
+// the peer's end.
 func (s *Session) fail(cond frame.Condition, desc string) {
 	if s.st.local != active {
 		return
 	}
 	s.err = NewError(cond, desc)
 	s.writeEnd(s.err)
+	s.report()
 }
 
 // frame handles a performative on the session's channel.
@@ -164,9 +169,8 @@ func (s *Session) onEnd(body []byte) error {
 	return nil
 }
 
-// gone unmaps an ended session (both halves closed from here on): its
-// links detach (events, each with the session's error when it has none
-// of its own), then OnSessionEnd.
+// gone unmaps an ended session (both halves closed from here on) and
+// reports it, unless fail reported it already.
 func (s *Session) gone(e *Error) {
 	if s.st.over() {
 		return
@@ -176,11 +180,6 @@ func (s *Session) gone(e *Error) {
 	if s.err == nil {
 		s.err = e
 	}
-	for _, l := range s.byLocal {
-		if l != nil {
-			l.gone(s.err)
-		}
-	}
 	c := s.c
 	if remote && int(s.remote) < len(c.byRemote) && c.byRemote[s.remote] == s {
 		c.byRemote[s.remote] = nil
@@ -189,6 +188,26 @@ func (s *Session) gone(e *Error) {
 		c.byLocal[s.local] = nil
 		c.nLocal--
 	}
+	s.report()
+}
+
+// report is the end of a session for the application, once: its links
+// detach (events, each with the session's error when it has none of its
+// own), what it held is released, then OnSessionEnd. gone runs it at the
+// end exchange; fail, as soon as this end's end for a fault of the peer
+// is written (the links are unmapped then: no frame of the session
+// reaches them any more; the channel stays mapped until the peer's end).
+func (s *Session) report() {
+	if s.reported {
+		return
+	}
+	s.reported = true
+	for _, l := range s.byLocal {
+		if l != nil {
+			l.gone(s.err)
+		}
+	}
+	c := s.c
 	c.release(sessionCost + s.ringHeld)
 	s.ringHeld = 0
 	if c.disp.on && c.disp.ch == s.local {
@@ -383,7 +402,7 @@ func (s *Session) onDisposition(body []byte) error {
 			return err
 		}
 	}
-	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
+	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && d.State.Type.Terminal()
 	told := c.told[:0]
 	tags := c.toldTags[:0]
 	// What the range and the ring have in common: from the first delivery
@@ -417,7 +436,7 @@ func (s *Session) onDisposition(body []byte) error {
 	h := s.h()
 	disp := Disposition{State: d.State, TxnID: txnID, Settled: d.Settled}
 	for _, t := range told {
-		if t.link.st.over() || t.link.hidden {
+		if t.link.reported || t.link.hidden {
 			continue
 		}
 		disp.ID, disp.Tag = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n]
@@ -432,16 +451,6 @@ type toldDisp struct {
 	link   *Link
 	id     uint32
 	tag, n int
-}
-
-// terminal reports an outcome (part 3 §3.4): accepted, rejected,
-// released, modified.
-func terminal(t frame.StateType) bool {
-	switch t {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-		return true
-	}
-	return false
 }
 
 func inRange(id, first, last uint32) bool { return id-first <= last-first }
