@@ -166,6 +166,11 @@ type Disposition struct {
 	// Valid only during OnDisposition.
 	TxnID []byte
 	// Settled reports that the peer settled it: the engine has forgotten
-	// it.
+	// it (and its Context).
 	Settled bool
+	// Context is the application's value for the delivery: what
+	// Link.SendWith or Link.SetDeliveryContext gave it (nil when
+	// neither did). It is how an application finds its own record of a
+	// delivery without a map by delivery-id.
+	Context any
 }

@@ -39,6 +39,12 @@ import (
 type Unsettled struct {
 	Tag   []byte
 	State frame.DeliveryState // StateNone: none; Raw, when set, a copy
+	// Context is the delivery's application value (Link.SendWith,
+	// SetDeliveryContext) when Link.Unsettled returned it; the engine
+	// does not send it. Given back in LinkOptions.Resume or by a
+	// Recoverer it is not used: set it on the resumed delivery with
+	// SetDeliveryContext.
+	Context any
 }
 
 // Recoverer is implemented by a Handler that keeps links' unsettled
@@ -77,7 +83,7 @@ func (l *Link) unsettledNow() []Unsettled {
 	var out []Unsettled
 	for i := 0; i < r.n; i++ {
 		if e := r.at(i); e.link == l && !e.free {
-			out = append(out, Unsettled{Tag: append([]byte(nil), e.tag...)})
+			out = append(out, Unsettled{Tag: append([]byte(nil), e.tag...), Context: e.ctx})
 		}
 	}
 	return out

@@ -420,10 +420,10 @@ func (s *Session) onDisposition(body []byte) error {
 		if e.free || e.link == nil {
 			continue
 		}
-		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag)})
+		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag), ctx: e.ctx})
 		tags = append(tags, e.tag...)
 		if d.Settled || autoSettle {
-			e.free = true
+			e.settle()
 		}
 		if autoSettle {
 			c.addSimpleDisp(s.local, frame.RoleSender, e.id, true, frame.StateNone)
@@ -435,11 +435,14 @@ func (s *Session) onDisposition(body []byte) error {
 	// for each.
 	h := s.h()
 	disp := Disposition{State: d.State, TxnID: txnID, Settled: d.Settled}
-	for _, t := range told {
+	for i := range told {
+		t := &told[i]
 		if t.link.reported || t.link.hidden {
+			t.ctx = nil
 			continue
 		}
-		disp.ID, disp.Tag = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n]
+		disp.ID, disp.Tag, disp.Context = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n], t.ctx
+		t.ctx = nil // the list is reused: it keeps no context alive
 		h.OnDisposition(t.link, disp)
 	}
 	return nil
@@ -451,6 +454,7 @@ type toldDisp struct {
 	link   *Link
 	id     uint32
 	tag, n int
+	ctx    any
 }
 
 func inRange(id, first, last uint32) bool { return id-first <= last-first }
@@ -623,8 +627,12 @@ type rentry struct {
 	id   uint32
 	link *Link
 	tag  []byte
+	ctx  any  // the application's (Link.SendWith, SetDeliveryContext): dropped when settled
 	free bool // settled: dropped when it reaches the head
 }
+
+// settle marks the entry settled and drops its context.
+func (e *rentry) settle() { e.free, e.ctx = true, nil }
 
 func (r *ring) at(i int) *rentry { return &r.e[(r.head+i)&(len(r.e)-1)] }
 
@@ -694,7 +702,7 @@ func (r *ring) trim() {
 func (r *ring) forget(l *Link) {
 	for i := 0; i < r.n; i++ {
 		if e := r.at(i); e.link == l {
-			e.free = true
+			e.settle()
 		}
 	}
 	r.trim()
