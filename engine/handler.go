@@ -113,6 +113,10 @@ func (d *Delivery) Resumed() bool {
 	return l != nil && l.resumed && l.curDone != curOver && l.cur == d.DeliveryID
 }
 
+// SetContext sets the application's value for the delivery:
+// Link.SetDeliveryContext(d.DeliveryID, v).
+func (d *Delivery) SetContext(v any) error { return d.Link.SetDeliveryContext(d.DeliveryID, v) }
+
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
 func (d *Delivery) Accept() error {
