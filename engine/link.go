@@ -628,22 +628,26 @@ func (l *Link) delivered(d *Delivery) error {
 	}
 	done := l.curDone
 	l.curDone = curOver
-	ctx := l.curCtx
-	l.curCtx = nil
 	if keep && done != curSettled && l.usable() {
 		r := &s.incoming
 		if r.n == len(r.e) {
 			// The ring grows: the budget counts it.
 			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
+				l.curCtx = nil
 				return err
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
 		e := r.push(d.DeliveryID, l)
-		e.ctx = ctx
+		if l.curCtx != nil {
+			e.ctx = l.curCtx // a slot not in use holds none (rentry.settle)
+		}
 		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
 			e.tag = append(e.tag, d.DeliveryTag...)
 		}
+	}
+	if l.curCtx != nil {
+		l.curCtx = nil
 	}
 	return l.creditTopUp()
 }
@@ -662,11 +666,16 @@ const (
 // common delivery pays one compare.
 func (l *Link) creditTopUp() error {
 	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 {
-		if n := (Creditor{l.autoCredit, l.creditDrained}).Grant(l.credit, 0); n > 0 {
-			l.Flow(n)
-		}
+		l.grant() // out of line: creditTopUp inlines into delivered
 	}
 	return nil
+}
+
+// grant grants the credit the link's Creditor asks for now.
+func (l *Link) grant() {
+	if n := (Creditor{l.autoCredit, l.creditDrained}).Grant(l.credit, 0); n > 0 {
+		l.Flow(n)
+	}
 }
 
 // accept is the automatic accept of delivery id.
@@ -852,7 +861,9 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 	if !settled {
 		e := s.outgoing.push(id, l)
 		e.tag = append(e.tag, tag...)
-		e.ctx = ctx
+		if ctx != nil {
+			e.ctx = ctx // a slot not in use holds none (rentry.settle)
+		}
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}

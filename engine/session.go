@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/amqpsax/amqpsax"
@@ -420,7 +421,14 @@ func (s *Session) onDisposition(body []byte) error {
 		if e.free || e.link == nil {
 			continue
 		}
-		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag), ctx: e.ctx})
+		// told grows by one, its fields written in place (no struct built
+		// on the stack and copied in).
+		if len(told) == cap(told) {
+			told = slices.Grow(told, 1)
+		}
+		told = told[:len(told)+1]
+		t := &told[len(told)-1]
+		t.link, t.ctx, t.id, t.tag, t.n = e.link, e.ctx, e.id, uint32(len(tags)), uint32(len(e.tag))
 		tags = append(tags, e.tag...)
 		if d.Settled || autoSettle {
 			e.settle()
@@ -438,11 +446,15 @@ func (s *Session) onDisposition(body []byte) error {
 	for i := range told {
 		t := &told[i]
 		if t.link.reported || t.link.hidden {
-			t.ctx = nil
+			if t.ctx != nil {
+				t.ctx = nil
+			}
 			continue
 		}
 		disp.ID, disp.Tag, disp.Context = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n], t.ctx
-		t.ctx = nil // the list is reused: it keeps no context alive
+		if t.ctx != nil {
+			t.ctx = nil // the list is reused: it keeps no context alive
+		}
 		h.OnDisposition(t.link, disp)
 	}
 	return nil
@@ -452,9 +464,9 @@ func (s *Session) onDisposition(body []byte) error {
 // tags[tag:tag+n] of the connection's toldTags.
 type toldDisp struct {
 	link   *Link
-	id     uint32
-	tag, n int
 	ctx    any
+	id     uint32
+	tag, n uint32
 }
 
 func inRange(id, first, last uint32) bool { return id-first <= last-first }
@@ -631,8 +643,16 @@ type rentry struct {
 	free bool // settled: dropped when it reaches the head
 }
 
-// settle marks the entry settled and drops its context.
-func (e *rentry) settle() { e.free, e.ctx = true, nil }
+// settle marks the entry settled and drops its context. An entry not in
+// use never holds a context (push relies on it), and a store of an
+// interface into the heap costs a write-barrier check: it is stored
+// only when there is one to drop.
+func (e *rentry) settle() {
+	e.free = true
+	if e.ctx != nil {
+		e.ctx = nil
+	}
+}
 
 func (r *ring) at(i int) *rentry { return &r.e[(r.head+i)&(len(r.e)-1)] }
 
