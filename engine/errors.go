@@ -102,18 +102,18 @@ var (
 	ErrTryLater = errors.New("engine: try later")
 	// ErrNoCredit: Send on a link whose peer has granted no credit.
 	// OnFlow reports the peer's next grant.
-	ErrNoCredit error = &tryLater{"engine: no link credit"}
+	ErrNoCredit = error(&tryLater{"engine: no link credit"})
 	// ErrNoWindow: Send while the peer's session incoming window is 0.
 	// OnFlow follows, for each sender with credit, when it reopens.
-	ErrNoWindow error = &tryLater{"engine: session window closed"}
+	ErrNoWindow = error(&tryLater{"engine: session window closed"})
 	// ErrOutputFull: Send while the output buffer holds more than
 	// Config.MaxOutput bytes (the peer, or the driver, is not reading).
 	// OnWritable follows when it has been written out.
-	ErrOutputFull error = &tryLater{"engine: output buffer full"}
+	ErrOutputFull = error(&tryLater{"engine: output buffer full"})
 	// ErrBusy: Send while the link's previous delivery is still waiting
 	// for the peer's session window to take its last frames. OnFlow
 	// follows once they are out and the link has credit.
-	ErrBusy error = &tryLater{"engine: previous delivery not sent yet"}
+	ErrBusy = error(&tryLater{"engine: previous delivery not sent yet"})
 	// ErrState: the object is not in a state that allows the call (a
 	// link not attached or detached, a session ended, a connection not
 	// open or closed, a receiver asked to send).
