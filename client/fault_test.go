@@ -173,7 +173,7 @@ func TestSessionFaultEndsItsLinks(t *testing.T) {
 	require.Equal(t, "amqp:session:unattached-handle", e.Condition)
 	require.Equal(t, err, rcv.Err())
 	// The sender of the session has ended with it: Send fails at once.
-	err = snd.Send(context.Background(), dataMsg("m"), nil)
+	err = snd.Send(testCtx(t), dataMsg("m"), nil) // the deadline only guards against a hang
 	require.Error(t, err)
 	require.True(t, errors.As(err, &e) && e.Condition == "amqp:session:unattached-handle", "%v", err)
 }
