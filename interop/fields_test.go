@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/Azure/go-amqp"
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -426,3 +427,74 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// TestFieldsGoAMQP: Azure/go-amqp v1.7.0 as a client of the engine, as
+// Azure's SDKs use it: ConnOptions.Properties, a sender with
+// SenderOptions.Properties, DesiredCapabilities and a SourceAddress, a
+// receiver with ReceiverOptions.Properties, DesiredCapabilities, a
+// selector (NewSelectorFilter) and a TargetAddress (the reply link of
+// $cbs), and a receiver from a dynamic source. The engine reads each byte
+// for byte as go-amqp wrote it; go-amqp reads the engine's open
+// (Conn.Properties), its answers' properties, the filter echoed
+// (LinkSourceFilterValue), the dynamic address and the max-message-size.
+func TestFieldsGoAMQP(t *testing.T) {
+	h := &fieldsServer{}
+	rec := serveFields(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := amqp.Dial(ctx, "amqp://"+rec.Addr(), &amqp.ConnOptions{ContainerID: "goamqp-fields", SASLType: amqp.SASLTypeAnonymous(),
+		Properties: map[string]any{"product": "go-amqp-fields", "x-n": int64(5)}})
+	require.NoError(t, err)
+	sess, err := conn.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := sess.NewSender(ctx, "fields/q", &amqp.SenderOptions{Name: "goamqp-snd", SourceAddress: "goamqp-src",
+		Properties: map[string]any{"snd-prop": "s"}, DesiredCapabilities: []string{"x-snd-want"}})
+	require.NoError(t, err)
+	rcv, err := sess.NewReceiver(ctx, "fields/q", &amqp.ReceiverOptions{Name: "goamqp-rcv", TargetAddress: "goamqp-reply",
+		Properties:          map[string]any{"rcv-prop": "r", "com.microsoft:epoch": int64(3)},
+		DesiredCapabilities: []string{"com.microsoft:session-filter"},
+		Filters:             []amqp.LinkFilter{amqp.NewSelectorFilter("color = 'red'")}})
+	require.NoError(t, err)
+	dyn, err := sess.NewReceiver(ctx, "", &amqp.ReceiverOptions{Name: "goamqp-dyn", DynamicAddress: true})
+	require.NoError(t, err)
+
+	// What go-amqp read of the engine's.
+	// (go-amqp reads a symbol value as a string: Proton tells them apart.)
+	assert.Equal(t, map[string]any{"product": "amqpsax-fields", "x-kind": "engine", "x-n": int64(11)}, conn.Properties())
+	assert.Equal(t, map[string]any{"answer": "engine-goamqp-snd"}, snd.Properties())
+	assert.Equal(t, map[string]any{"answer": "engine-goamqp-rcv"}, rcv.Properties())
+	assert.Equal(t, "color = 'red'", rcv.LinkSourceFilterValue(frame.SelectorFilterKey), "the filter echoed")
+	assert.Equal(t, "dyn-goamqp-dyn", dyn.Address(), "the dynamic address answered")
+	assert.Equal(t, uint64(1<<20), snd.MaxMessageSize())
+	require.NoError(t, conn.Close())
+	require.NoError(t, rec.Close())
+
+	// What the engine read is what go-amqp wrote, byte for byte.
+	conns := rec.Conns()
+	require.Len(t, conns, 1)
+	opens, attaches := recordedPerformatives(t, conns[0].Client)
+	require.Len(t, opens, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Empty(t, h.setErrs)
+	assert.Equal(t, []byte(opens[0].Properties), h.open.props)
+	for _, name := range []string{"goamqp-snd", "goamqp-rcv", "goamqp-dyn"} {
+		require.Contains(t, h.attach, name)
+		require.Contains(t, attaches, name)
+		checkSeenAttach(t, name, h.attach[name], attaches[name])
+	}
+
+	// And it is what go-amqp was told to send.
+	assert.Equal(t, anyMap{asym("product"): "go-amqp-fields", asym("x-n"): int64(5)}, value(t, h.open.props))
+	s, r := h.attach["goamqp-snd"], h.attach["goamqp-rcv"]
+	assert.Equal(t, anyMap{asym("snd-prop"): "s"}, value(t, s.props))
+	assert.Equal(t, []string{"x-snd-want"}, symbolNames(s.desired))
+	assert.Equal(t, "goamqp-src", string(s.src.Address), "the sender's source address")
+	assert.Equal(t, "fields/q", string(s.tgt.Address))
+	assert.Equal(t, anyMap{asym("rcv-prop"): "r", asym("com.microsoft:epoch"): int64(3)}, value(t, r.props))
+	assert.Equal(t, []string{"com.microsoft:session-filter"}, symbolNames(r.desired))
+	assert.Equal(t, anyMap{asym(frame.SelectorFilterKey): stream.Described{Descriptor: uint64(frame.SelectorFilterCode), Value: "color = 'red'"}},
+		value(t, r.src.Filter))
+	assert.Equal(t, "goamqp-reply", string(r.tgt.Address), "the receiver's reply address")
+	assert.Equal(t, "fields/q", string(r.src.Address))
+	assert.True(t, h.attach["goamqp-dyn"].src.Dynamic)
+}
