@@ -350,7 +350,10 @@ func TestFieldsProtonServer(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
 	lines := bufio.NewScanner(stdout)
-	require.True(t, lines.Scan(), "proton/fields_server.py: %s", stderr.String())
+	if !lines.Scan() {
+		cmd.Wait()
+		t.Fatalf("proton/fields_server.py did not start: %s", stderr.String())
+	}
 	require.Equal(t, fmt.Sprintf("listening on 127.0.0.1:%d", port), lines.Text())
 
 	rec, err := NewRecorder(fmt.Sprintf("127.0.0.1:%d", port))
