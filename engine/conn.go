@@ -139,7 +139,7 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 	if h == nil {
 		h = NopHandler{}
 	}
-	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: math.MaxUint16}
+	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: frame.SpecChannelMax}
 	c.maxMessage = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
@@ -505,7 +505,7 @@ func (c *Conn) onOpen(body []byte) error {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
 	}
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
-	c.peerChannelMax = o.ChannelMax.Or(math.MaxUint16)
+	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.peerContainer = string(o.ContainerID)
 	c.peerHostname = string(o.Hostname)

@@ -4,7 +4,8 @@
 // Python's h11. The caller feeds a Conn the bytes it read and the time,
 // and writes out the bytes it returns, so one engine serves net.Conn, TLS,
 // an event loop or a test's byte slices; tests need no sleeps. Events
-// reach a [Handler], as values reach a [dispatch.Handler]: embed [NopHandler] to
+// reach a [Handler], as values reach an
+// [github.com/amqpsax/amqpsax.Handler]: embed [NopHandler] to
 // implement only the ones you need.
 //
 // # Contract

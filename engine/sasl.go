@@ -209,9 +209,9 @@ func (c *Conn) saslServer(d amqpsax.Descriptor, body []byte) {
 		}
 		c.saslStep(c.saslEx.Step(r.Response))
 	case c.saslEx != nil:
-		c.saslFail(NewError(frame.CondNotAllowed, "sasl-response expected, got descriptor "+descName(d)))
+		c.saslFail(NewError(frame.CondNotAllowed, "sasl-response expected, got descriptor "+d.String()))
 	default:
-		c.saslFail(NewError(frame.CondNotAllowed, "sasl-init expected, got descriptor "+descName(d)))
+		c.saslFail(NewError(frame.CondNotAllowed, "sasl-init expected, got descriptor "+d.String()))
 	}
 }
 
@@ -356,14 +356,6 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 		c.writeOpen() // pipelined after the header (part 2 §2.4.1)
 		c.in = phHeaderAMQP
 	default:
-		c.finish(NewError(frame.CondNotAllowed, "unexpected SASL frame (descriptor "+descName(d)+")"))
+		c.finish(NewError(frame.CondNotAllowed, "unexpected SASL frame (descriptor "+d.String()+")"))
 	}
-}
-
-func descName(d amqpsax.Descriptor) string {
-	const hex = "0123456789abcdef"
-	if d < 256 {
-		return "0x" + string([]byte{hex[d>>4], hex[d&15]})
-	}
-	return "0x.."
 }
