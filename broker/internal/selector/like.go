@@ -49,13 +49,20 @@ func compileLike(pattern string, esc rune) ([]likeTok, bool) {
 }
 
 // matchLike matches s against a compiled pattern, character by character
-// (_ is one UTF-8 character, not one byte). The one backtracking point
-// is the last % passed, so the work is at most the pattern's length
-// times the value's.
+// (_ is one UTF-8 character, not one byte).
 func matchLike(toks []likeTok, s []byte) bool {
+	ok, _ := likeSteps(toks, s)
+	return ok
+}
+
+// likeSteps is matchLike, and its work: the turns its loop took and the
+// bytes it compared. The one backtracking point is the last % passed, so
+// the work is at most the pattern's length times the value's
+// (TestLikeWork counts it).
+func likeSteps(toks []likeTok, s []byte) (ok bool, steps int) {
 	ti, si := 0, 0
 	star, starS := -1, 0
-	for {
+	for ; ; steps++ {
 		if ti < len(toks) {
 			t := &toks[ti]
 			switch {
@@ -71,6 +78,7 @@ func matchLike(toks []likeTok, s []byte) bool {
 					continue
 				}
 			default:
+				steps += len(t.lit)
 				if len(s)-si >= len(t.lit) && string(s[si:si+len(t.lit)]) == t.lit {
 					si += len(t.lit)
 					ti++
@@ -78,11 +86,11 @@ func matchLike(toks []likeTok, s []byte) bool {
 				}
 			}
 		} else if si == len(s) {
-			return true
+			return true, steps
 		}
 		// mismatch: let the last % take one more character
 		if star < 0 || starS >= len(s) {
-			return false
+			return false, steps
 		}
 		_, n := utf8.DecodeRune(s[starS:])
 		starS += n
