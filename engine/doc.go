@@ -177,7 +177,9 @@
 // performative (amqp:decode-error), a frame on a channel with no session
 // (amqp:not-allowed), a channel above channel-max or handle above
 // handle-max (amqp:connection:framing-error, as §2.7.1 and §2.7.2 ask),
-// a handle not attached (amqp:session:unattached-handle, the session), a
+// a handle never attached (amqp:session:unattached-handle, the session;
+// frames for a handle whose detach exchange is over are ignored, as Qpid
+// Proton and RabbitMQ ignore a flow that crossed the detach), a
 // handle in use (amqp:session:handle-in-use), a transfer beyond the
 // session's incoming window (amqp:session:window-violation), a transfer
 // without link credit (amqp:link:transfer-limit-exceeded, the link), a
