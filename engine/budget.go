@@ -33,6 +33,10 @@ const (
 	// attach it keeps, counted apart
 	linkCost     = int(unsafe.Sizeof(Link{})) + 512
 	deliveryCost = 48 // one place in a ring of unsettled deliveries
+	// one entry of the index of a peer's unsettled map (Link.RemoteUnsettled
+	// builds it when first asked; its keys are views of the attach): counted
+	// with the attach, whether or not it is built
+	unsettledEntryCost = 96
 )
 
 // ptrSize is what one place in a table of links by the peer's handle
