@@ -11,7 +11,8 @@ import (
 // engine holds for what the peer can make it keep — its open (with its
 // properties and capabilities), sessions, links with their attach (name,
 // terminus, filter, properties, capabilities, unsettled map: one copy,
-// the rest views of it) and the table of its handles, the ring of
+// the rest views of it, and the index of that map) and the table of its
+// handles, the ring of
 // unsettled incoming deliveries with the tags a durable receiver keeps,
 // a transfer's txn-id kept, deliveries being joined — are counted as
 // they are taken and given back as they go, at the size allocated. A peer that would take the connection past its budget gets the
