@@ -12,13 +12,14 @@ import (
 // properties and capabilities), sessions, links with their attach (name,
 // terminus, filter, properties, capabilities, unsettled map: one copy,
 // the rest views of it, and the index of that map) and the table of its
-// handles, the ring of
-// unsettled incoming deliveries with the tags a durable receiver keeps,
-// a transfer's txn-id kept, deliveries being joined — are counted as
-// they are taken and given back as they go, at the size allocated. A peer that would take the connection past its budget gets the
-// connection closed with amqp:resource-limit-exceeded. What this end's
-// own application creates (its sessions, links and sends) is counted the
-// same way, so the figure is the connection's whole holding.
+// handles, the ring of unsettled incoming deliveries with the tags a
+// durable receiver keeps, a transfer's txn-id kept, deliveries being
+// joined — are counted as they are taken and given back as they go, at
+// the size allocated. A peer that would take the connection past its
+// budget gets the connection closed with amqp:resource-limit-exceeded.
+// What this end's own application creates (its sessions, links and
+// sends) is counted the same way, so the figure is the connection's
+// whole holding.
 
 // DefaultMaxMemory is the budget of a connection whose Config.MaxMemory is
 // 0: room for one message of the default MaxMessageSize being joined and
