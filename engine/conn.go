@@ -77,8 +77,6 @@ type Conn struct {
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
 
-	peerContainer  string
-	peerHostname   string
 	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
 	openBuf        []byte
 	peerMaxFrame   uint32
@@ -153,10 +151,10 @@ func (c *Conn) Config() Config { return c.cfg }
 func (c *Conn) IsClient() bool { return c.client }
 
 // RemoteContainerID returns the container-id of the peer's open.
-func (c *Conn) RemoteContainerID() string { return c.peerContainer }
+func (c *Conn) RemoteContainerID() string { return string(c.open.ContainerID) }
 
 // RemoteHostname returns the hostname of the peer's open.
-func (c *Conn) RemoteHostname() string { return c.peerHostname }
+func (c *Conn) RemoteHostname() string { return string(c.open.Hostname) }
 
 // RemoteOpen returns the peer's open as parsed (part 2 §2.7.1): its
 // Properties, OfferedCapabilities, DesiredCapabilities, locales and the
@@ -505,8 +503,6 @@ func (c *Conn) onOpen(body []byte) error {
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
 	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
-	c.peerContainer = viewString(o.ContainerID)
-	c.peerHostname = viewString(o.Hostname)
 	c.st.remote = active
 	if c.st.local == unset {
 		c.writeOpen()
