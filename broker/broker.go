@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 )
 
@@ -106,7 +107,7 @@ type Broker struct {
 	start    time.Time
 	closed   bool
 	lns      []net.Listener
-	drivers  map[*engine.Driver]struct{}
+	drivers  map[*driver.Driver]struct{}
 	scratch  []byte // for header rewrites, under mu
 	wg       sync.WaitGroup
 	accepted atomic.Uint64       // connections accepted
@@ -121,7 +122,7 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
+		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -234,7 +235,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
 		nc = tc
 	}
-	d := engine.NewDriver(nc, engine.NewServer(cfg, handler{b}))
+	d := driver.NewDriver(nc, engine.NewServer(cfg, handler{b}))
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,7 @@ func routedMessage(queue, body string) []byte {
 // (nil when it opened).
 func dialErr(t *testing.T, addr string, cfg engine.Config) error {
 	c := &tclient{t: t, open: make(chan struct{}), closed: make(chan *engine.Error, 1), links: map[*engine.Link]*tlink{}}
-	d, err := engine.Dial(context.Background(), "tcp", addr, cfg, nil, c)
+	d, err := driver.Dial(context.Background(), "tcp", addr, cfg, nil, c)
 	require.NoError(t, err)
 	defer func() { d.Close(); d.Wait() }()
 	select {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -129,7 +130,7 @@ type Conn struct {
 type gen struct {
 	c      *Conn
 	n      int // 1 for the first
-	d      *engine.Driver
+	d      *driver.Driver
 	tap    *tapConn
 	opened chan struct{} // closed by OnConnectionOpen
 	ended  chan struct{} // closed by OnConnectionClose
@@ -292,7 +293,7 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	c.gens++
 	g := &gen{c: c, n: c.gens, tap: tap, opened: make(chan struct{}), ended: make(chan struct{})}
 	c.mu.Unlock()
-	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
+	g.d = driver.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
 	go g.d.Run(context.Background())
 	var err error
 	select {

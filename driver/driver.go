@@ -1,4 +1,4 @@
-package engine
+package driver
 
 import (
 	"bytes"
@@ -11,15 +11,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
 
-// The driver runs Conns over net.Conns: the only part of the package that
-// does I/O or starts goroutines. It is thin: a loop per connection that
-// owns the Conn and hands its output to a writer goroutine, feeds it what
-// a reader goroutine read, ticks its timers and runs the functions handed
-// to it (Do, Waker), so that no blocked read or write keeps the loop from
-// its timers.
+// This file is the Driver: a loop per connection that owns the Conn and
+// hands its output to a writer goroutine, feeds it what a reader
+// goroutine read, ticks its timers and runs the functions handed to it
+// (Do, Waker), so that no blocked read or write keeps the loop from its
+// timers; then Dial, and the TLS upgrade by protocol header. The Server
+// is in server.go.
 
 const (
 	// readSize is the size of each read buffer.
@@ -45,7 +46,7 @@ const (
 
 // errShutdownGrace is what the engine learns when the peer has not
 // answered the close of Driver.Close or of Run's ctx within the grace.
-var errShutdownGrace = errors.New("engine: no answer to close within the shutdown grace")
+var errShutdownGrace = errors.New("driver: no answer to close within the shutdown grace")
 
 // Driver runs one Conn over one net.Conn: a loop on the goroutine that
 // calls Run owns the Conn, and its events run there. The loop never blocks
@@ -110,7 +111,7 @@ type Driver struct {
 	// "TLS by protocol header".
 	TLSConfig *tls.Config
 
-	c  *Conn
+	c  *engine.Conn
 	nc net.Conn
 
 	// The queue of Do's functions and Wakers' runs, first in first out,
@@ -126,7 +127,7 @@ type Driver struct {
 	done     chan struct{} // closed when the loop has ended
 	once     sync.Once
 	err      error
-	shutErr  *Error // the error Close sends, not reported by Wait
+	shutErr  *engine.Error // the error Close sends, not reported by Wait
 	reads    chan readResult
 	free     chan []byte
 	writes   chan []byte      // to the writer: one write at a time
@@ -151,26 +152,31 @@ type writeResult struct {
 // node a Waker holds for its runs.
 type task struct {
 	next *task
-	f    func(*Conn)
+	f    func(*engine.Conn)
 	w    *Waker
 }
 
 // NewDriver returns a Driver for c over nc; Run runs it.
-func NewDriver(nc net.Conn, c *Conn) *Driver {
+func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 	d := &Driver{c: c, nc: nc, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), reads: make(chan readResult, 1), free: make(chan []byte, 2),
 		writes: make(chan []byte, 1), wrote: make(chan writeResult, 1),
-		shutErr: NewError(frame.CondConnectionForced, "shutdown")}
-	c.drv = d
+		shutErr: engine.NewError(frame.CondConnectionForced, "shutdown")}
+	c.SetDriver(d)
 	return d
 }
 
-// Driver returns the Driver running the connection, or nil.
-func (c *Conn) Driver() *Driver { return c.drv }
+// Of returns the Driver running c (NewDriver records it with
+// Conn.SetDriver), or nil. Use it on the connection's goroutine: in
+// events, or in a function given to Do.
+func Of(c *engine.Conn) *Driver {
+	d, _ := c.Driver().(*Driver)
+	return d
+}
 
 // Conn returns the driver's connection; use it only on the driver's
 // goroutine (in events, or in a function given to Do).
-func (d *Driver) Conn() *Conn { return d.c }
+func (d *Driver) Conn() *engine.Conn { return d.c }
 
 // NetConn returns the network connection.
 func (d *Driver) NetConn() net.Conn { return d.nc }
@@ -185,7 +191,7 @@ func (d *Driver) NetConn() net.Conn { return d.nc }
 // Each call queues one run, and the queue has no bound: its memory grows
 // with the calls not yet run. Use Do where a caller waits for f's result;
 // for a stream of notifications use a Waker, which coalesces.
-func (d *Driver) Do(f func(c *Conn)) bool {
+func (d *Driver) Do(f func(c *engine.Conn)) bool {
 	if f == nil {
 		return false
 	}
@@ -218,16 +224,16 @@ func (d *Driver) Do(f func(c *Conn)) bool {
 // Safe for use by several goroutines at once.
 type Waker struct {
 	d      *Driver
-	f      func(*Conn)
+	f      func(*engine.Conn)
 	node   task        // the Waker's place in the Driver's queue
 	queued atomic.Bool // node is in the queue, its run not yet begun
 }
 
 // NewWaker returns a Waker that runs f on d's goroutine, with the
 // connection, once per Wake that finds no run of it queued.
-func (d *Driver) NewWaker(f func(c *Conn)) *Waker {
+func (d *Driver) NewWaker(f func(c *engine.Conn)) *Waker {
 	if f == nil {
-		f = func(*Conn) {}
+		f = func(*engine.Conn) {}
 	}
 	w := &Waker{d: d, f: f}
 	w.node.w = w
@@ -359,7 +365,7 @@ func (d *Driver) Done() <-chan struct{} { return d.done }
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
 	c := d.c
-	if c.cfg.TLSHeader {
+	if c.Config().TLSHeader {
 		if err := d.upgrade(ctx); err != nil {
 			c.ReadFailed(err)
 		}
@@ -464,7 +470,7 @@ func (d *Driver) wrote1(r writeResult) bool {
 	// does not read, or the transport failed) ends it, and so does
 	// CloseWait.
 	now := time.Now()
-	if r.err != nil || !now.Before(d.overAt.Add(CloseWait)) {
+	if r.err != nil || !now.Before(d.overAt.Add(engine.CloseWait)) {
 		return false
 	}
 	d.extend(now)
@@ -475,7 +481,7 @@ func (d *Driver) wrote1(r writeResult) bool {
 // from now, within CloseWait of its end.
 func (d *Driver) extend(now time.Time) {
 	t := now.Add(linger)
-	if end := d.overAt.Add(CloseWait); t.After(end) {
+	if end := d.overAt.Add(engine.CloseWait); t.After(end) {
 		t = end
 	}
 	if !t.Equal(d.deadline) {
@@ -532,7 +538,7 @@ func (d *Driver) reader() {
 // connection on a new goroutine: events reach h there. With tlsConfig set
 // the connection is TLS (amqps). Use the Driver's Do to act on the
 // connection, Wait for its end.
-func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.Config, h Handler) (*Driver, error) {
+func Dial(ctx context.Context, network, addr string, cfg engine.Config, tlsConfig *tls.Config, h engine.Handler) (*Driver, error) {
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, network, addr)
 	if err != nil {
@@ -546,144 +552,10 @@ func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.
 		}
 		nc = tc
 	}
-	d := NewDriver(nc, NewClient(cfg, h))
+	d := NewDriver(nc, engine.NewClient(cfg, h))
 	d.TLSConfig = tlsConfig
 	go d.Run(context.WithoutCancel(ctx))
 	return d, nil
-}
-
-// Server serves AMQP connections from a listener, each on its own
-// goroutine, as the server end.
-type Server struct {
-	// Config is each connection's configuration.
-	Config Config
-	// Handler receives every connection's events, on each connection's
-	// own goroutine: concurrently for different connections.
-	Handler Handler
-	// TLSConfig, when set, makes every connection TLS (amqps): the
-	// handshake comes first, and a client certificate makes the engine
-	// offer SASL EXTERNAL. With Config.TLSHeader a connection starts in
-	// the clear instead, and TLSConfig serves the TLS header's upgrade
-	// and a client that starts with TLS (detected by its first byte).
-	TLSConfig *tls.Config
-
-	mu      sync.Mutex
-	ln      []net.Listener
-	drivers map[*Driver]struct{}
-	closed  bool
-	wg      sync.WaitGroup
-}
-
-// ErrServerClosed is what Serve returns after Shutdown or Close.
-var ErrServerClosed = errors.New("engine: server closed")
-
-// Serve serves connections from ln until ln fails or the server is shut
-// down, with cfg and h, as Server.Serve does.
-func Serve(ln net.Listener, cfg Config, h Handler) error {
-	return (&Server{Config: cfg, Handler: h}).Serve(ln)
-}
-
-// Serve accepts connections from ln and runs each on a new goroutine. It
-// returns ErrServerClosed after Shutdown or Close, else the error of
-// Accept.
-func (srv *Server) Serve(ln net.Listener) error {
-	srv.mu.Lock()
-	if srv.closed {
-		srv.mu.Unlock()
-		return ErrServerClosed
-	}
-	srv.ln = append(srv.ln, ln)
-	if srv.drivers == nil {
-		srv.drivers = make(map[*Driver]struct{})
-	}
-	srv.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			srv.mu.Lock()
-			closed := srv.closed
-			srv.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		srv.wg.Add(1)
-		go srv.serveConn(nc)
-	}
-}
-
-func (srv *Server) serveConn(nc net.Conn) {
-	defer srv.wg.Done()
-	cfg := srv.Config
-	if srv.TLSConfig != nil && !cfg.TLSHeader {
-		tc := tls.Server(nc, srv.TLSConfig)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			nc.Close()
-			return
-		}
-		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
-		nc = tc
-	}
-	d := NewDriver(nc, NewServer(cfg, srv.Handler))
-	d.TLSConfig = srv.TLSConfig
-	srv.mu.Lock()
-	if srv.closed {
-		srv.mu.Unlock()
-		nc.Close()
-		return
-	}
-	srv.drivers[d] = struct{}{}
-	srv.mu.Unlock()
-	d.Run(context.Background())
-	srv.mu.Lock()
-	delete(srv.drivers, d)
-	srv.mu.Unlock()
-}
-
-// Shutdown stops accepting, closes every connection (close with
-// amqp:connection:forced) and waits for them to end, or for ctx; then it
-// closes what is left.
-func (srv *Server) Shutdown(ctx context.Context) error {
-	srv.mu.Lock()
-	srv.closed = true
-	for _, ln := range srv.ln {
-		ln.Close()
-	}
-	for d := range srv.drivers {
-		d.Close()
-	}
-	srv.mu.Unlock()
-	ended := make(chan struct{})
-	go func() { srv.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-		return nil
-	case <-ctx.Done():
-		srv.mu.Lock()
-		for d := range srv.drivers {
-			d.nc.Close()
-		}
-		srv.mu.Unlock()
-		<-ended
-		return ctx.Err()
-	}
-}
-
-// Close closes the listeners and every network connection at once.
-func (srv *Server) Close() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	srv.Shutdown(ctx)
-	return nil
 }
 
 // upgrade does the TLS upgrade of Config.TLSHeader (see the Driver's
@@ -693,9 +565,9 @@ func (srv *Server) Close() error {
 func (d *Driver) upgrade(ctx context.Context) error {
 	c, raw := d.c, d.nc
 	if d.TLSConfig == nil {
-		return errors.New("engine: Config.TLSHeader without Driver.TLSConfig")
+		return errors.New("driver: Config.TLSHeader without Driver.TLSConfig")
 	}
-	deadline := time.Now().Add(c.cfg.HandshakeTimeout)
+	deadline := time.Now().Add(c.Config().HandshakeTimeout)
 	raw.SetDeadline(deadline)
 	defer raw.SetDeadline(time.Time{})
 	// Close and ctx cut the upgrade short: a deadline in the past.
@@ -710,7 +582,8 @@ func (d *Driver) upgrade(ctx context.Context) error {
 		case <-fin:
 		}
 	}()
-	if c.client {
+	client := c.IsClient()
+	if client {
 		if err := d.flush(); err != nil {
 			return err
 		}
@@ -720,7 +593,7 @@ func (d *Driver) upgrade(ctx context.Context) error {
 		return err
 	}
 	early := hdr[:]
-	if !c.client && hdr[0] == 0x16 {
+	if !client && hdr[0] == 0x16 {
 		// Direct TLS: the first byte starts a TLS handshake record.
 	} else {
 		c.Feed(hdr[:], time.Now())
@@ -735,7 +608,7 @@ func (d *Driver) upgrade(ctx context.Context) error {
 	}
 	nc := net.Conn(&prefixConn{Conn: d.nc, early: bytes.Clone(early)})
 	var tc *tls.Conn
-	if c.client {
+	if client {
 		tc = tls.Client(nc, d.TLSConfig)
 	} else {
 		tc = tls.Server(nc, d.TLSConfig)
@@ -746,10 +619,9 @@ func (d *Driver) upgrade(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.in != phTLS {
+	if c.Phase() != engine.PhaseTLS {
 		// direct TLS, no header: the server's engine starts over TLS.
-		c.cfg.TLSHeader = false
-		c.cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		c.DirectTLS(tc.ConnectionState().PeerCertificates)
 	} else {
 		c.TLSEstablished(tc.ConnectionState().PeerCertificates)
 	}

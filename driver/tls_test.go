@@ -1,4 +1,4 @@
-package engine
+package driver
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
 )
 
 // cert makes a certificate for cn signed by parent (self-signed when
@@ -39,11 +41,11 @@ func cert(t *testing.T, cn string, parent *tls.Certificate, ca bool) tls.Certifi
 }
 
 type idHandler struct {
-	NopHandler
+	engine.NopHandler
 	ids chan string
 }
 
-func (h *idHandler) OnConnectionOpen(c *Conn) { h.ids <- c.Identity() }
+func (h *idHandler) OnConnectionOpen(c *engine.Conn) { h.ids <- c.Identity() }
 
 // TLS by wrapping the connection, and SASL EXTERNAL naming the client by
 // its certificate.
@@ -62,7 +64,7 @@ func TestTLSExternal(t *testing.T) {
 		ClientAuth: tls.RequireAndVerifyClientCert}}
 	go srv.Serve(ln)
 	defer srv.Close()
-	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{Mechanism: "EXTERNAL"},
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{Mechanism: "EXTERNAL"},
 		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliCert}, ServerName: "127.0.0.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +84,11 @@ func TestTLSExternal(t *testing.T) {
 }
 
 type closeSeen struct {
-	NopHandler
-	err chan *Error
+	engine.NopHandler
+	err chan *engine.Error
 }
 
-func (h *closeSeen) OnConnectionClose(c *Conn, e *Error) { h.err <- e }
+func (h *closeSeen) OnConnectionClose(c *engine.Conn, e *engine.Error) { h.err <- e }
 
 // Shutdown closes live connections with amqp:connection:forced and waits.
 func TestServerShutdown(t *testing.T) {
@@ -98,8 +100,8 @@ func TestServerShutdown(t *testing.T) {
 	srv := &Server{Handler: opened}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	h := &closeSeen{err: make(chan *Error, 1)}
-	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+	h := &closeSeen{err: make(chan *engine.Error, 1)}
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}
