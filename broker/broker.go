@@ -221,7 +221,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
 		// TLS already (a *tls.Conn of the caller's listener, or a
 		// WebSocket over wss:// from the ws module): not wrapped again.
-		cfg.PeerCertificates = sc.ConnectionState().PeerCertificates
+		cfg.PeerCertificates = driver.VerifiedPeer(sc.ConnectionState())
 	} else if b.opts.TLSConfig != nil {
 		tc := tls.Server(nc, b.opts.TLSConfig)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -232,7 +232,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 			nc.Close()
 			return
 		}
-		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		cfg.PeerCertificates = driver.VerifiedPeer(tc.ConnectionState())
 		nc = tc
 	}
 	d := driver.NewDriver(nc, engine.NewServer(cfg, handler{b}))

@@ -83,6 +83,38 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
 }
 
+// A client certificate the broker asks for without verifying it
+// (tls.RequireAnyClientCert) is no identity: a self-signed one does not
+// get SASL EXTERNAL, whether the broker does the handshake or its
+// listener did.
+func TestTLSExternalUnverified(t *testing.T) {
+	srvCert, pool := selfSigned(t)
+	forged, _ := selfSigned(t)
+	stls := &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientAuth: tls.RequireAnyClientCert}
+	ctls := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{forged}}
+	addr, _ := start(t, broker.Options{TLSConfig: stls})
+	// The listener's handshake: the broker takes the *tls.Conn as it is.
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", stls)
+	require.NoError(t, err)
+	b := broker.New(broker.Options{TLSConfig: stls})
+	go b.Serve(ln)
+	t.Cleanup(func() { b.Close() })
+	for _, addr := range []string{addr, ln.Addr().String()} {
+		c := &tclient{t: t, open: make(chan struct{}), closed: make(chan *engine.Error, 1), links: map[*engine.Link]*tlink{}}
+		d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{Mechanism: "EXTERNAL"}, ctls, c)
+		require.NoError(t, err)
+		select {
+		case <-c.open:
+			t.Fatal("a self-signed certificate logged in with EXTERNAL")
+		case <-d.Done():
+		case <-timeAfter():
+			d.Close()
+			t.Fatal("neither open nor closed")
+		}
+		require.Error(t, d.Wait())
+	}
+}
+
 func TestTLS(t *testing.T) {
 	cert, pool := selfSigned(t)
 	addr, _ := start(t, broker.Options{TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},

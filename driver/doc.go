@@ -44,5 +44,9 @@
 // §5.2, engine.Config.TLSHeader, [Driver].TLSConfig): the Driver runs
 // the handshake the engine asks for (engine.Conn.UpgradeTLS) and tells
 // it the outcome (TLSEstablished, or DirectTLS when a server's client
-// began with TLS).
+// began with TLS). Either way only a verified chain counts for SASL
+// EXTERNAL: the engine is given the first of the TLS connection's
+// VerifiedChains, or nothing ([VerifiedPeer]), never the certificates a
+// client merely presented (tls.RequestClientCert and
+// tls.RequireAnyClientCert take any certificate without verifying it).
 package driver

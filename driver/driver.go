@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -621,9 +622,9 @@ func (d *Driver) upgrade(ctx context.Context) error {
 	}
 	if c.Phase() != engine.PhaseTLS {
 		// direct TLS, no header: the server's engine starts over TLS.
-		c.DirectTLS(tc.ConnectionState().PeerCertificates)
+		c.DirectTLS(VerifiedPeer(tc.ConnectionState()))
 	} else {
-		c.TLSEstablished(tc.ConnectionState().PeerCertificates)
+		c.TLSEstablished(VerifiedPeer(tc.ConnectionState()))
 	}
 	d.nc = tc
 	return nil
@@ -655,4 +656,20 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return p.Conn.Read(b)
+}
+
+// VerifiedPeer returns the certificates of a TLS connection's peer that
+// count for SASL EXTERNAL (engine.Config.PeerCertificates,
+// engine.Conn.TLSEstablished): the first chain crypto/tls verified, leaf
+// first, or nil when it verified none. The certificates the peer merely
+// presented (ConnectionState.PeerCertificates) never count: a server
+// with tls.RequestClientCert or tls.RequireAnyClientCert takes any
+// certificate without verifying it, a self-signed one under any name.
+// The Driver, Dial and Server give the engine these; so does package
+// broker.
+func VerifiedPeer(cs tls.ConnectionState) []*x509.Certificate {
+	if len(cs.VerifiedChains) == 0 {
+		return nil
+	}
+	return cs.VerifiedChains[0]
 }

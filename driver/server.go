@@ -23,8 +23,11 @@ type Server struct {
 	// own goroutine: concurrently for different connections.
 	Handler engine.Handler
 	// TLSConfig, when set, makes every connection TLS (amqps): the
-	// handshake comes first, and a client certificate makes the engine
-	// offer SASL EXTERNAL. With Config.TLSHeader a connection starts in
+	// handshake comes first, and a client certificate it verifies
+	// (ClientAuth tls.VerifyClientCertIfGiven or
+	// tls.RequireAndVerifyClientCert) makes the engine offer SASL
+	// EXTERNAL; one it merely takes (tls.RequestClientCert,
+	// tls.RequireAnyClientCert) does not (VerifiedPeer). With Config.TLSHeader a connection starts in
 	// the clear instead, and TLSConfig serves the TLS header's upgrade
 	// and a client that starts with TLS (detected by its first byte).
 	TLSConfig *tls.Config
@@ -92,7 +95,7 @@ func (srv *Server) serveConn(nc net.Conn) {
 			nc.Close()
 			return
 		}
-		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		cfg.PeerCertificates = VerifiedPeer(tc.ConnectionState())
 		nc = tc
 	}
 	d := NewDriver(nc, engine.NewServer(cfg, srv.Handler))

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
 	"testing"
@@ -117,5 +118,59 @@ func TestServerShutdown(t *testing.T) {
 	d.Wait()
 	if err := <-served; err != ErrServerClosed {
 		t.Fatal(err)
+	}
+}
+
+// A client certificate the server asks for without verifying it
+// (tls.RequireAnyClientCert, tls.RequestClientCert) is no identity: SASL
+// EXTERNAL is not offered for a self-signed certificate, whatever name it
+// carries, over direct TLS, TLS by protocol header, or direct TLS on a
+// TLS-header server. Only a verified chain counts (VerifiedPeer).
+func TestTLSExternalUnverified(t *testing.T) {
+	ca := cert(t, "ca", nil, true)
+	srvCert := cert(t, "server", &ca, false)
+	forged := cert(t, "admin", nil, false) // self-signed
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Leaf)
+	cases := []struct {
+		name     string
+		srv, cli engine.Config
+	}{
+		{"direct tls", engine.Config{}, engine.Config{Mechanism: "EXTERNAL"}},
+		{"tls header", engine.Config{TLSHeader: true}, engine.Config{TLSHeader: true, Mechanism: "EXTERNAL"}},
+		{"direct tls detected", engine.Config{TLSHeader: true}, engine.Config{Mechanism: "EXTERNAL"}},
+	}
+	for _, auth := range []tls.ClientAuthType{tls.RequireAnyClientCert, tls.RequestClientCert} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%v/%s", auth, tc.name), func(t *testing.T) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := &idHandler{ids: make(chan string, 1)}
+				srv := &Server{Handler: h, Config: tc.srv,
+					TLSConfig: &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientAuth: auth}}
+				go srv.Serve(ln)
+				defer srv.Close()
+				d, err := Dial(context.Background(), "tcp", ln.Addr().String(), tc.cli,
+					&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{forged}, ServerName: "127.0.0.1"}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case id := <-h.ids:
+					t.Fatalf("a self-signed certificate logged in as %q", id)
+				case <-d.Done():
+				case <-time.After(20 * time.Second):
+					d.Close()
+					t.Fatal("the client neither logged in nor ended")
+				}
+				if err := d.Wait(); err == nil {
+					t.Fatal("EXTERNAL with an unverified certificate: no error")
+				} else {
+					t.Log(err)
+				}
+			})
+		}
 	}
 }

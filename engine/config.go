@@ -119,7 +119,10 @@ type Config struct {
 	// takes clients that send the SASL or AMQP header in the clear.
 	TLSHeader bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
-	// a driver that terminates TLS: a server then offers EXTERNAL.
+	// a driver that terminates TLS: a server then offers EXTERNAL. Only a
+	// chain crypto/tls verified belongs here (ConnectionState's
+	// VerifiedChains, as driver.VerifiedPeer gives), never the
+	// certificates a peer merely presented.
 	PeerCertificates []*x509.Certificate
 }
 
