@@ -8,8 +8,8 @@ import (
 
 	"github.com/amqpsax/amqpsax/amqptest"
 	"github.com/amqpsax/amqpsax/broker"
-	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/driver"
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/require"
 )

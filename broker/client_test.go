@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
-	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/driver"
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"

@@ -6,8 +6,8 @@ import (
 	"net"
 
 	"github.com/amqpsax/amqpsax/broker"
-	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/driver"
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
