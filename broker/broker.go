@@ -16,6 +16,7 @@ import (
 
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/internal/accept"
 )
 
 // Defaults of the zero Options.
@@ -175,6 +176,10 @@ var ErrClosed = errors.New("broker: closed")
 
 // Serve accepts connections from ln and serves each on its own goroutine
 // until ln fails or the broker is shut down (then it returns ErrClosed).
+// An accept error that passes (too many open files, a time-out) ends
+// nothing: Serve logs it (Options.Log) and accepts again after a pause,
+// 5 ms doubling to at most 1 s while the errors go on, as net/http's
+// Server does.
 func (b *Broker) Serve(ln net.Listener) error {
 	b.mu.Lock()
 	if b.closed {
@@ -184,6 +189,7 @@ func (b *Broker) Serve(ln net.Listener) error {
 	}
 	b.lns = append(b.lns, ln)
 	b.mu.Unlock()
+	var pause time.Duration // after an accept error that passes
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -193,13 +199,15 @@ func (b *Broker) Serve(ln net.Listener) error {
 			if closed {
 				return ErrClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !accept.Passing(err) {
+				return err
 			}
-			return err
+			pause = accept.Pause(pause)
+			b.logf("accept: %v; retrying in %v", err, pause)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		b.accepted.Add(1)
 		b.wg.Add(1)
 		go b.serveConn(nc)

@@ -49,4 +49,11 @@
 // VerifiedChains, or nothing ([VerifiedPeer]), never the certificates a
 // client merely presented (tls.RequestClientCert and
 // tls.RequireAnyClientCert take any certificate without verifying it).
+//
+// # Accept errors
+//
+// [Server.Serve] ends only when its listener fails for good or the
+// server is shut down. An accept error that passes (too many open files,
+// a time-out) is logged to [Server].ErrorLog and retried after a pause
+// that doubles from 5 ms to 1 s, as net/http's Server does.
 package driver

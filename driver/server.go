@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/internal/accept"
 )
 
 // This file is the Server: the accept loop over a net.Listener, a
@@ -27,16 +29,29 @@ type Server struct {
 	// (ClientAuth tls.VerifyClientCertIfGiven or
 	// tls.RequireAndVerifyClientCert) makes the engine offer SASL
 	// EXTERNAL; one it merely takes (tls.RequestClientCert,
-	// tls.RequireAnyClientCert) does not (VerifiedPeer). With Config.TLSHeader a connection starts in
-	// the clear instead, and TLSConfig serves the TLS header's upgrade
-	// and a client that starts with TLS (detected by its first byte).
+	// tls.RequireAnyClientCert) does not (VerifiedPeer). With
+	// Config.TLSHeader a connection starts in the clear instead, and
+	// TLSConfig serves the TLS header's upgrade and a client that starts
+	// with TLS (detected by its first byte).
 	TLSConfig *tls.Config
+	// ErrorLog logs what the server gets past on its own: accept errors
+	// it retries (too many open files) and failed TLS handshakes. When
+	// nil, the log package's standard logger does, as for http.Server.
+	ErrorLog *log.Logger
 
 	mu      sync.Mutex
 	ln      []net.Listener
 	drivers map[*Driver]struct{}
 	closed  bool
 	wg      sync.WaitGroup
+}
+
+func (srv *Server) logf(format string, args ...any) {
+	if srv.ErrorLog != nil {
+		srv.ErrorLog.Printf(format, args...)
+	} else {
+		log.Printf(format, args...)
+	}
 }
 
 // ErrServerClosed is what Serve returns after Shutdown or Close.
@@ -50,7 +65,11 @@ func Serve(ln net.Listener, cfg engine.Config, h engine.Handler) error {
 
 // Serve accepts connections from ln and runs each on a new goroutine. It
 // returns ErrServerClosed after Shutdown or Close, else the error of
-// Accept.
+// Accept that ends the listener. An accept error that passes (one whose
+// Temporary method reports true, such as too many open files, or a
+// time-out) ends nothing: Serve logs it (ErrorLog) and accepts again
+// after a pause, 5 ms doubling to at most 1 s while the errors go on, as
+// net/http's Server does.
 func (srv *Server) Serve(ln net.Listener) error {
 	srv.mu.Lock()
 	if srv.closed {
@@ -62,6 +81,7 @@ func (srv *Server) Serve(ln net.Listener) error {
 		srv.drivers = make(map[*Driver]struct{})
 	}
 	srv.mu.Unlock()
+	var pause time.Duration // after an error that passes
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -71,13 +91,15 @@ func (srv *Server) Serve(ln net.Listener) error {
 			if closed {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !accept.Passing(err) {
+				return err
 			}
-			return err
+			pause = accept.Pause(pause)
+			srv.logf("driver: accept: %v; retrying in %v", err, pause)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		srv.wg.Add(1)
 		go srv.serveConn(nc)
 	}
@@ -92,6 +114,7 @@ func (srv *Server) serveConn(nc net.Conn) {
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
+			srv.logf("driver: TLS handshake from %v: %v", nc.RemoteAddr(), err)
 			nc.Close()
 			return
 		}
