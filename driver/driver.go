@@ -52,53 +52,52 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // Driver runs one Conn over one net.Conn: a loop on the goroutine that
 // calls Run owns the Conn, and its events run there. The loop never blocks
 // in a read or a write: a reader and a writer goroutine do those, so the
-// Conn's timers (Conn.Tick) and the functions handed to the Driver run
-// while the peer is slow.
+// Conn's timers (engine.Conn.Tick) and the functions handed to the Driver
+// run while the peer is slow.
 //
 // # Deadlines
 //
-// Writes carry no deadline while the connection is up: a write that
-// blocks (a peer that does not read) holds up only the output behind it,
-// while the loop goes on reading (as long as Conn.WantRead) and ticking.
+// Writes carry no deadline while the connection is up: a write that blocks
+// (a peer that does not read) holds up only the output behind it, while
+// the loop goes on reading (as long as engine.Conn.WantRead) and ticking.
 // The engine's timers decide when to give up on the peer: at the idle
-// time-out (Config.IdleTimeout; the engine closes with
+// time-out (engine.Config.IdleTimeout; the engine closes with
 // amqp:resource-limit-exceeded), at the handshake time-out
-// (Config.HandshakeTimeout), and CloseWait after this end's close. Once
-// the connection is over (Conn.Closed), what is left of its output, such
-// as that close, gets write deadlines: it goes out while each write (of
-// at most 256 kB) completes within a second, for at most CloseWait; then
-// the Driver closes the network connection and Run returns. So a peer
-// that stops reading is closed about a second after the time-out, and
-// the Driver's goroutines end. (A deadline at every timer would make a write fail at
-// a mere heartbeat, and after a timed-out write a crypto/tls connection
-// is broken for good.) Without an idle time-out, a peer that stops
-// reading and sending holds its connection until Close.
+// (engine.Config.HandshakeTimeout), and engine.CloseWait after this end's
+// close. Once the connection is over (engine.Conn.Closed), what is left of
+// its output, such as that close, gets write deadlines: it goes out while
+// each write (of at most 256 kB) completes within a second, for at most
+// engine.CloseWait; then the Driver closes the network connection and Run
+// returns. So a peer that stops reading is closed about a second after the
+// time-out, and the Driver's goroutines end. (A deadline at every timer
+// would make a write fail at a mere heartbeat, and after a timed-out write
+// a crypto/tls connection is broken for good.) Without an idle time-out, a
+// peer that stops reading and sending holds its connection until Close.
 //
 // # TLS by protocol header
 //
-// With Config.TLSHeader the Driver does the TLS upgrade of part 5 §5.2
-// before its loop starts, on the goroutine of Run, the whole of it
+// With engine.Config.TLSHeader the Driver does the TLS upgrade of part 5
+// §5.2 before its loop starts, on the goroutine of Run, the whole of it
 // bounded by the handshake time-out (a deadline on the network
-// connection). A client writes the TLS header, reads the server's
-// answer and runs crypto/tls's client handshake with TLSConfig. A server
-// reads the client's first 8 bytes: a TLS header is answered and
-// followed by crypto/tls's server handshake; a first byte 0x16 (a TLS
-// handshake record: the client began with TLS, amqps) is the same
-// handshake at once; any other header goes on in the clear. The engine
-// learns of the upgrade through Conn.UpgradeTLS and Conn.TLSEstablished,
-// then SASL (EXTERNAL with a client certificate) and AMQP run over TLS.
-// Do and Wake queue during the upgrade, Close and Run's ctx cut it
-// short.
+// connection). A client writes the TLS header, reads the server's answer
+// and runs crypto/tls's client handshake with TLSConfig. A server reads
+// the client's first 8 bytes: a TLS header is answered and followed by
+// crypto/tls's server handshake; a first byte 0x16 (a TLS handshake
+// record: the client began with TLS, amqps) is the same handshake at once;
+// any other header goes on in the clear. The engine learns of the upgrade
+// through engine.Conn.UpgradeTLS and engine.Conn.TLSEstablished, then SASL
+// (EXTERNAL with a verified client certificate) and AMQP run over TLS. Do and Wake
+// queue during the upgrade, Close and Run's ctx cut it short.
 //
 // # Handing work to the loop
 //
-// Do and Waker run functions on the loop's goroutine, with the Conn,
-// from any goroutine, and never block the caller. They run in the order
-// they were queued, at most 64 per turn of the loop, between reads,
-// writes and timers, so a flood of them does not stop the connection. A
-// function accepted (Do or Wake reported true) runs exactly once: in a
-// turn of the loop or, when the loop ends first, as it ends (the Conn is
-// over then, and its actions report ErrState).
+// Do and Waker run functions on the loop's goroutine, with the Conn, from
+// any goroutine, and never block the caller. They run in the order they
+// were queued, at most 64 per turn of the loop, between reads, writes and
+// timers, so a flood of them does not stop the connection. A function
+// accepted (Do or Wake reported true) runs exactly once: in a turn of the
+// loop or, when the loop ends first, as it ends (the Conn is over then,
+// and its actions report engine.ErrState).
 //
 // Do queues one run per call, with no bound: memory grows with the calls
 // queued and not yet run. It fits a caller that waits for the outcome (a
@@ -108,7 +107,7 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // number of Wakers, and a Wake costs no allocation.
 type Driver struct {
 	// TLSConfig is the configuration of the TLS upgrade of a
-	// connection with Config.TLSHeader (set it before Run): see
+	// connection with engine.Config.TLSHeader (set it before Run): see
 	// "TLS by protocol header".
 	TLSConfig *tls.Config
 
@@ -168,7 +167,7 @@ func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 }
 
 // Of returns the Driver running c (NewDriver records it with
-// Conn.SetDriver), or nil. Use it on the connection's goroutine: in
+// engine.Conn.SetDriver), or nil. Use it on the connection's goroutine: in
 // events, or in a function given to Do.
 func Of(c *engine.Conn) *Driver {
 	d, _ := c.Driver().(*Driver)
@@ -559,7 +558,7 @@ func Dial(ctx context.Context, network, addr string, cfg engine.Config, tlsConfi
 	return d, nil
 }
 
-// upgrade does the TLS upgrade of Config.TLSHeader (see the Driver's
+// upgrade does the TLS upgrade of engine.Config.TLSHeader (see the Driver's
 // "TLS by protocol header"). An error is the transport's or the
 // handshake's; the engine's own refusals are in its Output, for the loop
 // to write.
