@@ -1,7 +1,7 @@
 // Package driver runs the sans-IO AMQP 1.0 engine
-// (github.com/amqpsax/amqpsax/engine) over a net.Conn: the only part of
-// the stack below the client that does I/O or starts goroutines. It is
-// thin, and built on the engine's exported API alone.
+// (github.com/amqpsax/amqpsax/engine) over a net.Conn: the engine does
+// no I/O and starts no goroutines, and this package does both for it. It
+// is thin, and built on the engine's exported API alone.
 //
 // A [Driver] runs one engine.Conn over one net.Conn; [Server] and
 // [Serve] run one per connection accepted from a net.Listener; [Dial]
@@ -56,4 +56,10 @@
 // server is shut down. An accept error that passes (too many open files,
 // a time-out) is logged to [Server].ErrorLog and retried after a pause
 // that doubles from 5 ms to 1 s, as net/http's Server does.
+//
+// # Spec references
+//
+// OASIS AMQP 1.0: part 2 §2.4.5 (idle time-out: the timers the Driver
+// runs), part 5 §5.2 (TLS, by protocol header or direct), §5.3 (SASL
+// EXTERNAL and the TLS peer's certificate).
 package driver
