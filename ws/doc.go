@@ -3,19 +3,19 @@
 // subprotocol "amqp", the AMQP byte stream (protocol headers, SASL and
 // AMQP frames) in binary messages, any frame split over messages or
 // several frames in one, and a text message a protocol violation. It
-// gives a net.Conn to the engine's Driver, so the engine runs over a
+// gives a net.Conn to package driver's Driver, so the engine runs over a
 // WebSocket unchanged:
 //
 //	nc, err := ws.Dial(ctx, "ws://host:5673/", nil)     // or wss://
-//	d := engine.NewDriver(nc, engine.NewClient(cfg, h))
+//	d := driver.NewDriver(nc, engine.NewClient(cfg, h))
 //	go d.Run(ctx)
 //
-// and a server is engine.Server (or any code that serves a net.Listener)
+// and a server is driver.Server (or any code that serves a net.Listener)
 // over a Listener, which is an http.Handler as well: mount it where
 // WebSocket clients come in, or let Listen run the HTTP server:
 //
 //	ln, err := ws.Listen("127.0.0.1:5673", nil)         // ws://127.0.0.1:5673/
-//	srv := &engine.Server{Config: cfg, Handler: h}
+//	srv := &driver.Server{Config: cfg, Handler: h}
 //	srv.Serve(ln)
 //
 // The package is a module of its own, so that its WebSocket library

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/coder/websocket"
 )
@@ -128,7 +129,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := &engine.Server{Handler: echo{}, Config: engine.Config{Credit: 100, AutoAccept: true,
+			srv := &driver.Server{Handler: echo{}, Config: engine.Config{Credit: 100, AutoAccept: true,
 				Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
 			go srv.Serve(ln)
 			defer srv.Close()
@@ -139,7 +140,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			rt := &roundTrip{n: 1000, done: make(chan error, 1)}
-			d := engine.NewDriver(nc, engine.NewClient(engine.Config{Username: "u", Password: "p"}, rt))
+			d := driver.NewDriver(nc, engine.NewClient(engine.Config{Username: "u", Password: "p"}, rt))
 			go d.Run(ctx)
 			select {
 			case err := <-rt.done:
