@@ -71,8 +71,15 @@ func (c *Cursor) Any() (any, error) {
 		return nil, c.err
 	}
 	// The budget: anyPerByte values a byte of the value (and its
-	// constructor, which an array element's Raw leaves out).
+	// constructor, which an array element's Raw leaves out; and for an
+	// element of an array of described values, the descriptor it is
+	// read with).
 	budget := anyPerByte * (len(raw) + 1)
+	if c.lv.kind == wire.LvDescArray && c.lv.desc >= 0 {
+		if n, _ := wire.Skip(c.data[c.lv.desc:]); n > 0 {
+			budget += anyPerByte * n
+		}
+	}
 	v, err := c.anyValue(&budget)
 	if err == nil {
 		err = c.err

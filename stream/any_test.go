@@ -137,4 +137,19 @@ func TestAnyLimit(t *testing.T) {
 	elems := x.([]any)
 	require.Len(t, elems, 1000)
 	assert.Equal(t, Described{Symbol("abc"), uint8(7)}, elems[999])
+
+	// Any on each element of an array of described nulls: the budget
+	// counts the descriptor it is read with.
+	c.Reset(array32(3, []byte{0x00, 0xa3, 0x03, 'a', 'b', 'c', 0x40}, nil))
+	require.True(t, c.Next())
+	require.True(t, c.Enter())
+	n := 0
+	for c.Next() {
+		x, err := c.Any()
+		require.NoError(t, err)
+		assert.Equal(t, Described{Symbol("abc"), nil}, x)
+		n++
+	}
+	require.NoError(t, c.Err())
+	assert.Equal(t, 3, n)
 }
