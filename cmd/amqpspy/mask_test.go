@@ -36,6 +36,14 @@ func saslPlainClient() []byte {
 	return frame.EndFrame(frame.AppendOpen(b, frame.Open{ContainerID: []byte("c")}), s)
 }
 
+// masked returns stream with its SASL secrets masked, as -record
+// writes it.
+func masked(stream []byte) []byte {
+	var m masker
+	out := m.write(bytes.Clone(stream))
+	return append(out, m.flush()...)
+}
+
 // secretsOf returns the secrets a stream's SASL frames carry, in order.
 func secretsOf(t *testing.T, stream []byte) []string {
 	t.Helper()
