@@ -394,7 +394,7 @@ func refuse(data []byte) error {
 
 // report prints err on w as one line beginning "amqpdump: ".
 func report(w io.Writer, err error) {
-	msg := err.Error()
+	msg := dump.OneLine(err) // a peer's text in it stays on the line
 	if !strings.HasPrefix(msg, "amqpdump: ") {
 		msg = "amqpdump: " + msg
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,5 +164,51 @@ func TestSpyMasksSecrets(t *testing.T) {
 				assert.Contains(t, text, "2a2a2a2a2a2a2a2a", "the mask printed where the secret was")
 			}
 		})
+	}
+}
+
+// TestSpyFaultOneLine: a fault whose text holds the peer's (a source
+// described by a symbol of its own, with a newline) is printed on one
+// line: the newline escaped.
+func TestSpyFaultOneLine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	var out bytes.Buffer
+	s := &spy{target: ln.Addr().String(), out: &lockedWriter{w: &out}, buffer: 1 << 20}
+	spyAddr, spyDone := startSpy(t, s)
+	c, err := net.Dial("tcp", spyAddr)
+	require.NoError(t, err)
+	body := encode.AppendDescribed(nil)
+	body = encode.AppendUlong(body, 0x12) // attach
+	st := len(body)
+	body = encode.BeginList(body)
+	body = encode.AppendString(body, "l")
+	body = encode.AppendUint(body, 0)
+	body = encode.AppendBool(body, false)
+	body = encode.AppendNull(body)
+	body = encode.AppendNull(body)
+	body = encode.AppendDescribed(body)
+	body = encode.AppendSymbol(body, "x:\nforged line")
+	body = append(body, 0x45) // list0
+	body = encode.EndList(body, st, 6)
+	in := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
+	in = frame.AppendFrame(in, frame.Frame{Body: body})
+	_, err = c.Write(in)
+	require.NoError(t, err)
+	c.(*net.TCPConn).CloseWrite()
+	io.ReadAll(c)
+	c.Close()
+	spyDone()
+	assert.Contains(t, out.String(), `descriptor x:\nforged line`)
+	for _, line := range strings.Split(out.String(), "\n") {
+		assert.False(t, strings.HasPrefix(line, "forged"), "a line of the peer's: %q", line)
 	}
 }

@@ -312,7 +312,7 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 		}
 		if !s.json {
 			o.OnFault = func(err error) {
-				out.Note("error: " + strings.TrimPrefix(err.Error(), "amqpdump: "))
+				out.Note("error: " + strings.TrimPrefix(dump.OneLine(err), "amqpdump: ")) // a peer's text in it stays on the line
 			}
 		}
 		if s.summary {

@@ -1,6 +1,10 @@
 package dump
 
 import (
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/stream"
@@ -86,4 +90,24 @@ func maskValues(data []byte) []byte {
 		}
 	}
 	return data
+}
+
+// OneLine returns the text of err for one line of output: every control
+// character in it (a newline, say) escaped as strconv.Quote writes it,
+// and the rest as it is. A fault's text may hold what the peer sent (an
+// unknown descriptor symbol), which must not start a line of its own.
+func OneLine(err error) string {
+	s := err.Error()
+	clean := true
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
