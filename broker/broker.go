@@ -236,7 +236,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
-			b.logf("tls handshake from %s: %v", nc.RemoteAddr(), err)
+			b.logf("tls handshake from %s: %q", nc.RemoteAddr(), err)
 			nc.Close()
 			return
 		}
@@ -254,7 +254,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 	b.mu.Unlock()
 	err := d.Run(context.Background())
 	if err != nil {
-		b.logf("connection from %s: %v", nc.RemoteAddr(), err)
+		b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
 	}
 	b.mu.Lock()
 	delete(b.drivers, d)

@@ -155,11 +155,11 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
 	c.Context = cn
-	h.b.logf("open %s (%s)", c.RemoteContainerID(), c.Identity())
+	h.b.logf("open %q (%q)", c.RemoteContainerID(), c.Identity()) // %q: peer-chosen text, a newline in it must not forge a line
 }
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
-	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
+	h.b.logf("close %q: %q", c.RemoteContainerID(), err)
 	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
 }
 

@@ -31,6 +31,21 @@
 // (engine.Config.MaxFrameSize), reading a message as it arrives.
 // WebSocket compression is off (WSB leaves it out).
 //
+// # Time-outs and credentials
+//
+// Listen's HTTP server cuts off a client that has not finished its TLS
+// handshake, and then the upgrade request's header, within
+// DefaultHeaderTimeout (30 s, as the engine bounds an AMQP handshake), and
+// one that waits between requests without upgrading beyond
+// DefaultIdleTimeout; ListenWith sets both (ListenOptions). A Listener
+// mounted on a server of one's own is bounded by that server's
+// http.Server time-outs. Once upgraded, a connection is the engine's.
+//
+// Dial never sends a URL's user and password on the upgrade request (the
+// client package reads them for SASL, inside the AMQP connection); with
+// DialOptions.BasicAuth it sends them as HTTP Basic authentication, which
+// over ws:// is in the clear. No error of Dial carries the URL's password.
+//
 // TLS (wss://) is the WebSocket's: Dial takes wss:// URLs (with
 // DialOptions.TLSConfig), and a Listener serves TLS when Listen is given
 // a tls.Config. AMQP's own TLS header is not used over a WebSocket.
