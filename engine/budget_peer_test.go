@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
@@ -235,5 +236,17 @@ func TestMemoryBudgetTagsAndTxnIDs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLinkCost: what the budget counts for a link covers the Link
+// struct (the rest of linkCost is its places in the maps), on 64-bit and
+// 32-bit alike.
+func TestLinkCost(t *testing.T) {
+	if size := int(unsafe.Sizeof(Link{})); size > linkCost-512 {
+		t.Fatalf("a Link is %d bytes: raise linkCost (%d) to at least %d", size, linkCost, size+512)
+	}
+	if ptrSize != int(unsafe.Sizeof(uintptr(0))) {
+		t.Fatalf("ptrSize %d", ptrSize)
 	}
 }

@@ -238,7 +238,7 @@ func (l *Link) indexRemoteUnsettled() {
 			continue
 		}
 		if _, dup := l.remoteIndex[string(c.Bytes())]; !dup {
-			l.remoteIndex[viewString(c.Bytes())] = v
+			l.remoteIndex[string(c.Bytes())] = v
 		}
 	}
 }

@@ -533,7 +533,10 @@ func (s *Session) onAttach(body []byte) error {
 	if uint64(a.Handle) < uint64(len(s.byRemote)) && s.byRemote[a.Handle] != nil {
 		return &sessionError{s, frame.CondHandleInUse, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) + ", which is in use"}
 	}
-	held := linkCost + cap(buf) + a.Unsettled.Len()*unsettledEntryCost
+	// the attach, the connection's key for its name (a copy), and the
+	// index RemoteUnsettled may build (its keys copies, at most the map's
+	// bytes)
+	held := linkCost + cap(buf) + len(a.Name) + a.Unsettled.Len()*unsettledEntryCost + len(a.Unsettled)
 	if err := c.charge(held); err != nil {
 		return err
 	}
