@@ -161,14 +161,14 @@ func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
 type ResumeAction uint8
 
 const (
-	// ResumeUnknown: the delivery's fate cannot be told. The receiver's
-	// map does not list it but was cut short (incomplete-unsettled), so
-	// the receiver may hold it; or this end's attach did not carry the
-	// tag (its map was cut to fit, or the tag was never given, or it was
-	// resumed already), so SendResume would refuse it; or the peer's
-	// attach has not arrived. Sending it anew risks a duplicate; an
-	// application reports it lost (at-most-once) or sends it anew
-	// (at-least-once).
+	// ResumeUnknown: the delivery's fate cannot be told, or not acted
+	// on. The receiver's map does not list it but was cut short
+	// (incomplete-unsettled), so the receiver may hold it; or the
+	// receiver holds it but this end's attach did not carry the tag (its
+	// own map was cut to fit, or the tag was resumed already), so
+	// SendResume would refuse it; or the peer's attach has not arrived.
+	// Sending it anew risks a duplicate; an application reports it lost
+	// (at-most-once) or sends it anew (at-least-once).
 	ResumeUnknown ResumeAction = iota
 	// ResumeNew: the receiver does not have it and its map is complete:
 	// Send it as a new delivery (or drop it, had it been sent settled).
@@ -199,10 +199,12 @@ func (a ResumeAction) String() string {
 // RemoteAttach().IncompleteUnsettled), after part 2 §2.6.13 and its
 // table of resumes: the receiver's state terminal, ResumeSettle; in the
 // map otherwise, ResumeResend; not in a complete map, ResumeNew; not in
-// a map cut short, ResumeUnknown. A tag this end's attach did not carry
-// (or that SendResume has already resumed) is ResumeUnknown; so is any
-// tag before the peer's attach has arrived. Ask before SendResume. The
-// first call indexes the peer's map, as RemoteUnsettled does.
+// a map cut short, ResumeUnknown. A tag the receiver holds that this
+// end's attach did not carry (or that SendResume has already resumed) is
+// ResumeUnknown, as SendResume would refuse it; so is any tag before the
+// peer's attach has arrived, and any on a receiver. Ask before
+// SendResume. The first call indexes the peer's map, as RemoteUnsettled
+// does.
 func (l *Link) ResumeAction(tag []byte) ResumeAction {
 	if !l.sender || l.st.remote == unset {
 		return ResumeUnknown
