@@ -27,8 +27,8 @@ import (
 //   - management: go-amqp declares a queue through RabbitMQ's HTTP over
 //     AMQP management node (/management, a sender and a receiver paired
 //     by name), and each client sends and receives 1,000 messages on its
-//     v2 address (/queues/NAME); the node counts them; the queue is
-//     deleted through it;
+//     v2 address (/queues/NAME); the node then shows the queue empty and
+//     deletes it;
 //   - addresses: which address forms RabbitMQ 4.0 attaches a sender and a
 //     receiver to, and which it refuses with what condition (logged, and
 //     held to what RabbitMQ 4.0 documents for the forms tests rely on).
