@@ -77,8 +77,8 @@ type Conn struct {
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
 
-	peerContainer  string
-	peerHostname   string
+	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
+	openBuf        []byte
 	peerMaxFrame   uint32
 	peerChannelMax uint16
 	peerIdle       time.Duration
@@ -151,10 +151,17 @@ func (c *Conn) Config() Config { return c.cfg }
 func (c *Conn) IsClient() bool { return c.client }
 
 // RemoteContainerID returns the container-id of the peer's open.
-func (c *Conn) RemoteContainerID() string { return c.peerContainer }
+func (c *Conn) RemoteContainerID() string { return string(c.open.ContainerID) }
 
 // RemoteHostname returns the hostname of the peer's open.
-func (c *Conn) RemoteHostname() string { return c.peerHostname }
+func (c *Conn) RemoteHostname() string { return string(c.open.Hostname) }
+
+// RemoteOpen returns the peer's open as parsed (part 2 §2.7.1): its
+// Properties, OfferedCapabilities, DesiredCapabilities, locales and the
+// rest, views into the copy of the open the connection keeps, valid for
+// the connection's life; zero until it has arrived (OnConnectionOpen).
+// That copy counts in the memory budget (Config.MaxMemory).
+func (c *Conn) RemoteOpen() *frame.Open { return &c.open }
 
 // Identity returns the identity SASL authenticated (a server's view), or
 // "".
@@ -476,11 +483,19 @@ func (c *Conn) amqpFrame(ch uint16, body []byte) error {
 
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
 // channel-max and idle-time-out negotiated.
+//
+// The connection keeps a copy of the open (RemoteOpen), which the
+// budget counts; the container-id and hostname are views of it.
 func (c *Conn) onOpen(body []byte) error {
-	o, err := frame.ParseOpen(body)
+	buf := append([]byte(nil), body...)
+	if err := c.charge(cap(buf)); err != nil {
+		return err
+	}
+	o, err := frame.ParseOpen(buf)
 	if err != nil {
 		return decodeError(err)
 	}
+	c.open, c.openBuf = o, buf
 	maxFrame := o.MaxFrameSize.Or(math.MaxUint32)
 	if maxFrame < 512 {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
@@ -488,8 +503,6 @@ func (c *Conn) onOpen(body []byte) error {
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
 	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
-	c.peerContainer = string(o.ContainerID)
-	c.peerHostname = string(o.Hostname)
 	c.st.remote = active
 	if c.st.local == unset {
 		c.writeOpen()
@@ -510,6 +523,7 @@ func (c *Conn) writeOpen() {
 	if c.client && c.cfg.Hostname != "" {
 		o.Hostname = []byte(c.cfg.Hostname)
 	}
+	o.Properties, o.OfferedCapabilities, o.DesiredCapabilities = c.cfg.Properties, c.cfg.OfferedCapabilities, c.cfg.DesiredCapabilities
 	start := c.begin(0)
 	c.out = frame.AppendOpen(c.out, o)
 	c.end(start)
@@ -605,6 +619,7 @@ func (c *Conn) finish(e *Error) {
 			s.gone(c.err)
 		}
 	}
+	c.release(cap(c.openBuf)) // the peer's open, kept for RemoteOpen
 	c.h.OnConnectionClose(c, c.err)
 }
 

@@ -158,7 +158,7 @@
 // transfer (no copy), else into the link's reassembly buffer ([frame.Join],
 // reused for its next delivery). Output's bytes are valid until the next call of
 // another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
-// kept by the link.
+// kept by the link, Conn.RemoteOpen by the connection.
 //
 // # Errors
 //
@@ -205,8 +205,9 @@
 //
 // Memory is bounded by the configuration, not by the peer. A
 // connection's budget, [Config].MaxMemory ([DefaultMaxMemory], 96 MiB),
-// counts what the peer can make it keep — sessions, links and their
-// attach frames, unsettled incoming deliveries, deliveries being joined —
+// counts what the peer can make it keep — its open, sessions, links and
+// their attach frames, unsettled incoming deliveries, deliveries being
+// joined —
 // and closes the connection with amqp:resource-limit-exceeded past it;
 // beside the budget there is one frame of max-frame-size being read, and
 // output ([Conn.Held] reports the budget in use). Within it: channel-max

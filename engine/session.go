@@ -48,7 +48,7 @@ type Session struct {
 	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
 
-	ringHeld       int    // bytes of the budget the incoming ring holds
+	ringHeld       int    // bytes of the budget the incoming ring (and its tags) and byRemote hold
 	nextDeliveryID uint32 // of the next outgoing delivery
 	outgoing       ring   // outgoing deliveries, from the oldest unsettled on
 	incoming       ring   // incoming deliveries not settled by both ends
@@ -487,15 +487,17 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 // direction between two containers) is refused: answered and detached
 // with amqp:not-allowed, or, with Config.LinkStealing, it takes the name
 // and the old link is detached with amqp:link:stolen.
+//
+// The link keeps one copy of the attach, which the budget counts with
+// the link: its name (and the connection's key for it), Source, Target,
+// properties and capabilities are views of it; so are the keys of the
+// index of its unsettled map (RemoteUnsettled), whose entries the budget
+// counts here too.
 func (s *Session) onAttach(body []byte) error {
 	c := s.c
-	if err := c.charge(linkCost + len(body)); err != nil {
-		return err
-	}
-	buf := append([]byte(nil), body...) // the link keeps its attach: Source, Target
+	buf := append([]byte(nil), body...) // the link keeps its attach (RemoteAttach)
 	a, err := frame.ParseAttach(buf)
 	if err != nil {
-		c.release(linkCost + len(body))
 		return decodeError(err)
 	}
 	if a.Handle > s.handleMax {
@@ -504,6 +506,13 @@ func (s *Session) onAttach(body []byte) error {
 	}
 	if uint64(a.Handle) < uint64(len(s.byRemote)) && s.byRemote[a.Handle] != nil {
 		return &sessionError{s, frame.CondHandleInUse, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) + ", which is in use"}
+	}
+	// the attach, the connection's key for its name (a copy), and the
+	// index RemoteUnsettled may build (its keys copies, at most the map's
+	// bytes)
+	held := linkCost + cap(buf) + len(a.Name) + a.Unsettled.Len()*unsettledEntryCost + len(a.Unsettled)
+	if err := c.charge(held); err != nil {
+		return err
 	}
 	sender := a.Role == frame.RoleReceiver // this end's role
 	var l *Link
@@ -519,6 +528,7 @@ func (s *Session) onAttach(body []byte) error {
 	if answer {
 		h, ok := s.freeHandle()
 		if !ok {
+			c.release(held)
 			return &sessionError{s, frame.CondResourceLimitExceeded, "no handle left to answer an attach"}
 		}
 		if old := c.names[linkName{string(a.Name), sender}]; old != nil {
@@ -539,9 +549,19 @@ func (s *Session) onAttach(body []byte) error {
 			l.hidden = true
 		}
 	}
-	l.held = linkCost + len(body)
-	for uint64(a.Handle) >= uint64(len(s.byRemote)) {
-		s.byRemote = append(s.byRemote, nil)
+	l.held = held
+	if uint64(a.Handle) >= uint64(len(s.byRemote)) {
+		// The peer picks its handles (up to handle-max): the table of
+		// them grows to the highest, and the budget counts it.
+		was := cap(s.byRemote)
+		for uint64(a.Handle) >= uint64(len(s.byRemote)) {
+			s.byRemote = append(s.byRemote, nil)
+		}
+		grew := (cap(s.byRemote) - was) * ptrSize
+		if err := c.charge(grew); err != nil {
+			return err
+		}
+		s.ringHeld += grew
 	}
 	s.byRemote[a.Handle] = l
 	s.setDetached(a.Handle, false)
@@ -563,6 +583,7 @@ func (s *Session) onAttach(body []byte) error {
 	if refuse != nil {
 		// A refusal is an attach with no terminus at this end, then the
 		// detach (part 2 §2.6.3).
+		l.mine = attachFields{}
 		if l.sender {
 			l.writeAttach(frame.Opt[frame.Source]{}, a.Target)
 		} else {
