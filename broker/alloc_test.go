@@ -34,22 +34,25 @@ func TestRouteAllocs(t *testing.T) {
 
 // TestMessagePathAllocs: once warm, a message routed, stored, taken by
 // a consumer and settled allocates nothing: the broker's whole path but
-// the engine's.
+// the engine's, with permissions (checked at attach, and once for a
+// producer's route).
 func TestMessagePathAllocs(t *testing.T) {
-	b := New(Options{RouteKey: "to"})
+	perms, err := NewPermissions(map[string]Grant{"alice": {Configure: ".*", Write: ".*", Read: ".*"}})
+	require.NoError(t, err)
+	b := New(Options{RouteKey: "to", Permissions: perms.Allow})
 	n := b.nodeLocked([]byte("orders"), false)
+	p := &producer{n: b.nodeLocked([]byte("in"), false), conn: &conn{identity: "alice"}}
 	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}}
 	n.consumers = append(n.consumers, c)
 	m := routed("orders", 1000)
 	var id uint32
 	step := func() {
-		to, ok := Route(m, "to")
-		if !ok {
-			t.Fatal("no route")
-		}
 		var wb [8]*conn
 		b.mu.Lock()
-		dst := b.nodeLocked(to, false)
+		dst, e := b.admitLocked(p, m)
+		if e != nil || dst != n {
+			t.Fatalf("routed to %v: %v", dst, e)
+		}
 		wake := b.enqueueLocked(dst, m, wb[:0])
 		_ = wake
 		_ = b.creditLocked(dst)

@@ -8,7 +8,6 @@ import (
 	"log"
 	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +84,37 @@ type Options struct {
 	// detached longest expires at once, as its expiry policy would have
 	// ended it later.
 	MaxDurableLinks int
+	// Permissions, when set, decides what each account may do to each
+	// node (Op: make it, send to it, consume from it), asked when a link
+	// attaches (never per message; a message routed by RouteKey to
+	// another node is checked when its producer first routes to that
+	// address): a link it refuses is detached with
+	// amqp:unauthorized-access. identity is what SASL authenticated
+	// (engine.Conn.Identity). Nil allows everything. A dynamic node
+	// needs none: only the connection that made it may consume from it,
+	// and any may send to it (Write on its address). It is called on
+	// connections' goroutines, with the broker's lock held: it must not
+	// call the Broker. [Permissions.Allow] is one, RabbitMQ-like.
+	Permissions func(identity, address string, op Op) bool
+	// MaxQueuesPerConnection and MaxQueuesPerAccount bound the nodes the
+	// links (and routed messages) of one connection, and of all the
+	// connections of one account, may make and have there at once: 0
+	// means DefaultMaxQueuesPerConnection and
+	// DefaultMaxQueuesPerAccount, a negative value no bound. Past them
+	// a link to a new address is refused, and a message routed to one
+	// rejected, with amqp:resource-limit-exceeded.
+	MaxQueuesPerConnection int
+	MaxQueuesPerAccount    int
+	// MaxDurableLinksPerAccount bounds the durable links (attached, or
+	// detached and kept) of one account: 0 means
+	// DefaultMaxDurableLinksPerAccount, a negative value no bound. Past
+	// it an attach of a new durable link is refused with
+	// amqp:resource-limit-exceeded, so that one account cannot make the
+	// broker expire everyone's (MaxDurableLinks).
+	MaxDurableLinksPerAccount int
+	// MaxConnections bounds the connections served at once: one
+	// accepted past it is closed at once. 0 means no bound.
+	MaxConnections int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
 }
@@ -102,7 +132,11 @@ type Broker struct {
 	nodes    map[string]*node
 	pool     pool
 	seq      uint64 // of the last message stored
-	dynSeq   atomic.Uint64
+	accounts map[string]*account // what each identity made (security.go)
+	// dynamicAddress makes a dynamic node's address: newDynamicAddress
+	// but in tests that replay a recorded conversation.
+	dynamicAddress func() []byte
+	live     atomic.Int64        // connections being served
 	start    time.Time
 	closed   bool
 	lns      []net.Listener
@@ -121,7 +155,8 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
+		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable),
+		accounts: make(map[string]*account), dynamicAddress: newDynamicAddress}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -133,6 +168,15 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxDurableLinks == 0 {
 		b.opts.MaxDurableLinks = DefaultMaxDurableLinks
+	}
+	if b.opts.MaxQueuesPerConnection == 0 {
+		b.opts.MaxQueuesPerConnection = DefaultMaxQueuesPerConnection
+	}
+	if b.opts.MaxQueuesPerAccount == 0 {
+		b.opts.MaxQueuesPerAccount = DefaultMaxQueuesPerAccount
+	}
+	if b.opts.MaxDurableLinksPerAccount == 0 {
+		b.opts.MaxDurableLinksPerAccount = DefaultMaxDurableLinksPerAccount
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
@@ -216,6 +260,13 @@ func (b *Broker) ListenAndServe(addr string) error {
 
 func (b *Broker) serveConn(nc net.Conn) {
 	defer b.wg.Done()
+	if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
+		b.live.Add(-1)
+		b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
+		nc.Close()
+		return
+	}
+	defer b.live.Add(-1)
 	cfg := b.cfg
 	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
 		// TLS already (a *tls.Conn of the caller's listener, or a
@@ -389,6 +440,9 @@ type node struct {
 	dynamic   bool
 	owner     *consumer // the dynamic source's link, or nil
 	ownerP    *producer // the dynamic target's link, or nil
+	ownerC    *conn     // a dynamic node's connection: its only consumers'
+	maker     *conn     // the connection that made it, while its quota counts it
+	account   *account  // the account that made it, likewise
 	deleted   bool
 	q         queue
 	consumers []*consumer
@@ -579,6 +633,7 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	if b.nodes[n.name] == n {
 		delete(b.nodes, n.name)
 	}
+	b.unchargeLocked(n)
 	b.dropLocked(n, &n.q)
 	det := n.detached
 	n.detached = nil
@@ -624,9 +679,4 @@ func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 		return b.removeLocked(n, wake)
 	}
 	return wake
-}
-
-// newDynamicAddress returns a fresh address for a dynamic node.
-func (b *Broker) newDynamicAddress() []byte {
-	return []byte("amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10))
 }

@@ -98,6 +98,16 @@ func fuzzOptions(flags uint8) Options {
 		Engine: engine.Config{MaxFrameSize: 4096, HandshakeTimeout: time.Minute}}
 }
 
+// newFuzzBroker returns a broker with fuzzOptions(flags) whose dynamic
+// addresses are numbered (amqpsax.dynamic.1, .2, …), so that a recorded
+// conversation names the same ones when it is served again.
+func newFuzzBroker(flags uint8) *Broker {
+	b := New(fuzzOptions(flags))
+	var n int
+	b.dynamicAddress = func() []byte { n++; return fmt.Appendf(nil, "amqpsax.dynamic.%d", n) }
+	return b
+}
+
 // hang bounds the wait for a connection's end: not a timing anything
 // depends on (an input is served in milliseconds), a hang's report.
 const hang = time.Minute
@@ -399,7 +409,7 @@ func FuzzBroker(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, c1, c2, c3 []byte, read uint16, flags uint8) {
 		base := runtime.NumGoroutine()
-		b := New(fuzzOptions(flags))
+		b := newFuzzBroker(flags)
 		for i, in := range [][]byte{c1, c2, c3} {
 			if len(in) == 0 {
 				continue
@@ -569,7 +579,7 @@ func (r *recording) close(lost bool) []byte {
 func fuzzSeeds(t testing.TB) []seed {
 	var out []seed
 	add := func(name string, read uint16, flags uint8, run func(b *Broker) [3][]byte) {
-		b := New(fuzzOptions(flags))
+		b := newFuzzBroker(flags)
 		out = append(out, seed{name: name, conns: run(b), read: read, flags: flags})
 	}
 	add("queue", 4095, 0, func(b *Broker) [3][]byte {
@@ -807,7 +817,7 @@ func TestFuzzSeeds(t *testing.T) {
 // what it is recorded for.
 func seedRun(t *testing.T, s seed, driver bool) {
 	base := runtime.NumGoroutine()
-	b := New(fuzzOptions(s.flags))
+	b := newFuzzBroker(s.flags)
 	for i, in := range s.conns {
 		if len(in) == 0 {
 			continue

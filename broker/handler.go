@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/engine"
@@ -37,6 +38,8 @@ type conn struct {
 	txns      map[string]*txn         // open transactions (txn.go)
 	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
+	identity  string                  // what SASL authenticated
+	nodes     int                     // nodes it made that are there (under the broker's lock)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -88,6 +91,9 @@ type producer struct {
 	// settled (receiver settle mode second), for that state.
 	dur      *durable
 	rejected map[string]struct{}
+	// routeOK is the last address its messages were routed to that
+	// Options.Permissions allowed (security.go).
+	routeOK []byte
 }
 
 // reject rejects d (unsettled) with e, remembering its tag for a
@@ -149,7 +155,11 @@ func connOf(c *engine.Conn) *conn {
 }
 
 func (h handler) OnConnectionOpen(c *engine.Conn) {
-	cn := &conn{b: h.b, c: c, drv: c.Driver()}
+	if !utf8.ValidString(c.RemoteContainerID()) {
+		c.Close(engine.NewError(frame.CondInvalidField, "a container-id must be UTF-8 (an AMQP string)"))
+		return
+	}
+	cn := &conn{b: h.b, c: c, drv: c.Driver(), identity: c.Identity()}
 	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
@@ -190,7 +200,7 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 
 // makeDynamic makes an address for l's dynamic terminus.
 func (cn *conn) makeDynamic(l *engine.Link) []byte {
-	addr := cn.b.newDynamicAddress()
+	addr := cn.b.dynamicAddress()
 	if cn.dynamic == nil {
 		cn.dynamic = make(map[*engine.Link][]byte)
 	}
@@ -209,12 +219,22 @@ func (cn *conn) takeDynamic(l *engine.Link, addr []byte) (_ []byte, made bool) {
 }
 
 // OnLinkAttach makes a consumer (the peer receives: the source names the
-// node) or a producer (the peer sends: the target names it).
+// node) or a producer (the peer sends: the target names it), once the
+// checks allow it (mayAttach).
 func (h handler) OnLinkAttach(l *engine.Link) {
 	b := h.b
 	cn := connOf(l.Conn())
 	if cn == nil {
 		l.Detach(engine.NewError(frame.CondInternalError, "link before the connection opened"))
+		return
+	}
+	if !utf8.Valid(l.Name()) {
+		l.Detach(errNameNotUTF8)
+		return
+	}
+	key, _, _, durable := durableKey(l)
+	if durable && b.overDurableQuota(key, cn) {
+		l.Detach(errAccountDurable) // OnLinkDetach forgets its state
 		return
 	}
 	if l.IsSender() {
@@ -224,8 +244,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
 			return
 		}
+		configure, e := b.mayAttach(cn, addr, made, Read)
+		if e != nil {
+			l.Detach(e)
+			return
+		}
 		fan := string(src.DistributionMode) == "copy" || src.Capabilities.Contains("topic")
-		key, _, _, durable := durableKey(l)
 		if durable {
 			if c := b.reattachConsumer(l, cn, key, addr); c != nil { // durable_sub.go
 				l.Context = c
@@ -239,14 +263,17 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			c.maxSize = m
 		}
 		b.mu.Lock()
-		n := b.nodeLocked(addr, fan)
-		if n == nil {
+		n, e := b.openLocked(cn, addr, fan, configure)
+		if e == nil && n.ownerC != nil && n.ownerC != cn {
+			e = errExclusive
+		}
+		if e != nil {
 			b.mu.Unlock()
-			l.Detach(errTooManyQueues)
+			l.Detach(e)
 			return
 		}
 		if made && n.owner == nil && n.ownerP == nil {
-			n.dynamic, n.owner = true, c
+			n.dynamic, n.owner, n.ownerC = true, c, cn
 		}
 		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
 			if n.owner == c {
@@ -274,17 +301,21 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic target"))
 		return
 	}
+	configure, e := b.mayAttach(cn, addr, made, Write)
+	if e != nil {
+		l.Detach(e)
+		return
+	}
 	p := &producer{link: l, conn: cn}
-	key, _, _, durable := durableKey(l)
 	b.mu.Lock()
-	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
-	if n == nil {
+	n, e := b.openLocked(cn, addr, tgt.Capabilities.Contains("topic"), configure)
+	if e != nil {
 		b.mu.Unlock()
-		l.Detach(errTooManyQueues)
+		l.Detach(e)
 		return
 	}
 	if made && n.owner == nil && n.ownerP == nil {
-		n.dynamic, n.ownerP = true, p
+		n.dynamic, n.ownerP, n.ownerC = true, p, cn
 	}
 	p.n = n
 	n.producers++
@@ -295,6 +326,35 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	l.Context = p
 	cn.producers = append(cn.producers, p)
 	b.grant(p)
+}
+
+// mayAttach checks a link of cn to the node at addr that does op (Read:
+// the peer consumes; Write: it sends): its address, the exclusivity of a
+// dynamic node, and Options.Permissions (op, and Configure when the node
+// is not there yet: configure reports that it may make it). A dynamic
+// node the link itself made (made) needs none. It returns the error to
+// detach the link with.
+func (b *Broker) mayAttach(cn *conn, addr []byte, made bool, op Op) (configure bool, _ *engine.Error) {
+	if made {
+		return true, nil
+	}
+	if e := checkAddress(addr); e != nil {
+		return false, e
+	}
+	b.mu.Lock()
+	n := b.nodes[string(addr)]
+	exclusive := n != nil && op == Read && n.ownerC != nil && n.ownerC != cn
+	b.mu.Unlock()
+	if exclusive {
+		return false, errExclusive
+	}
+	if b.opts.Permissions == nil {
+		return true, nil
+	}
+	if !b.allowed(cn.identity, addr, op) {
+		return false, denied(cn.identity, addr, op)
+	}
+	return n != nil || b.allowed(cn.identity, addr, Configure), nil
 }
 
 // grant gives producer p the credit its node has room for, or makes it
@@ -376,7 +436,6 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		b.topUp(p, l)
 		return
 	}
-	routed, byKey := Route(d.Payload, b.opts.RouteKey)
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()
@@ -388,20 +447,10 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
 		return
 	}
-	n := p.n
-	if byKey {
-		if n = b.nodeLocked(routed, false); n == nil {
-			p.n.c.refused++
-			b.mu.Unlock()
-			p.reject(&d, errTooManyQueues)
-			b.topUp(p, l)
-			return
-		}
-	}
-	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
-		n.c.refused++
+	n, e := b.admitLocked(p, d.Payload)
+	if e != nil {
 		b.mu.Unlock()
-		p.reject(&d, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
+		p.reject(&d, e)
 		b.topUp(p, l)
 		return
 	}
@@ -416,7 +465,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 			credit = 0
 		}
 	}
-	if byKey && n != p.n {
+	if n != p.n {
 		wake = b.autoDeleteLocked(n, wake)
 	}
 	b.mu.Unlock()
@@ -427,6 +476,24 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		l.Flow(credit)
 	}
 	b.wake(p.conn, wake)
+}
+
+// admitLocked returns the node a message p sends is to be stored on
+// (its link's, or the one its route key names: routeLocked), or the
+// error to reject it with (counted as refused): the route's, or a full
+// node's with RejectWhenFull. A message in a transaction takes this
+// path too.
+func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error) {
+	n, e := b.routeLocked(p, payload)
+	if e != nil {
+		p.n.c.refused++
+		return nil, e
+	}
+	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
+		n.c.refused++
+		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
+	}
+	return n, nil
 }
 
 // topUp keeps a producer that is refused, not held back, in credit.

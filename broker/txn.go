@@ -26,9 +26,11 @@ type txn struct {
 	acks  []txnAck
 }
 
-// txnSend is a message sent in a transaction, copied.
+// txnSend is a message sent in a transaction, copied, and the node it
+// goes to (admitted when it came, as outside a transaction).
 type txnSend struct {
 	p       *producer
+	n       *node
 	payload []byte
 }
 
@@ -78,7 +80,7 @@ func (co *coordinator) Discharge(l *engine.Link, id []byte, fail bool) *engine.E
 		return nil
 	}
 	for _, s := range t.sends {
-		co.b.store(s.p, s.payload)
+		co.b.store(s)
 	}
 	for _, a := range t.acks {
 		st := frame.DeliveryState{Type: a.state, DeliveryFailed: a.failed, UndeliverableHere: a.undeliverable}
@@ -105,7 +107,19 @@ func (b *Broker) txnDelivery(p *producer, l *engine.Link, d *engine.Delivery, id
 		}
 		return
 	}
-	t.sends = append(t.sends, txnSend{p: p, payload: append([]byte(nil), d.Payload...)})
+	b.mu.Lock()
+	var n *node
+	e := errDeleted(p.n)
+	if e == nil {
+		n, e = b.admitLocked(p, d.Payload)
+	}
+	b.mu.Unlock()
+	if e != nil {
+		p.reject(d, e)
+		b.topUp(p, l)
+		return
+	}
+	t.sends = append(t.sends, txnSend{p: p, n: n, payload: append([]byte(nil), d.Payload...)})
 	if !d.Settled {
 		d.Accept()
 	}
@@ -124,22 +138,25 @@ func (b *Broker) txnDisposition(c *consumer, d *engine.Disposition) bool {
 	return true
 }
 
-// store puts a message a transaction committed on its producer's node
-// (or the node its route key names), as OnDelivery does outside one.
-func (b *Broker) store(p *producer, payload []byte) {
-	routed, byKey := Route(payload, b.opts.RouteKey)
+// store puts a message a transaction committed on the node admitted for
+// it when it came (admitLocked), unless that node was removed since.
+func (b *Broker) store(s txnSend) {
 	var wake []*conn
 	b.mu.Lock()
-	n := p.n
-	if byKey {
-		n = b.nodeLocked(routed, false)
-	}
-	if !n.deleted {
-		wake = b.enqueueLocked(n, payload, wake)
-		if byKey && n != p.n {
+	if n := s.n; !n.deleted {
+		wake = b.enqueueLocked(n, s.payload, wake)
+		if n != s.p.n {
 			wake = b.autoDeleteLocked(n, wake)
 		}
 	}
 	b.mu.Unlock()
-	b.wake(p.conn, wake)
+	b.wake(s.p.conn, wake)
+}
+
+// errDeleted returns the error for a message to n when n was removed.
+func errDeleted(n *node) *engine.Error {
+	if !n.deleted {
+		return nil
+	}
+	return engine.NewError(frame.CondResourceDeleted, "node "+n.name+" was removed")
 }
