@@ -131,21 +131,21 @@ type Broker struct {
 	mu       sync.Mutex
 	nodes    map[string]*node
 	pool     pool
-	seq      uint64 // of the last message stored
+	seq      uint64              // of the last message stored
 	accounts map[string]*account // what each identity made (security.go)
 	// dynamicAddress makes a dynamic node's address: newDynamicAddress
 	// but in tests that replay a recorded conversation.
 	dynamicAddress func() []byte
-	live     atomic.Int64        // connections being served
-	start    time.Time
-	closed   bool
-	lns      []net.Listener
-	drivers  map[*engine.Driver]struct{}
-	scratch  []byte // for header rewrites, under mu
-	wg       sync.WaitGroup
-	accepted atomic.Uint64       // connections accepted
-	durables map[durKey]*durable // links with a durable terminus (durable.go)
-	keptN    int                 // of them detached
+	live           atomic.Int64 // connections being served
+	start          time.Time
+	closed         bool
+	lns            []net.Listener
+	drivers        map[*engine.Driver]struct{}
+	scratch        []byte // for header rewrites, under mu
+	wg             sync.WaitGroup
+	accepted       atomic.Uint64       // connections accepted
+	durables       map[durKey]*durable // links with a durable terminus (durable.go)
+	keptN          int                 // of them detached
 	// The copies made for detached durable subscriptions, and their
 	// bytes, bounded together (durable_sub.go).
 	keptCopies int

@@ -100,3 +100,108 @@ func TestDynamicExclusive(t *testing.T) {
 	reply.flow(1)
 	require.True(t, bytes.Equal(data("reply"), reply.next().payload))
 }
+
+// TestPermissions: with Options.Permissions an account reads, writes and
+// makes only the nodes its grant names; a link past it is refused with
+// amqp:unauthorized-access, at attach, and so is a message its producer
+// routes to an address it may not write.
+func TestPermissions(t *testing.T) {
+	perms, err := broker.NewPermissions(map[string]broker.Grant{
+		"alice": {Configure: ".*", Write: ".*", Read: ".*"},
+		"bob":   {Write: "orders|public\\..*", Read: "public\\..*"},
+	})
+	require.NoError(t, err)
+	addr, b := start(t, broker.Options{Users: map[string]string{"alice": "a", "bob": "b"}, RouteKey: "to",
+		Permissions: perms.Allow})
+	bob := dial(t, addr, engine.Config{Username: "bob", Password: "b"}, nil)
+	require.Equal(t, frame.CondUnauthorizedAccess, refused(t, bob.sender("orders")), "configure: bob makes no node")
+	alice := dial(t, addr, engine.Config{Username: "alice", Password: "a"}, nil)
+	alice.sender("orders")
+	alice.sender("secret")
+	alice.sender("public.news")
+	require.Equal(t, frame.CondUnauthorizedAccess, refused(t, bob.receiver("orders")), "read")
+	require.Equal(t, frame.CondUnauthorizedAccess, refused(t, bob.sender("secret")), "write")
+	require.Equal(t, frame.CondUnauthorizedAccess, refused(t, bob.receiver("secret")), "read")
+	snd := bob.sender("orders")
+	snd.send(data("o"), routedMessage("secret", "s"), routedMessage("public.news", "n"))
+	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
+	o := snd.outcome()
+	require.Equal(t, frame.StateRejected, o.Type)
+	require.Equal(t, frame.CondUnauthorizedAccess.Symbol(), string(o.Error.Condition))
+	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
+	rcv := bob.receiver("public.news")
+	rcv.flow(1)
+	require.Equal(t, string(routedMessage("public.news", "n")), string(rcv.next().payload))
+	st, _ := b.Queue("secret")
+	require.Zero(t, st.Enqueued)
+	// no account, no grant
+	_, err = broker.NewPermissions(map[string]broker.Grant{"x": {Read: "("}})
+	require.Error(t, err)
+	require.False(t, perms.Allow("carol", "public.news", broker.Read))
+}
+
+// TestDurableLinkIsTheAccounts: another account that sends a durable
+// subscription's container-id and link name gets a subscription of its
+// own: the victim's connection is not closed, its unsettled messages
+// stay its own.
+func TestDurableLinkIsTheAccounts(t *testing.T) {
+	addr, b := start(t, broker.Options{Users: map[string]string{"alice": "a", "mallory": "m"},
+		FanoutPrefixes: []string{"topic/"}})
+	src := durableSource("topic/a", frame.DurabilityUnsettledState, frame.ExpiryNever)
+	alice := dial(t, addr, engine.Config{ContainerID: "c1", Username: "alice", Password: "a"}, nil)
+	sub := alice.attach(false, engine.LinkOptions{Name: "sub", Source: src})
+	snd := dial(t, addr, engine.Config{Username: "alice", Password: "a"}, nil).sender("topic/a")
+	snd.send(msgs("a", 2)...)
+	sub.flow(10)
+	sub.next()
+	sub.next()
+	mallory := dial(t, addr, engine.Config{ContainerID: "c1", Username: "mallory", Password: "m"}, nil)
+	stolen := mallory.attach(false, engine.LinkOptions{Name: "sub", Source: src})
+	stolen.flow(10)
+	attached, _ := b.DurableLinks()
+	require.Equal(t, 2, attached)
+	snd.send(data("later"))
+	require.Equal(t, string(data("later")), string(sub.next().payload), "alice's link is still attached")
+	require.Equal(t, string(data("later")), string(stolen.next().payload), "mallory has a subscription of its own")
+	stolen.none()
+	select {
+	case err := <-alice.closed:
+		t.Fatalf("alice's connection closed: %v", err)
+	default:
+	}
+}
+
+// TestQuotas: one connection makes at most MaxQueuesPerConnection nodes,
+// one account keeps at most MaxDurableLinksPerAccount durable links;
+// past them a link is refused with amqp:resource-limit-exceeded, and
+// the others' are not.
+func TestQuotas(t *testing.T) {
+	addr, b := start(t, broker.Options{MaxQueuesPerConnection: 2, MaxDurableLinksPerAccount: 1,
+		Users: map[string]string{"alice": "a", "bob": "b"}})
+	alice := dial(t, addr, engine.Config{Username: "alice", Password: "a"}, nil)
+	alice.sender("a1")
+	alice.receiver("a2")
+	require.Equal(t, frame.CondResourceLimitExceeded, refused(t, alice.sender("a3")))
+	alice.sender("a1") // there already: made by no one now
+	bob := dial(t, addr, engine.Config{Username: "bob", Password: "b"}, nil)
+	bob.sender("b1")
+	src := durableSource("a1", frame.DurabilityConfiguration, frame.ExpiryNever)
+	d1 := alice.attach(false, engine.LinkOptions{Name: "d1", Source: src})
+	d2 := alice.attach(false, engine.LinkOptions{Name: "d2", Source: src})
+	require.Equal(t, frame.CondResourceLimitExceeded, refused(t, d2))
+	bob.attach(false, engine.LinkOptions{Name: "d1", Source: src})
+	d1.detachOnly()
+	attached, kept := b.DurableLinks()
+	require.Equal(t, [2]int{1, 1}, [2]int{attached, kept})
+}
+
+// TestMaxConnections: past MaxConnections a connection is closed at
+// once; once one ends, another is served.
+func TestMaxConnections(t *testing.T) {
+	addr, _ := start(t, broker.Options{MaxConnections: 1})
+	first := dial(t, addr, engine.Config{}, nil)
+	require.Error(t, dialErr(t, addr, engine.Config{}))
+	first.d.Close()
+	first.d.Wait()
+	eventually(t, "a connection served again", func() bool { return dialErr(t, addr, engine.Config{}) == nil })
+}
