@@ -22,6 +22,7 @@ const (
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
+	DefaultMaxSessions = 64       // sessions a connection may begin (Engine.ChannelMax), as RabbitMQ's
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -74,8 +75,12 @@ type Options struct {
 	TLSConfig *tls.Config
 	// Engine is the base of each connection's configuration:
 	// ContainerID ("amqpsax-broker" when empty), IdleTimeout,
-	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout. The broker
-	// sets Credit, AutoAccept and Auth itself.
+	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout, MaxMemory;
+	// ChannelMax (DefaultMaxSessions-1 when 0) and HandleMax (255 when
+	// 0: 256 links a session); Auth, when Users is empty (SCRAM, or
+	// accounts kept elsewhere: the identity it returns is the one
+	// Permissions is asked about). The broker sets Credit and AutoAccept
+	// itself.
 	Engine engine.Config
 	// MaxDurableLinks bounds the detached links with a durable terminus
 	// (unsettled-state) whose state the broker keeps for a later attach
@@ -188,6 +193,9 @@ func New(o Options) *Broker {
 		cfg.ContainerID = "amqpsax-broker"
 	}
 	cfg.Credit, cfg.AutoAccept, cfg.ManualSettle = 0, false, false
+	if cfg.ChannelMax == 0 {
+		cfg.ChannelMax = DefaultMaxSessions - 1
+	}
 	if len(o.Users) > 0 {
 		users := make(map[string]string, len(o.Users))
 		for u, p := range o.Users {
@@ -197,8 +205,6 @@ func New(o Options) *Broker {
 			want, ok := users[user]
 			return ok && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
 		}, o.Anonymous)
-	} else {
-		cfg.Auth = nil
 	}
 	if cfg.Coordinator == nil {
 		cfg.Coordinator = &coordinator{b: b} // txn.go

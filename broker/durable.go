@@ -70,10 +70,8 @@ type durable struct {
 	c         *consumer
 	unsettled bool
 
-	// The account it counts in (Options.MaxDurableLinksPerAccount), and
-	// whether it was made past that bound (its attach is refused).
+	// The account it counts in (Options.MaxDurableLinksPerAccount).
 	acct *account
-	over bool
 }
 
 // durableKey returns the key of l when its terminus at the peer's side
@@ -150,7 +148,6 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 		}
 		d = &durable{key: key, acct: b.accountLocked(key.identity)}
 		d.acct.durables++
-		d.over = b.opts.MaxDurableLinksPerAccount > 0 && d.acct.durables > b.opts.MaxDurableLinksPerAccount
 		b.durables[key] = d
 	default:
 		b.keptN--
@@ -353,14 +350,15 @@ func (b *Broker) forgetLocked(d *durable) {
 	}
 }
 
-// overDurableQuota reports that the durable link of key, which Recover
-// has just made for an attach on cn, is past its account's bound
-// (Options.MaxDurableLinksPerAccount).
-func (b *Broker) overDurableQuota(key durKey, cn *conn) bool {
+// overDurableQuota reports that an attach of the durable link of key
+// would make a new state past its account's bound
+// (Options.MaxDurableLinksPerAccount): the one it has is kept.
+func (b *Broker) overDurableQuota(key durKey) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d := b.durables[key]
-	return d != nil && d.attached && d.cn == cn && d.over
+	a := b.accounts[key.identity]
+	return b.durables[key] == nil && b.opts.MaxDurableLinksPerAccount > 0 && a != nil &&
+		a.durables >= b.opts.MaxDurableLinksPerAccount
 }
 
 // DurableLinks returns the number of links with a durable terminus

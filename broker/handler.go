@@ -183,17 +183,41 @@ func (h handler) OnSessionEnd(s *engine.Session, _ *engine.Error) { h.b.ended(co
 // dynamic), which the engine puts into its answer; OnLinkAttach makes
 // the node. The address is the link's alone: a peer that sends it with
 // dynamic set on another link gets the node as any address, never its
-// ownership.
+// ownership. Any other link is checked here, so that a refusal is the
+// answer itself (no terminus, then the detach: part 2 §2.6.3): its
+// name and address (UTF-8), a dynamic node's exclusivity,
+// Options.Permissions, and its account's bound of durable links.
 func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Target) *engine.Error {
+	b := h.b
 	cn := connOf(l.Conn())
 	if cn == nil {
 		return nil // OnLinkAttach refuses it
 	}
+	if !utf8.Valid(l.Name()) {
+		return errNameNotUTF8
+	}
+	var addr []byte
+	op := Write
 	switch {
 	case l.IsSender() && src != nil && src.Dynamic && len(src.Address) == 0:
 		src.Address = cn.makeDynamic(l)
+		return nil
 	case !l.IsSender() && tgt != nil && tgt.Dynamic && len(tgt.Address) == 0:
 		tgt.Address = cn.makeDynamic(l)
+		return nil
+	case l.IsSender():
+		addr, op = l.RemoteSource().Address, Read
+	default:
+		addr = l.RemoteTarget().Address
+	}
+	if len(addr) == 0 {
+		return nil // OnLinkAttach refuses it
+	}
+	if _, e := b.mayAttach(cn, addr, false, op); e != nil {
+		return e
+	}
+	if key, _, _, ok := durableKey(l); ok && b.overDurableQuota(key) {
+		return errAccountDurable
 	}
 	return nil
 }
@@ -233,10 +257,6 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		return
 	}
 	key, _, _, durable := durableKey(l)
-	if durable && b.overDurableQuota(key, cn) {
-		l.Detach(errAccountDurable) // OnLinkDetach forgets its state
-		return
-	}
 	if l.IsSender() {
 		src := l.RemoteSource()
 		addr, made := cn.takeDynamic(l, src.Address)
