@@ -457,6 +457,8 @@ type node struct {
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
+	txnBytes  int64       // of the messages open transactions hold for it (txn.go)
+	txnN      int
 	c         counters
 	s0, s1    sample
 }

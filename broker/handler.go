@@ -40,6 +40,7 @@ type conn struct {
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
 	identity  string                  // what SASL authenticated
 	nodes     int                     // nodes it made that are there (under the broker's lock)
+	txnHeld   int                     // bytes its open transactions hold (txn.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.

@@ -205,3 +205,33 @@ func TestMaxConnections(t *testing.T) {
 	first.d.Wait()
 	eventually(t, "a connection served again", func() bool { return dialErr(t, addr, engine.Config{}) == nil })
 }
+
+// TestTxnBounded: the messages a transaction holds count in their
+// node's bounds and in the connection's memory budget: 256 messages of
+// 64 KiB sent in one transaction to a queue of 1 MiB are accepted up to
+// the queue's bound, the rest rejected (all were accepted and held, 16
+// MiB, outside any bound); with no queue bound, up to the connection's
+// budget's half.
+func TestTxnBounded(t *testing.T) {
+	const size, n = 64 << 10, 256
+	payload := data(string(make([]byte, size)))
+	for _, tc := range []struct {
+		name string
+		o    broker.Options
+		most int
+	}{
+		{"queue", broker.Options{MaxBytes: 1 << 20, Engine: engine.Config{MaxMemory: 8 << 20}}, 1 << 20},
+		{"budget", broker.Options{MaxBytes: -1, Engine: engine.Config{MaxMemory: 4 << 20}}, 2 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, b := start(t, tc.o)
+			h := &txnClient{n: n, send: true, payload: payload}
+			require.Equal(t, "accepted", runTxn(t, addr, h))
+			acc := h.outcomes["accepted"]
+			require.Equal(t, n, acc+h.outcomes["rejected"], "outcomes %v", h.outcomes)
+			require.Positive(t, acc)
+			require.LessOrEqual(t, acc*len(payload), tc.most, "held: %d messages", acc)
+			eventually(t, "committed", func() bool { q, _ := b.Queue("q"); return q.Depth == acc })
+		})
+	}
+}

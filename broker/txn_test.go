@@ -48,6 +48,9 @@ func (h *txnClient) OnFlow(l *engine.Link) {
 	h.sendSome()
 }
 
+// OnWritable resumes sending once the output drained.
+func (h *txnClient) OnWritable(*engine.Conn) { h.sendSome() }
+
 func (h *txnClient) sendSome() {
 	for h.send && len(h.txn) > 0 && h.done < h.n && h.l.Credit() > 0 {
 		m := h.payload
