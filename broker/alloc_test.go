@@ -42,7 +42,7 @@ func TestMessagePathAllocs(t *testing.T) {
 	b := New(Options{RouteKey: "to", Permissions: perms.Allow})
 	n := b.nodeLocked([]byte("orders"), false)
 	p := &producer{n: b.nodeLocked([]byte("in"), false), conn: &conn{identity: "alice"}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}}
+	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	m := routed("orders", 1000)
 	var id uint32
@@ -56,11 +56,11 @@ func TestMessagePathAllocs(t *testing.T) {
 		wake := b.enqueueLocked(dst, m, wb[:0])
 		_ = wake
 		_ = b.creditLocked(dst)
-		k := b.takeLocked(c, c.batch[:1])
+		k := b.takeLocked(c, c.conn.batch[:1])
 		if k != 1 {
 			t.Fatal("nothing taken")
 		}
-		c.unacked[id] = c.batch[0]
+		c.unacked[id] = c.conn.batch[0]
 		b.mu.Unlock()
 		b.mu.Lock()
 		got := c.unacked[id]

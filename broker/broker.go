@@ -147,6 +147,7 @@ type Broker struct {
 	lns            []net.Listener
 	drivers        map[*engine.Driver]struct{}
 	scratch        []byte // for header rewrites, under mu
+	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
 	wg             sync.WaitGroup
 	accepted       atomic.Uint64       // connections accepted
 	durables       map[durKey]*durable // links with a durable terminus (durable.go)
@@ -453,7 +454,14 @@ type node struct {
 	q         queue
 	consumers []*consumer
 	detached  []*consumer // durable subscriptions kept while detached (durable_sub.go)
-	rr        int         // where the next search for a hungry consumer starts
+	// ready is a queue node's consumers that wait for messages (hungry),
+	// in the order they came to wait: a message wakes the first, so a
+	// queue with many consumers that have no credit is not searched for
+	// one that has. An entry may be stale (its consumer took a message
+	// since, or went): stale counts those of consumers gone, and the
+	// ring is compacted when they are half of it.
+	ready cring
+	stale int
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
@@ -604,19 +612,63 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 	return wake
 }
 
-// wakeOneLocked wakes the next consumer of queue node n that waits for
-// messages and may take m, taking turns.
+// wakeOneLocked wakes the consumer of queue node n that has waited
+// longest for messages and may take m (those that may not stay ready,
+// behind it). Each consumer it looks at is either woken or taken off
+// the ready ring, but for those m does not suit.
 func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
-	k := len(n.consumers)
-	for i := range k {
-		c := n.consumers[(n.rr+i)%k]
-		if c.hungry && c.mayTake(m) {
-			c.hungry = false
-			n.rr = (n.rr + i + 1) % k
-			return append(wake, c.conn)
+	for tries := n.ready.n; tries > 0; tries-- {
+		c := n.ready.pop()
+		b.visited++
+		c.inReady = false
+		if !c.hungry || c.gone || c.n != n {
+			if c.gone {
+				n.stale--
+			}
+			continue
 		}
+		if !c.mayTake(m) {
+			c.inReady = true
+			n.ready.push(c)
+			continue
+		}
+		c.hungry = false
+		return append(wake, c.conn)
 	}
 	return wake
+}
+
+// hungryLocked marks c as waiting for messages (or not): a consumer of
+// a queue node goes to the back of its ready ring.
+func (b *Broker) hungryLocked(c *consumer, hungry bool) {
+	c.hungry = hungry
+	if hungry && !c.inReady && c.own == nil {
+		c.inReady = true
+		c.n.ready.push(c)
+	}
+}
+
+// unreadyLocked is a consumer's leaving of its node: its entry in the
+// ready ring is stale, and the ring is compacted when half of it is.
+func (b *Broker) unreadyLocked(c *consumer) {
+	c.hungry = false
+	n := c.n
+	if !c.inReady {
+		return
+	}
+	n.stale++
+	if n.stale*2 <= n.ready.n {
+		return
+	}
+	for range n.ready.n {
+		x := n.ready.pop()
+		if x.gone || x == c || x.n != n {
+			x.inReady = false
+			continue
+		}
+		n.ready.push(x)
+	}
+	n.stale = 0
 }
 
 // wakeAllLocked wakes every consumer of n that waits for messages.

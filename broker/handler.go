@@ -17,6 +17,16 @@ import (
 // the nodes are under the broker's lock, never held while a Driver is
 // asked to run something (kick).
 
+// linkStateCost is what the broker keeps for a link (its consumer or
+// producer, a consumer's map of unsettled messages when empty), charged
+// to the connection's memory budget (engine.Link.Charge) at its attach,
+// given back with the link. TestLinkStateCost checks it against the
+// structs.
+const linkStateCost = 512
+
+var errLinkBudget = engine.NewError(frame.CondResourceLimitExceeded,
+	"the connection's memory budget has no room for another link")
+
 // errTooManyQueues refuses a link or message to a new node past
 // Options.MaxQueues.
 var errTooManyQueues = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many queues as it may")
@@ -39,6 +49,10 @@ type conn struct {
 	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
 	identity  string                  // what SASL authenticated
+	// What dispatch sends at once, one consumer's at a time (it is
+	// empty between calls): the connection's, not each consumer's.
+	batch [64]msg
+	ids   [64]uint32
 	nodes     int                     // nodes it made that are there (under the broker's lock)
 	txnHeld   int                     // bytes its open transactions hold (txn.go)
 }
@@ -56,13 +70,12 @@ type consumer struct {
 
 	// Under the broker's lock:
 	hungry   bool                // credit left and nothing to send: wake it for a new message
+	inReady  bool                // in its node's ready ring (hungryLocked)
 	kill     bool                // its node was removed: detach it
 	excluded map[uint64]struct{} // messages it called undeliverable-here
 
 	// The connection's goroutine's:
 	unacked map[uint32]msg // sent unsettled, by delivery-id
-	batch   [64]msg
-	ids     [64]uint32
 
 	// A durable subscription's (durable_sub.go): its state, what it had
 	// acquired when it detached (under the broker's lock while it is
@@ -196,6 +209,9 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 	}
 	if !utf8.Valid(l.Name()) {
 		return errNameNotUTF8
+	}
+	if !l.Charge(linkStateCost) {
+		return errLinkBudget
 	}
 	var addr []byte
 	op := Write
@@ -554,12 +570,13 @@ func (h handler) OnWritable(c *engine.Conn) {
 // runs on c's connection's goroutine.
 func (b *Broker) dispatch(c *consumer) {
 	l := c.link
+	batch, ids := &c.conn.batch, &c.conn.ids
 	if len(c.resume) > 0 && !b.resumeSome(c) { // durable_sub.go: its re-attach's first
 		return
 	}
 	for !c.gone {
 		credit := l.Credit()
-		want := min(int(credit), len(c.batch))
+		want := min(int(credit), len(batch))
 		var wb [8]*conn
 		wake := wb[:0]
 		b.mu.Lock()
@@ -580,8 +597,8 @@ func (b *Broker) dispatch(c *consumer) {
 			b.wake(c.conn, wake)
 			return
 		}
-		k := b.takeLocked(c, c.batch[:want])
-		c.hungry = k < want
+		k := b.takeLocked(c, batch[:want])
+		b.hungryLocked(c, k < want)
 		if k > 0 {
 			wake = b.unblockLocked(c.n, wake)
 		}
@@ -590,19 +607,19 @@ func (b *Broker) dispatch(c *consumer) {
 		for sent < k {
 			var tag []byte
 			if c.dur != nil {
-				tag = c.tagOf(c.batch[sent]) // durable_sub.go
+				tag = c.tagOf(batch[sent]) // durable_sub.go
 			}
-			id, err := l.Send(tag, c.batch[sent].buf.b, c.settled)
+			id, err := l.Send(tag, batch[sent].buf.b, c.settled)
 			if err != nil {
 				break // ErrOutputFull: OnWritable; ErrNoWindow, ErrBusy: OnFlow
 			}
-			c.ids[sent] = id
+			ids[sent] = id
 			sent++
 		}
 		b.mu.Lock()
 		n := c.n
 		for i := range sent {
-			m := c.batch[i]
+			m := batch[i]
 			n.c.delivered++
 			if m.redelivered {
 				n.c.redelivered++
@@ -610,17 +627,17 @@ func (b *Broker) dispatch(c *consumer) {
 			if c.settled {
 				b.doneLocked(c, m)
 			} else {
-				c.unacked[c.ids[i]] = m
+				c.unacked[ids[i]] = m
 			}
 		}
 		for i := k - 1; i >= sent; i-- {
-			c.q.r.pushFront(c.batch[i])
+			c.q.r.pushFront(batch[i])
 			c.q.unsettled--
 		}
 		if sent < k {
 			c.hungry = false
 		}
-		clear(c.batch[:k])
+		clear(batch[:k])
 		b.mu.Unlock()
 		b.wake(c.conn, wake)
 		if sent < k || k < want {
@@ -818,9 +835,9 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
 			n.consumers = slices.Delete(n.consumers, i, i+1)
-			if n.rr > i {
-				n.rr--
-			}
+		}
+		if x.inReady {
+			b.unreadyLocked(x)
 		}
 		if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
 			wake = b.detachSubLocked(x, acquired, wake) // durable_sub.go: kept

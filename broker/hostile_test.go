@@ -2,6 +2,8 @@ package broker_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"regexp"
 	"testing"
 
@@ -234,4 +236,75 @@ func TestTxnBounded(t *testing.T) {
 			eventually(t, "committed", func() bool { q, _ := b.Queue("q"); return q.Depth == acc })
 		})
 	}
+}
+
+// linkFlood begins sessions and attaches receivers to "q" on each until
+// the broker refuses, counting the links attached (answered with a
+// source) and not yet detached, and the most there were at once.
+type linkFlood struct {
+	engine.NopHandler
+	sessions, links  int
+	now, most, ended int
+	done             chan struct{}
+}
+
+func (h *linkFlood) OnConnectionOpen(c *engine.Conn) {
+	for range h.sessions {
+		c.Begin()
+	}
+}
+
+func (h *linkFlood) OnSessionBegin(s *engine.Session) {
+	for i := range h.links {
+		s.AttachReceiver(engine.LinkOptions{Name: fmt.Sprintf("%p-%d", s, i), Address: "q"})
+	}
+}
+
+func (h *linkFlood) OnLinkAttach(l *engine.Link) {
+	if len(l.RemoteSource().Address) > 0 {
+		h.now++
+		h.most = max(h.most, h.now)
+	}
+}
+
+func (h *linkFlood) OnLinkDetach(l *engine.Link, _ *engine.Error) {
+	if len(l.RemoteSource().Address) > 0 {
+		h.now--
+	}
+	if h.ended++; h.ended == h.sessions*h.links {
+		close(h.done)
+	}
+}
+
+func (h *linkFlood) OnConnectionClose(*engine.Conn, *engine.Error) {
+	select {
+	case <-h.done:
+	default:
+		close(h.done)
+	}
+}
+
+// TestLinkFlood: the broker's state of each link counts in the
+// connection's memory budget, so one connection's links are bounded by
+// it (65,280 links took 283 MB against a budget of 96 MiB): 2,000
+// attached with a budget of 1 MiB leave at most 1 MiB over the
+// engine's and the broker's cost of one.
+func TestLinkFlood(t *testing.T) {
+	const budget = 1 << 20
+	addr, _ := start(t, broker.Options{Engine: engine.Config{MaxMemory: budget}})
+	h := &linkFlood{sessions: 8, links: 250, done: make(chan struct{})}
+	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+	require.NoError(t, err)
+	select {
+	case <-h.done:
+	case <-timeAfter():
+		t.Fatal("neither all answered nor closed")
+	}
+	d.Close()
+	d.Wait() // h is read after its goroutine's end
+	most := h.most
+	t.Logf("%d links at most, %d answered", most, h.ended)
+	require.Positive(t, most)
+	const engineLinkCost = 768 // engine/budget.go's linkCost
+	require.LessOrEqual(t, most, budget/(engineLinkCost+512), "links the broker held at once")
 }

@@ -151,6 +151,35 @@ func (r *ring) remove(i int) msg {
 	return m
 }
 
+// cring is a ring of consumers, oldest first, that grows by powers of
+// two and allocates nothing once grown.
+type cring struct {
+	e    []*consumer
+	head int
+	n    int
+}
+
+func (r *cring) push(c *consumer) {
+	if r.n == len(r.e) {
+		e := make([]*consumer, max(8, 2*len(r.e)))
+		for i := range r.n {
+			e[i] = r.e[(r.head+i)&(len(r.e)-1)]
+		}
+		r.e, r.head = e, 0
+	}
+	r.e[(r.head+r.n)&(len(r.e)-1)] = c
+	r.n++
+}
+
+// pop takes out the oldest; the ring must not be empty.
+func (r *cring) pop() *consumer {
+	c := r.e[r.head]
+	r.e[r.head] = nil
+	r.head = (r.head + 1) & (len(r.e) - 1)
+	r.n--
+	return c
+}
+
 // queue is the messages waiting on a queue node, or on one consumer's
 // subscription to a fan-out node.
 type queue struct {
