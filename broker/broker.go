@@ -460,8 +460,8 @@ type node struct {
 	// one that has. An entry may be stale (its consumer took a message
 	// since, or went): stale counts those of consumers gone, and the
 	// ring is compacted when they are half of it.
-	ready cring
-	stale int
+	ready     cring
+	stale     int
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit

@@ -51,10 +51,10 @@ type conn struct {
 	identity  string                  // what SASL authenticated
 	// What dispatch sends at once, one consumer's at a time (it is
 	// empty between calls): the connection's, not each consumer's.
-	batch [64]msg
-	ids   [64]uint32
-	nodes     int                     // nodes it made that are there (under the broker's lock)
-	txnHeld   int                     // bytes its open transactions hold (txn.go)
+	batch   [64]msg
+	ids     [64]uint32
+	nodes   int // nodes it made that are there (under the broker's lock)
+	txnHeld int // bytes its open transactions hold (txn.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
