@@ -23,6 +23,7 @@ const (
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
 	DefaultMaxSessions = 64       // sessions a connection may begin (Engine.ChannelMax), as RabbitMQ's
+	DefaultMaxMemory   = 1 << 30  // bytes of messages the broker holds, all queues together
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -38,6 +39,15 @@ type Options struct {
 	// shrinks towards as the queue fills.
 	MaxMessages int
 	MaxBytes    int64
+	// MaxMemory bounds the bytes of the messages the broker holds, all
+	// its queues together (a message a fan-out node copies counts
+	// once): 0 means DefaultMaxMemory, a negative value no bound.
+	// Producers are granted credit for the room left, shared among
+	// them, and wait for credit at the bound; a message that would take
+	// the broker past it by more than an eighth (credit a producer
+	// outran by sending larger messages than it had) is rejected with
+	// amqp:resource-limit-exceeded.
+	MaxMemory int64
 	// RejectWhenFull makes a full queue reject messages with
 	// amqp:resource-limit-exceeded instead of withholding credit.
 	RejectWhenFull bool
@@ -148,6 +158,8 @@ type Broker struct {
 	drivers        map[*engine.Driver]struct{}
 	scratch        []byte // for header rewrites, under mu
 	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	producers      int         // producer links attached, to share MaxMemory's room among
+	memWait        []*producer // producers waiting for MaxMemory's room
 	wg             sync.WaitGroup
 	accepted       atomic.Uint64       // connections accepted
 	durables       map[durKey]*durable // links with a durable terminus (durable.go)
@@ -171,6 +183,9 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxQueues == 0 {
 		b.opts.MaxQueues = DefaultMaxQueues
+	}
+	if b.opts.MaxMemory == 0 {
+		b.opts.MaxMemory = DefaultMaxMemory
 	}
 	if b.opts.MaxDurableLinks == 0 {
 		b.opts.MaxDurableLinks = DefaultMaxDurableLinks
@@ -516,6 +531,58 @@ func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
 	return uint32(max(room, 0))
 }
 
+// memCreditLocked returns the credit a producer is to have by
+// MaxMemory: its share of the room left (divided among the producers
+// attached), in messages of the node's last size (1 KiB before it has
+// one), at least 1 while there is room; 0 at the bound.
+func (b *Broker) memCreditLocked(n *node, limit uint32) uint32 {
+	if b.opts.MaxMemory <= 0 {
+		return limit
+	}
+	free := b.opts.MaxMemory - b.pool.live
+	if free <= 0 {
+		return 0
+	}
+	size := int64(max(n.lastSize, 64))
+	if n.lastSize == 0 {
+		size = 1024 // nothing stored yet: a guess, as roomLocked's
+	}
+	share := free / size / int64(max(b.producers, 1))
+	return uint32(max(min(share, int64(limit)), 1))
+}
+
+// memFullLocked reports that a message of size bytes would take the
+// broker past MaxMemory by more than an eighth: it is rejected.
+func (b *Broker) memFullLocked(size int) bool {
+	return b.opts.MaxMemory > 0 && b.pool.live+int64(size) > b.opts.MaxMemory+b.opts.MaxMemory/8
+}
+
+// memWaitLocked makes p wait for MaxMemory's room when the broker is at
+// it (it waits on its node too: blockLocked).
+func (b *Broker) memWaitLocked(p *producer) {
+	if !p.memWaiting && b.opts.MaxMemory > 0 && b.pool.live >= b.opts.MaxMemory {
+		p.memWaiting = true
+		b.memWait = append(b.memWait, p)
+	}
+}
+
+// memWakeLocked hands the producers waiting for MaxMemory's room to
+// wake once the broker is below 7/8 of it, appending their connections
+// to wake.
+func (b *Broker) memWakeLocked(wake []*conn) []*conn {
+	if len(b.memWait) == 0 || b.pool.live > b.opts.MaxMemory-b.opts.MaxMemory/8 {
+		return wake
+	}
+	for i, p := range b.memWait {
+		p.memWaiting = false
+		p.resume.Store(true)
+		wake = append(wake, p.conn)
+		b.memWait[i] = nil
+	}
+	b.memWait = b.memWait[:0]
+	return wake
+}
+
 // creditLocked returns the credit a producer to n is to have: what the
 // fullest of its queues has room for, at most the broker's Credit; 0
 // when one is full.
@@ -523,18 +590,22 @@ func (b *Broker) creditLocked(n *node) uint32 {
 	if b.opts.RejectWhenFull {
 		return b.credit
 	}
+	limit := b.memCreditLocked(n, b.credit)
+	if limit == 0 {
+		return 0
+	}
 	if !n.fanout {
 		if b.fullLocked(&n.q) {
 			return 0
 		}
-		return max(b.roomLocked(&n.q, n.lastSize, b.credit), 1)
+		return max(b.roomLocked(&n.q, n.lastSize, limit), 1)
 	}
-	credit := b.credit
+	credit := limit
 	for _, c := range n.consumers {
 		if b.fullLocked(c.q) {
 			return 0
 		}
-		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, b.credit), 1))
+		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, limit), 1))
 	}
 	return credit
 }
@@ -561,6 +632,7 @@ func (b *Broker) resumableLocked(n *node) bool {
 // unblockLocked hands the producers waiting on n to wake when n has room
 // again (or is gone), appending their connections to wake.
 func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	wake = b.memWakeLocked(wake)
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
 	}

@@ -108,6 +108,8 @@ type producer struct {
 	// routeOK is the last address its messages were routed to that
 	// Options.Permissions allowed (security.go).
 	routeOK []byte
+	// memWaiting: it is in the broker's memWait (under its lock).
+	memWaiting bool
 }
 
 // reject rejects d (unsettled) with e, remembering its tag for a
@@ -356,6 +358,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	}
 	p.n = n
 	n.producers++
+	b.producers++
 	if durable {
 		p.dur = b.durables[key] // made by Recover (durable.go)
 	}
@@ -413,6 +416,7 @@ func (b *Broker) grant(p *producer) {
 	credit := b.creditLocked(on)
 	if credit == 0 {
 		b.blockLocked(p, on)
+		b.memWaitLocked(p)
 	}
 	b.mu.Unlock()
 	if credit > p.link.Credit() {
@@ -486,9 +490,16 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 	n, e := b.admitLocked(p, d.Payload)
 	if e != nil {
+		waiting := false
+		if e == errMemory {
+			b.memWaitLocked(p) // its credit is not topped up: it waits for room
+			waiting = p.memWaiting
+		}
 		b.mu.Unlock()
 		p.reject(&d, e)
-		b.topUp(p, l)
+		if !waiting {
+			b.topUp(p, l)
+		}
 		return
 	}
 	wake = b.enqueueLocked(n, d.Payload, wake)
@@ -498,6 +509,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		switch {
 		case credit == 0 && cur == 0:
 			b.blockLocked(p, n)
+			b.memWaitLocked(p)
 		case credit <= cur:
 			credit = 0
 		}
@@ -530,8 +542,14 @@ func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error)
 		n.c.refused++
 		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
 	}
+	if b.memFullLocked(len(payload)) {
+		n.c.refused++
+		return nil, errMemory
+	}
 	return n, nil
 }
+
+var errMemory = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many bytes of messages as it may")
 
 // topUp keeps a producer that is refused, not held back, in credit.
 func (b *Broker) topUp(p *producer, l *engine.Link) {
@@ -859,8 +877,13 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		}
 		b.mu.Lock()
 		b.unblockOneLocked(x)
+		if x.memWaiting {
+			x.memWaiting = false
+			b.memWait = slices.DeleteFunc(b.memWait, func(p *producer) bool { return p == x })
+		}
 		n := x.n
 		n.producers--
+		b.producers--
 		wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
 		if n.ownerP == x {
 			wake = b.removeLocked(n, wake)

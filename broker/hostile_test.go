@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/amqpsax/amqpsax/broker"
@@ -307,4 +309,49 @@ func TestLinkFlood(t *testing.T) {
 	require.Positive(t, most)
 	const engineLinkCost = 768 // engine/budget.go's linkCost
 	require.LessOrEqual(t, most, budget/(engineLinkCost+512), "links the broker held at once")
+}
+
+// TestMemoryAttack: four producers on one connection send 64 messages
+// each to a queue of 1 MiB, with no consumer, at two message sizes; the
+// messages the broker holds stay within Options.MaxMemory and its
+// eighth (each link was granted 256 credits before the broker knew a
+// message's size: 256 MiB held of 256 KiB messages), and the heap grows
+// by no more than that and the engine's buffers.
+func TestMemoryAttack(t *testing.T) {
+	const budget = 4 << 20
+	for _, size := range []int{64 << 10, 256 << 10} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			addr, b := start(t, broker.Options{MaxBytes: 1 << 20, MaxMemory: budget})
+			c := dial(t, addr, engine.Config{}, nil)
+			m := data(string(make([]byte, size)))
+			var snds []*tlink
+			for range 4 {
+				snds = append(snds, c.sender("big"))
+			}
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for _, snd := range snds {
+				snd.send(slices.Repeat([][]byte{m}, 64)...)
+			}
+			eventually(t, "every producer done or waiting", func() bool {
+				for _, snd := range snds {
+					if n := snd.sent.Load(); int(n) != len(snd.outcomes) || (n < 64 && snd.credit() > 0) {
+						return false
+					}
+				}
+				return true
+			})
+			var held int64
+			for _, q := range b.Queues() {
+				held += q.Bytes
+			}
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			t.Logf("held %d bytes; heap %+d", held, int64(after.HeapAlloc)-int64(before.HeapAlloc))
+			require.LessOrEqual(t, held, int64(budget+budget/8))
+			require.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(budget+budget/8+16<<20))
+		})
+	}
 }

@@ -42,10 +42,13 @@ func classOf(n int) (int, int) {
 	return 1 + (e-6)*4 + k, 1<<e + (k+1)*step
 }
 
-// pool is the free lists of buffers, under the broker's lock.
+// pool is the free lists of buffers, under the broker's lock. live is
+// the bytes of the buffers in use (a fan-out node's copies share one):
+// what Options.MaxMemory bounds.
 type pool struct {
 	free   [numClasses][]*buffer
 	cached int
+	live   int64
 }
 
 // get returns a buffer holding a copy of p, with one reference.
@@ -65,6 +68,7 @@ func (pl *pool) get(p []byte) *buffer {
 	}
 	bf.b = append(bf.b[:0], p...)
 	bf.refs = 1
+	pl.live += int64(cap(bf.b))
 	return bf
 }
 
@@ -74,6 +78,7 @@ func (pl *pool) put(bf *buffer) {
 	if bf.refs > 0 {
 		return
 	}
+	pl.live -= int64(cap(bf.b))
 	if bf.class < 0 || pl.cached+cap(bf.b) > maxCached {
 		return
 	}
