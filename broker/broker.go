@@ -156,8 +156,8 @@ type Broker struct {
 	closed         bool
 	lns            []net.Listener
 	drivers        map[*engine.Driver]struct{}
-	scratch        []byte // for header rewrites, under mu
-	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	scratch        []byte      // for header rewrites, under mu
+	visited        uint64      // consumers wakeOneLocked looked at, for a test of its work
 	producers      int         // producer links attached, to share MaxMemory's room among
 	memWait        []*producer // producers waiting for MaxMemory's room
 	wg             sync.WaitGroup
