@@ -156,14 +156,18 @@ type Broker struct {
 	closed         bool
 	lns            []net.Listener
 	drivers        map[*engine.Driver]struct{}
-	scratch        []byte      // for header rewrites, under mu
-	visited        uint64      // consumers wakeOneLocked looked at, for a test of its work
-	producers      int         // producer links attached, to share MaxMemory's room among
-	memWait        []*producer // producers waiting for MaxMemory's room
-	wg             sync.WaitGroup
-	accepted       atomic.Uint64       // connections accepted
-	durables       map[durKey]*durable // links with a durable terminus (durable.go)
-	keptN          int                 // of them detached
+	scratch        []byte // for header rewrites, under mu
+	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	// sent, in tests, is told of each message sent to a consumer
+	// (FuzzBroker's check of permissions: breach).
+	sent      func(c *consumer)
+	breach    error
+	producers int         // producer links attached, to share MaxMemory's room among
+	memWait   []*producer // producers waiting for MaxMemory's room
+	wg        sync.WaitGroup
+	accepted  atomic.Uint64       // connections accepted
+	durables  map[durKey]*durable // links with a durable terminus (durable.go)
+	keptN     int                 // of them detached
 	// The copies made for detached durable subscriptions, and their
 	// bytes, bounded together (durable_sub.go).
 	keptCopies int

@@ -633,6 +633,9 @@ func (b *Broker) dispatch(c *consumer) {
 			}
 			ids[sent] = id
 			sent++
+			if b.sent != nil {
+				b.sent(c)
+			}
 		}
 		b.mu.Lock()
 		n := c.n
