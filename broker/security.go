@@ -49,7 +49,6 @@ const (
 	DefaultMaxQueuesPerConnection    = 1_000 // nodes the links of one connection may make
 	DefaultMaxQueuesPerAccount       = 5_000 // nodes one account's connections may make
 	DefaultMaxDurableLinksPerAccount = 1_000 // durable links one account may have kept
-	DefaultMaxConnections            = 0     // connections served at once: no bound
 )
 
 // Errors of the checks, as the link's detach (or a message's rejection)

@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-credit N] [-max-queues N] [-reject]
+//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-max-memory N] [-credit N] [-max-queues N] [-reject]
 //	           [-route key] [-fanout prefix,...] [-auto-delete]
 //	           [-users file] [-permissions file] [-anonymous] [-user name:password]...
 //	           [-max-connections N] [-max-queues-per-connection N] [-max-queues-per-account N]
@@ -21,6 +21,9 @@
 //	-max-queue N      messages a queue holds, waiting and unsettled, before
 //	                  its producers wait for credit (default 100000; -1: no bound)
 //	-max-bytes N      bytes a queue holds likewise (default 33554432; -1: no bound)
+//	-max-memory N     bytes of messages the broker holds, all queues
+//	                  together: producers share the room left as credit
+//	                  and wait at the bound (default 1073741824; -1: no bound)
 //	-credit N         the most credit a producer has at once (default 256)
 //	-max-queues N     queues the broker holds; a link to a new address past
 //	                  it is refused (default 10000; -1: no bound)
@@ -291,6 +294,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	wsListen := fs.String("ws", "", "also serve AMQP over WebSockets on ADDR (ws://, wss:// with -tls-cert)")
 	maxQueue := fs.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
 	maxBytes := fs.Int64("max-bytes", broker.DefaultMaxBytes, "bytes a queue holds before its producers wait (-1: no bound)")
+	maxMemory := fs.Int64("max-memory", broker.DefaultMaxMemory, "bytes of messages the broker holds, all queues together (-1: no bound)")
 	credit := fs.Uint("credit", broker.DefaultCredit, "the most credit a producer has at once")
 	maxQueues := fs.Int("max-queues", broker.DefaultMaxQueues, "queues the broker holds (-1: no bound)")
 	reject := fs.Bool("reject", false, "reject messages to a full queue instead of holding producers back")
@@ -334,7 +338,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 			return err
 		}
 	}
-	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, Credit: uint32(*credit), MaxQueues: *maxQueues,
+	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, MaxMemory: *maxMemory, Credit: uint32(*credit), MaxQueues: *maxQueues,
 		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, MaxConnections: *maxConns,
 		MaxQueuesPerConnection: *maxConnQueues, MaxQueuesPerAccount: *maxAcctQueues,
 		MaxDurableLinksPerAccount: *maxAcctDurable,
