@@ -22,6 +22,7 @@ import (
 	"time"
 
 	amqp "github.com/Azure/go-amqp"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -197,7 +198,7 @@ func TestMetricsHostile(t *testing.T) {
 		defer cancel()
 		// go-amqp will not send it: package engine does
 		h := &badAttach{detached: make(chan *engine.Error, 1)}
-		d, err := engine.Dial(ctx, "tcp", addr, engine.Config{}, nil, h)
+		d, err := driver.Dial(ctx, "tcp", addr, engine.Config{}, nil, h)
 		require.NoError(t, err)
 		select {
 		case e := <-h.detached:
