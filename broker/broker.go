@@ -476,7 +476,7 @@ type node struct {
 	owner     *consumer // the dynamic source's link, or nil
 	ownerP    *producer // the dynamic target's link, or nil
 	ownerC    *conn     // a dynamic node's connection: its only consumers'
-	maker     *conn     // the connection that made it, while its quota counts it
+	maker     *made     // the count of nodes of the connection that made it
 	account   *account  // the account that made it, likewise
 	deleted   bool
 	q         queue

@@ -54,8 +54,8 @@ type conn struct {
 	// empty between calls): the connection's, not each consumer's.
 	batch   [64]msg
 	ids     [64]uint32
-	nodes   int // nodes it made that are there (under the broker's lock)
-	txnHeld int // bytes its open transactions hold (txn.go)
+	made    *made // the nodes it made that are there (under the broker's lock)
+	txnHeld int   // bytes its open transactions hold (txn.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -176,7 +176,7 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 		c.Close(engine.NewError(frame.CondInvalidField, "a container-id must be UTF-8 (an AMQP string)"))
 		return
 	}
-	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity()}
+	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}}
 	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}

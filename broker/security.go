@@ -87,6 +87,11 @@ func (b *Broker) allowed(identity string, addr []byte, op Op) bool {
 	return b.opts.Permissions == nil || b.opts.Permissions(identity, string(addr), op)
 }
 
+// made counts the nodes a connection made that are there, in a struct
+// of its own: a node outlives its connection, and should not keep the
+// connection's state in memory with it.
+type made struct{ nodes int }
+
 // account is what one identity's connections have made, under the
 // broker's lock.
 type account struct {
@@ -129,7 +134,7 @@ func (b *Broker) openLocked(cn *conn, addr []byte, wantFanout, configure bool) (
 	if !configure {
 		return nil, denied(cn.identity, addr, Configure)
 	}
-	if b.opts.MaxQueuesPerConnection > 0 && cn.nodes >= b.opts.MaxQueuesPerConnection {
+	if b.opts.MaxQueuesPerConnection > 0 && cn.made.nodes >= b.opts.MaxQueuesPerConnection {
 		return nil, errConnQueues
 	}
 	a := b.accountLocked(cn.identity)
@@ -138,8 +143,8 @@ func (b *Broker) openLocked(cn *conn, addr []byte, wantFanout, configure bool) (
 		return nil, errAccountQueues
 	}
 	n := b.nodeLocked(addr, wantFanout)
-	n.maker, n.account = cn, a
-	cn.nodes++
+	n.maker, n.account = cn.made, a
+	cn.made.nodes++
 	a.nodes++
 	return n, nil
 }
