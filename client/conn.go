@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,14 @@ type ConnOptions struct {
 	// SASLType chooses the SASL mechanism: SASLTypeAnonymous,
 	// SASLTypePlain or SASLTypeExternal. The zero SASLType uses PLAIN
 	// with the URL's user and password when it has them, else ANONYMOUS.
+	// PLAIN needs TLS or AllowInsecurePlain.
 	SASLType SASLType
+	// AllowInsecurePlain lets SASL PLAIN send its password over a
+	// connection without TLS (amqp://, ws://, or a net.Conn that is not
+	// a *tls.Conn). Without it Dial and NewConn refuse to: they return
+	// a *DialError of stage "sasl" matching ErrInsecurePlain, having
+	// sent nothing. amqps://, wss:// and TLS connections need nothing.
+	AllowInsecurePlain bool
 	// TLSConfig is used for amqps:// URLs (nil: the default, with the
 	// URL's host as ServerName).
 	TLSConfig *tls.Config
@@ -104,10 +112,11 @@ func SASLTypeNone() SASLType { return SASLType{none: true} }
 // its work to and waits on with its ctx. Every method is safe to call
 // from any goroutine.
 type Conn struct {
-	addr string
-	t    target      // for a dial again
-	opts ConnOptions // likewise
-	rc   *ReconnectOptions
+	addr   string      // for errors: its password redacted
+	secret []string    // the address's password, as written and decoded: never in an error
+	t      target      // for a dial again
+	opts   ConnOptions // likewise
+	rc     *ReconnectOptions
 
 	done chan struct{} // closed at the end, with err set
 
@@ -148,11 +157,12 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 	if opts != nil {
 		o = *opts
 	}
+	c := newConn(addr, &o)
 	t, err := parseAddr(addr, &o)
 	if err != nil {
-		return nil, &DialError{Addr: addr, Stage: "tcp", Err: err}
+		return nil, c.dialErr("tcp", err)
 	}
-	c := newConn(addr, &o)
+	c.opts = o
 	c.t, c.rc = t, o.Reconnect
 	if err := c.dial(ctx); err != nil {
 		return nil, err
@@ -162,7 +172,7 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 
 // target is a parsed address.
 type target struct {
-	addr     string // as given
+	addr     string // as given: it may hold a password, never put in an error
 	hostport string
 	host     string
 	tls      bool
@@ -207,7 +217,21 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 }
 
 func newConn(addr string, o *ConnOptions) *Conn {
-	return &Conn{addr: addr, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+	addr, secret := redactAddr(addr)
+	return &Conn{addr: addr, secret: secret, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// dialErr is a failure of Dial's stage: the one place a *DialError is
+// made, with the address's password (and any error text that repeats
+// it, such as net/url's) redacted.
+func (c *Conn) dialErr(stage string, err error) *DialError {
+	for _, p := range c.secret {
+		if p != "" && strings.Contains(err.Error(), p) {
+			err = redactedErr{err: err, secret: c.secret}
+			break
+		}
+	}
+	return &DialError{Addr: c.addr, Stage: stage, Err: err}
 }
 
 // dial makes the connection's next network connection.
@@ -216,7 +240,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	if o.Dialer != nil {
 		nc, err := o.Dialer(ctx, t.addr)
 		if err != nil {
-			return &DialError{Addr: t.addr, Stage: "dial", Err: err}
+			return c.dialErr("dial", err)
 		}
 		if o.HostName == "" {
 			o.HostName = t.host
@@ -226,7 +250,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, "tcp", t.hostport)
 	if err != nil {
-		return &DialError{Addr: t.addr, Stage: "tcp", Err: err}
+		return c.dialErr("tcp", err)
 	}
 	if t.tls {
 		cfg := o.TLSConfig
@@ -241,7 +265,7 @@ func (c *Conn) dial(ctx context.Context) error {
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return &DialError{Addr: t.addr, Stage: "tls", Err: err}
+			return c.dialErr("tls", err)
 		}
 		nc = tc
 	}
@@ -286,6 +310,10 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case st.mech != "":
 		cfg.Mechanism, cfg.Username, cfg.Password = st.mech, st.user, st.pass
 	}
+	if cfg.Mechanism == "PLAIN" && !o.AllowInsecurePlain && !isTLS(nc) {
+		nc.Close()
+		return c.dialErr("sasl", ErrInsecurePlain)
+	}
 	tap := &tapConn{Conn: nc}
 	tap.tracking.Store(true)
 	c.mu.Lock()
@@ -304,7 +332,7 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 			nc.Close()
 			return ErrClosed
 		case g.endErr != nil:
-			return &DialError{Addr: c.addr, Stage: "open", Err: g.endErr}
+			return c.dialErr("open", g.endErr)
 		case c.wantPending:
 			c.pending = g
 		default:
@@ -317,13 +345,20 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case <-ctx.Done():
 		nc.Close() // the driver sees the stream end at once
 		<-g.d.Done()
-		return &DialError{Addr: c.addr, Stage: tap.stage(), Err: ctxErr(ctx)}
+		return c.dialErr(tap.stage(), ctxErr(ctx))
 	}
 	var ce *Error
 	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
-		return &DialError{Addr: c.addr, Stage: "sasl", Err: err}
+		return c.dialErr("sasl", err)
 	}
-	return &DialError{Addr: c.addr, Stage: tap.stage(), Err: err}
+	return c.dialErr(tap.stage(), err)
+}
+
+// isTLS reports a connection that is TLS: a *tls.Conn, or one that
+// tells its TLS state as it does (ws's over wss://).
+func isTLS(nc net.Conn) bool {
+	_, ok := nc.(interface{ ConnectionState() tls.ConnectionState })
+	return ok
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -584,7 +619,7 @@ func (h *handler) OnSessionEnd(es *engine.Session, e *engine.Error) {
 			s.es = nil // begun again on the next connection
 			return
 		}
-		s.ended(linkEndErr(nil, es, ScopeSession))
+		s.ended(linkEndErr(e, es, ScopeSession))
 	}
 }
 

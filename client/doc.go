@@ -2,7 +2,7 @@
 // engine, with the calls of Azure/go-amqp: a program ports by changing
 // the import and the way messages are built (message.Message).
 //
-//	c, err := client.Dial(ctx, "amqp://user:pass@host:5672", nil)
+//	c, err := client.Dial(ctx, "amqps://user:pass@host", nil)
 //	s, err := c.NewSession(ctx, nil)
 //	snd, err := s.NewSender(ctx, "orders", nil)
 //	err = snd.Send(ctx, &msg, nil)      // waits for the outcome
@@ -26,7 +26,13 @@
 // Dial and NewConn return once the open exchange is complete: TCP, TLS
 // (amqps), the protocol header, SASL, the peer's open. ctx bounds all of
 // it: a silent server makes Dial fail when ctx ends. A failure is a
-// *DialError naming the stage ("tcp", "tls", "header", "sasl", "open").
+// *DialError naming the stage ("tcp", "tls", "header", "sasl", "open"),
+// with the URL's password redacted ("amqp://user:xxxxx@host", as
+// net/url's URL.Redacted gives it) in its text and in every error it
+// wraps: a credential is never in an error. SASL PLAIN sends the
+// password as it is: over amqp:// (no TLS) Dial refuses it before
+// sending anything (ErrInsecurePlain) unless
+// ConnOptions.AllowInsecurePlain says a network without TLS is trusted.
 // NewSession, NewSender and NewReceiver return after the peer's answer; a
 // peer that refuses a link or session (an answer without a terminus and a
 // detach, a detach or end right after the answer, or the session or

@@ -72,8 +72,11 @@ func ExampleDial() {
 	var de *client.DialError
 	if errors.As(err, &de) {
 		fmt.Println("failed at", de.Stage)
+		fmt.Println(de.Addr) // a password is never in an error
 	}
-	// Output: failed at tcp
+	// Output:
+	// failed at tcp
+	// amqp://user:xxxxx@127.0.0.1:1
 }
 
 // Sessions carry links; Close ends one and waits for the peer's answer.
