@@ -48,7 +48,11 @@
 // *OutcomeError (errors.Is: ErrRejected, ErrReleased, ErrModified), never
 // nil. Send documents what happens when ctx ends before, during and after
 // the transfer. SendAsync queues a message and returns a Pending whose
-// Wait gives the outcome: thousands may be in flight on one link.
+// Wait gives the outcome: thousands may be in flight on one link. A
+// sender holds at most 1,024 messages unsent (waiting for credit): past
+// that SendAsync waits, within its ctx, for the link to take one, so a
+// burst of 100,000 costs no more memory than that and runs as fast as a
+// window of 1,000.
 //
 // # Receiving
 //

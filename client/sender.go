@@ -89,6 +89,12 @@ type Sender struct {
 	queue   []*sendReq // queued by callers, not yet taken by the connection
 	free    []*sendReq
 	maxSize uint64
+	// SendAsync's bound (maxUnsent): messages admitted and not yet
+	// taken (reserved counts those being encoded), those the
+	// connection's goroutine holds unsent as of its last pump, and the
+	// callers waiting for room, woken one at a time through room.
+	reserved, held, waiters int
+	room                    chan struct{} // cap 1
 
 	// the connection's goroutine only
 	backlog  []*sendReq // taken, waiting for credit, window or output room
@@ -148,7 +154,7 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 		o = *opts
 	}
 	snd := &Sender{s: s, address: target, mode: o.SettlementMode, attachedCh: make(chan struct{}),
-		done: make(chan struct{}), inflight: make(map[uint32]*sendReq)}
+		done: make(chan struct{}), inflight: make(map[uint32]*sendReq), room: make(chan struct{}, 1)}
 	snd.runFn = snd.run
 	snd.lo = engine.LinkOptions{Name: o.Name, Address: target,
 		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
@@ -225,6 +231,7 @@ func (snd *Sender) lost(l *engine.Link, err error) {
 	snd.mu.Lock()
 	snd.queue = append(snd.backlog, snd.queue...)
 	snd.backlog = nil
+	snd.held = 0
 	snd.mu.Unlock()
 	for id, r := range snd.inflight {
 		delete(snd.inflight, id)
@@ -421,11 +428,21 @@ func (p Pending) Wait(ctx context.Context) error {
 	}
 }
 
-// SendAsync queues msg to be sent and returns at once, without waiting
-// for credit or the outcome: Pending.Wait gives the outcome. Messages go
-// out in the order they were queued, as credit allows, thousands in
-// flight on one link with no goroutine for each. msg is encoded before
-// SendAsync returns. ctx only bounds the call itself: an ended ctx queues
+// maxUnsent bounds the messages a sender holds unsent: queued by
+// SendAsync (or Send) and not yet transferred for want of credit, the
+// session window or output room. SendAsync beyond it waits for room.
+const maxUnsent = 1024
+
+// SendAsync queues msg to be sent and returns without waiting for the
+// outcome: Pending.Wait gives it. Messages go out in the order they
+// were queued, as credit allows, thousands in flight on one link with no
+// goroutine for each. msg is encoded before SendAsync returns.
+//
+// A sender holds at most 1,024 messages unsent (waiting for credit, the
+// session window or output room): when that many are, SendAsync waits
+// within ctx until the link takes one (backpressure; messages sent and
+// awaiting their outcome do not count, the peer's credit bounds them).
+// When ctx ends first, or had ended, it returns ctx's error and queues
 // nothing.
 //
 // A Pending never waited for costs nothing but its memory, which the
@@ -439,8 +456,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		settled = true
 	}
 	snd.mu.Lock()
-	if snd.err != nil {
-		err := snd.err
+	if err := snd.reserve(ctx); err != nil {
 		snd.mu.Unlock()
 		return Pending{}, err
 	}
@@ -456,6 +472,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	var err error
 	if r.buf, err = msg.Append(r.buf[:0]); err != nil {
+		snd.unreserve()
 		snd.recycle(r)
 		return Pending{}, err
 	}
@@ -464,6 +481,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	r.state.Store(reqQueued)
 	p := Pending{snd: snd, r: r, gen: r.gen.Load()}
 	snd.mu.Lock()
+	snd.reserved--
 	if snd.err != nil {
 		err := snd.err
 		snd.mu.Unlock()
@@ -471,6 +489,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, err
 	}
 	if err := snd.admitTxn(r, opts); err != nil { // txn.go: a transaction that has ended sends nothing
+		snd.roomLocked()
 		snd.mu.Unlock()
 		snd.recycle(r)
 		return Pending{}, err
@@ -479,6 +498,56 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	snd.mu.Unlock()
 	snd.kick()
 	return p, nil
+}
+
+// reserve takes room for one message unsent, waiting within ctx while
+// the sender holds maxUnsent; snd.mu is held, and released while it
+// waits.
+func (snd *Sender) reserve(ctx context.Context) error {
+	for {
+		if snd.err != nil {
+			return snd.err
+		}
+		if snd.reserved+len(snd.queue)+snd.held < maxUnsent {
+			snd.reserved++
+			snd.roomLocked() // room for another waiter too
+			return nil
+		}
+		snd.waiters++
+		snd.mu.Unlock()
+		var err error
+		select {
+		case <-snd.room:
+		case <-snd.done:
+		case <-ctx.Done():
+			err = ctxErr(ctx)
+		}
+		snd.mu.Lock()
+		snd.waiters--
+		if err != nil {
+			snd.roomLocked() // a wake-up it took may be another's
+			return err
+		}
+	}
+}
+
+// unreserve gives back a reservation that queued nothing.
+func (snd *Sender) unreserve() {
+	snd.mu.Lock()
+	snd.reserved--
+	snd.roomLocked()
+	snd.mu.Unlock()
+}
+
+// roomLocked wakes a caller waiting in reserve when there is room; with
+// snd.mu held.
+func (snd *Sender) roomLocked() {
+	if snd.waiters > 0 && snd.reserved+len(snd.queue)+snd.held < maxUnsent {
+		select {
+		case snd.room <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // kick queues run on the connection's goroutine, unless it is queued.
@@ -578,6 +647,10 @@ out:
 	n := copy(snd.backlog, snd.backlog[i:])
 	clear(snd.backlog[n:])
 	snd.backlog = snd.backlog[:n]
+	snd.mu.Lock()
+	snd.held = n
+	snd.roomLocked()
+	snd.mu.Unlock()
 }
 
 // sendErr is Send's error for an engine error that no waiting mends.
@@ -645,6 +718,7 @@ func (snd *Sender) ended(err error) {
 	snd.backlog = append(snd.backlog, snd.queue...)
 	clear(snd.queue)
 	snd.queue = snd.queue[:0]
+	snd.held = 0
 	snd.mu.Unlock()
 	for _, r := range snd.backlog {
 		snd.complete(r, err)

@@ -746,6 +746,10 @@ func (snd *Sender) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	snd.queue = keep(snd.queue)
 	snd.mu.Unlock()
 	snd.backlog = keep(snd.backlog)
+	snd.mu.Lock()
+	snd.held = len(snd.backlog)
+	snd.roomLocked()
+	snd.mu.Unlock()
 	for _, r := range out {
 		if r.state.CompareAndSwap(reqQueued, reqSending) {
 			snd.complete(r, ErrTransactionDone)
