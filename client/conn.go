@@ -403,26 +403,31 @@ func (c *Conn) do(f func(*engine.Conn)) bool {
 	return g != nil && g.d.Do(f)
 }
 
-// call runs f on the connection's goroutine and waits for it (or ctx, or
-// the end of the connection), waiting first, with Reconnect, for a
-// connection to be up.
-func (c *Conn) call(ctx context.Context, f func(*engine.Conn) error) error {
-	_, err := c.callGen(ctx, f)
-	return err
-}
-
-// callGen is call, and returns the connection f ran on.
-func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, error) {
+// call runs f on a connection's goroutine and waits for it, ctx, or
+// that connection's end, and returns the connection f ran on. With on
+// set, f runs on that connection alone (one dialled again, its sessions
+// and links not yet up again). Else it runs on the connection up,
+// waiting within ctx, with Reconnect, for one to be dialled again; and
+// when f failed because its connection was lost, or was ending
+// (errEnding: f found it closed), it runs again on the next one.
+func (c *Conn) call(ctx context.Context, on *gen, f func(*engine.Conn) error) (*gen, error) {
 	for {
-		g, err := c.current(ctx)
-		if err != nil {
-			return nil, err
+		g := on
+		if g == nil {
+			var err error
+			if g, err = c.current(ctx); err != nil {
+				return nil, err
+			}
 		}
 		res := make(chan error, 1)
 		if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
+			if on != nil {
+				return g, c.lostOr(g)
+			}
 			<-g.ended
 			continue // lost meanwhile: the next one
 		}
+		var err error
 		select {
 		case err = <-res:
 		case <-ctx.Done():
@@ -431,10 +436,23 @@ func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, e
 			select {
 			case err = <-res:
 			default:
-				err = g.endErr
+				err = c.lostOr(g)
 			}
 		}
-		if err != nil && g.lost() && c.reconnecting() {
+		if err == errEnding {
+			// The connection is ending (its links' events come before
+			// its own): the next one, or its end's error.
+			select {
+			case <-g.ended:
+			case <-ctx.Done():
+				return g, ctxErr(ctx)
+			}
+			if on != nil || !c.reconnecting() {
+				return g, c.lostOr(g)
+			}
+			continue
+		}
+		if err != nil && on == nil && g.lost() && c.reconnecting() {
 			// f failed because g was lost (it ran on g ending, or not
 			// at all): with Reconnect, on the next connection.
 			continue
@@ -442,6 +460,10 @@ func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, e
 		return g, err
 	}
 }
+
+// errEnding is an attach on a connection that is ending: call tries the
+// next.
+var errEnding = errors.New("client: connection ending")
 
 // endErr is the error of calls on an ended connection.
 func (c *Conn) endErr() error {
@@ -532,7 +554,7 @@ func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, 
 	if opts != nil {
 		s.opts = *opts
 	}
-	g, err := c.callGen(ctx, s.begin)
+	g, err := c.call(ctx, nil, s.begin)
 	if err != nil {
 		return nil, err
 	}
@@ -554,12 +576,6 @@ func (c *Conn) lostOr(g *gen) error {
 		return g.endErr
 	}
 	return ErrClosed
-}
-
-// handler receives the engine's events on the connection's goroutine.
-type handler struct {
-	engine.NopHandler
-	g *gen
 }
 
 func (h *handler) OnConnectionOpen(ec *engine.Conn) {
@@ -621,104 +637,6 @@ func (h *handler) OnSessionEnd(es *engine.Session, e *engine.Error) {
 		}
 		s.ended(linkEndErr(e, es, ScopeSession))
 	}
-}
-
-func (h *handler) OnLinkAttach(l *engine.Link) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.attached(l)
-	case *Receiver:
-		x.attached(l)
-	case *txnCtl: // txn.go
-		x.attached(l)
-	default:
-		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
-	}
-}
-
-func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
-	err := linkEndErr(e, l.Session(), ScopeLink)
-	lost := l.Conn().Closed() && h.g.c.reconnecting()
-	switch x := l.Context.(type) {
-	case *Sender:
-		if lost {
-			x.lost(l, err)
-		} else {
-			x.ended(err)
-		}
-	case *Receiver:
-		if lost {
-			x.lost(l, err)
-		} else {
-			x.ended(err)
-		}
-	case *txnCtl: // txn.go: a transaction does not survive a reconnect
-		x.detached(l, err)
-	}
-}
-
-func (h *handler) OnFlow(l *engine.Link) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.pump()
-	case *Receiver:
-		x.flowed()
-	case *txnCtl: // txn.go
-		x.pump()
-	}
-}
-
-func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
-	if r, ok := l.Context.(*Receiver); ok {
-		r.delivered(&d)
-	}
-}
-
-func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.disposed(&d)
-	case *txnCtl: // txn.go
-		x.disposed(&d)
-	}
-}
-
-func (h *handler) OnWritable(ec *engine.Conn) {
-	c := h.g.c
-	c.mu.Lock()
-	ss := c.sessions
-	c.mu.Unlock()
-	for _, s := range ss {
-		s.mu.Lock()
-		snd := s.senders
-		s.mu.Unlock()
-		for _, x := range snd {
-			x.pump()
-		}
-		s.txnWritable(ec) // txn.go
-	}
-}
-
-// linkEndErr is the error a link or session ended with: its own, else
-// that of what ended under it — the session's, then the connection's,
-// which the engine hands down (OnLinkDetach and OnSessionEnd carry the
-// same *engine.Error, so the scope is told by identity) — else
-// ErrClosed. A connection this end closed ended nothing in error.
-func linkEndErr(e *engine.Error, es *engine.Session, scope Scope) error {
-	ec := es.Conn()
-	if ce := ec.Err(); ec.Closed() && ce != nil && (e == nil || e == ce) {
-		if !ce.Remote && closingConn(es) {
-			return ErrClosed
-		}
-		return fromEngine(ce, ScopeConn)
-	}
-	if se := es.Err(); scope == ScopeLink && se != nil && (e == nil || e == se) {
-		return fromEngine(se, ScopeSession)
-	}
-	if e != nil {
-		return fromEngine(e, scope)
-	}
-	return ErrClosed
 }
 
 // closingConn reports a connection this end is closing (its loss is then

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
@@ -52,21 +50,10 @@ type ReceiveOptions struct{}
 // Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
 // from any goroutine; concurrent Receives each get a different delivery.
 type Receiver struct {
-	s        *Session
-	address  string
-	prefetch uint32 // the prefetch; 0: manual credit
-	lo       engine.LinkOptions
-	l        *engine.Link
+	linkCore               // its mu guards what follows, up to the connection's goroutine's
+	prefetch uint32        // the prefetch; 0: manual credit
+	notify   chan struct{} // cap 1: a delivery has been queued
 
-	attachedCh chan struct{}
-	suspect    atomic.Bool // the peer's answer named no address: a detach may follow
-	done       chan struct{}
-	notify     chan struct{} // cap 1: a delivery has been queued
-	runFn      func(*engine.Conn)
-	kicked     atomic.Bool
-
-	mu       sync.Mutex
-	err      error
 	epoch    uint32       // attaches since the first: a Delivery of another cannot be settled
 	lostErr  error        // why the previous attach was lost
 	q        []inDelivery // deliveries not yet received, from head on
@@ -127,75 +114,31 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if opts != nil {
 		o = *opts
 	}
-	r := &Receiver{s: s, address: source, attachedCh: make(chan struct{}), done: make(chan struct{}),
-		notify: make(chan struct{}, 1)}
-	r.runFn = r.run
+	r := &Receiver{notify: make(chan struct{}, 1)}
 	switch {
 	case o.Credit == 0:
 		r.prefetch = 1
 	case o.Credit > 0:
 		r.prefetch = uint32(o.Credit)
 	}
-	r.lo = engine.LinkOptions{Name: o.Name, Address: source, Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
-		Unsettled: o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
-	if r.lo.Name == "" {
-		r.lo.Name = linkName(s.c, "receiver")
-	}
+	r.init(s, r, (*engine.Session).AttachReceiver, engine.LinkOptions{Name: o.Name, Address: source,
+		Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
+		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}, "receiver")
 	if o.Durable {
 		r.setDurable(&o)
+		r.reattach = r.resumeOptions
 	}
-	g, err := s.c.callGen(ctx, r.attach)
-	if err != nil {
-		return nil, err
-	}
-	if err := waitAttached(ctx, s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
-		return nil, err
-	}
-	if err := s.register(g, func() { s.receivers = append(s.receivers, r) }); err != nil {
+	if err := r.open(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-// attach attaches the link on the connection's goroutine.
-func (r *Receiver) attach(ec *engine.Conn) error {
-	lo := r.lo
-	if r.durable && r.s.es != nil {
-		lo = r.resumeOptions()
-	}
-	l, err := r.s.attachLink(ec, (*engine.Session).AttachReceiver, lo)
-	if err != nil {
-		return err
-	}
-	l.Context = r
-	r.l = l
-	return nil
-}
-
-// attachOn attaches the link again on g, a connection dialled again; the
-// prefetch is granted again (manual credit: IssueCredit again).
-func (r *Receiver) attachOn(ctx context.Context, g *gen) error {
-	r.attachedCh = make(chan struct{})
-	if err := r.s.c.callOn(ctx, g, r.attach); err != nil {
-		return err
-	}
-	if err := waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
-		return err
-	}
-	// A kick queued on the lost connection never ran: run here.
-	g.d.Do(r.runFn)
-	return nil
 }
 
 // lost runs on the connection's goroutine when the connection is lost
 // and will be dialled again: the deliveries waiting unsettled are
 // dropped (the peer delivers them again), and those received before can
 // no longer be settled (err).
-func (r *Receiver) lost(l *engine.Link, err error) {
-	if r.l != l {
-		return
-	}
-	r.l = nil
+func (r *Receiver) lost(err error) {
 	r.draining = false
 	r.mu.Lock()
 	if r.durable {
@@ -222,51 +165,32 @@ func (r *Receiver) lost(l *engine.Link, err error) {
 	r.mu.Unlock()
 }
 
-func (r *Receiver) abandon() {
-	r.s.c.do(func(*engine.Conn) {
-		if r.l != nil {
-			r.l.Detach(nil)
-		}
-	})
-}
-
-// attached runs on the connection's goroutine at the peer's attach: a
-// refusing peer answers without a source, and detaches.
+// attached runs on the connection's goroutine at the peer's attach.
 func (r *Receiver) attached(l *engine.Link) {
-	src, ok := l.RemoteAttach().Source.Get()
-	if !ok {
-		return
-	}
-	r.suspect.Store(len(src.Address) == 0 && r.address != "" && !src.Dynamic)
 	if r.durable {
 		r.forgetUnknown(l) // resume_receiver.go
 	}
 	if r.prefetch > 0 {
 		l.Flow(r.prefetch)
 	}
-	close(r.attachedCh)
 }
 
 // Address returns the source address the receiver was attached to.
-func (r *Receiver) Address() string { return r.address }
+func (r *Receiver) Address() string { return r.lo.Address }
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it
 // is attached.
-func (r *Receiver) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
+func (r *Receiver) Err() error { return r.linkCore.Err() }
 
 // delivered runs on the connection's goroutine for each delivery: its
 // bytes are copied into a buffer the receiver reuses and queued.
-func (r *Receiver) delivered(d *engine.Delivery) {
+func (r *Receiver) delivered(d engine.Delivery) {
 	if d.Aborted {
 		r.topUp()
 		return
 	}
 	resumed := r.durable && d.Resumed()
-	if resumed && r.resumedIn(d) { // handed out before the loss: not again
+	if resumed && r.resumedIn(&d) { // handed out before the loss: not again
 		r.topUp()
 		return
 	}
@@ -437,16 +361,8 @@ func (r *Receiver) release(buf []byte) {
 	r.mu.Unlock()
 }
 
-func (r *Receiver) kick() {
-	if r.kicked.CompareAndSwap(false, true) && !r.s.c.do(r.runFn) {
-		r.kicked.Store(false)
-	}
-}
-
-// run is queued on the connection's goroutine (at most once at a time):
-// dispositions, credit, drains.
+// run is the Waker's function: dispositions, credit, drains.
 func (r *Receiver) run(ec *engine.Conn) {
-	r.kicked.Store(false)
 	if ec.Closed() {
 		return // a lost connection's Driver ending: as Sender.run
 	}
@@ -585,21 +501,14 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 // ended runs on the connection's goroutine when the link has ended.
 func (r *Receiver) ended(err error) {
 	r.mu.Lock()
-	if r.err == nil {
-		r.err = err
-	}
+	r.setErrLocked(err)
 	ch := r.drained
 	r.drained = nil
 	r.mu.Unlock()
 	if ch != nil {
 		close(ch)
 	}
-	r.s.removeReceiver(r)
-	select {
-	case <-r.done:
-	default:
-		close(r.done)
-	}
+	r.endLink(err)
 }
 
 // Close detaches the link (closing it) and waits for the peer's detach
@@ -607,7 +516,7 @@ func (r *Receiver) ended(err error) {
 // them as it sees fit (a broker delivers them again). It returns nil
 // after a clean detach, else the link's error.
 func (r *Receiver) Close(ctx context.Context) error {
-	return closeLink(ctx, r.s.c, func() *engine.Link { return r.l }, r.done, r.Err)
+	return r.close(ctx)
 }
 
 // Delivery is a message received, with its delivery's fields (part 2

@@ -73,7 +73,7 @@ func (snd *Sender) setDurable(o *SenderOptions) error {
 		return errDurableSettled
 	}
 	snd.durable = true
-	snd.lo.Target = durableTarget(snd.address, o.ExpiryTimeout)
+	snd.lo.Target = durableTarget(snd.lo.Address, o.ExpiryTimeout)
 	snd.lo.RcvSecond = true
 	binary.BigEndian.PutUint64(snd.instance[:], uint64(time.Now().UnixNano())^linkSeq.Add(1)<<48)
 	return nil

@@ -58,7 +58,7 @@ func durableSource(address string, expiry time.Duration) *frame.Source {
 // setDurable makes r resumable: NewReceiver's hook.
 func (r *Receiver) setDurable(o *ReceiverOptions) {
 	r.durable = true
-	r.lo.Source = durableSource(r.address, o.ExpiryTimeout)
+	r.lo.Source = durableSource(r.lo.Address, o.ExpiryTimeout)
 	r.handed = make(map[uint32]keptTag)
 	r.kept = make(map[string]keptTag)
 	r.dropped = make(map[string]struct{})

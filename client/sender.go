@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -72,20 +71,9 @@ type SendOptions struct {
 // to call from any goroutine, concurrently: messages go out in the order
 // the calls queued them.
 type Sender struct {
-	s       *Session
-	address string
-	mode    SenderSettleMode
-	lo      engine.LinkOptions
-	l       *engine.Link // the connection's goroutine only
+	linkCore // its mu guards what follows, up to the connection's goroutine's
+	mode     SenderSettleMode
 
-	attachedCh chan struct{}
-	suspect    atomic.Bool   // the peer's answer named no address: a detach may follow
-	done       chan struct{} // closed when the link has ended: err is set
-	runFn      func(*engine.Conn)
-	kicked     atomic.Bool // runFn is queued on the connection's goroutine
-
-	mu      sync.Mutex
-	err     error
 	queue   []*sendReq // queued by callers, not yet taken by the connection
 	free    []*sendReq
 	maxSize uint64
@@ -153,28 +141,16 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if opts != nil {
 		o = *opts
 	}
-	snd := &Sender{s: s, address: target, mode: o.SettlementMode, attachedCh: make(chan struct{}),
-		done: make(chan struct{}), inflight: make(map[uint32]*sendReq), room: make(chan struct{}, 1)}
-	snd.runFn = snd.run
-	snd.lo = engine.LinkOptions{Name: o.Name, Address: target,
-		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
-	if snd.lo.Name == "" {
-		// A name of its own, kept when it is attached again.
-		snd.lo.Name = linkName(s.c, "sender")
-	}
+	snd := &Sender{mode: o.SettlementMode, inflight: make(map[uint32]*sendReq), room: make(chan struct{}, 1)}
+	snd.init(s, snd, (*engine.Session).AttachSender, engine.LinkOptions{Name: o.Name, Address: target,
+		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}, "sender")
 	if o.Durable {
 		if err := snd.setDurable(&o); err != nil {
 			return nil, err
 		}
+		snd.reattach = snd.resumeOptions
 	}
-	g, err := s.c.callGen(ctx, snd.attach)
-	if err != nil {
-		return nil, err
-	}
-	if err := waitAttached(ctx, s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
-		return nil, err
-	}
-	if err := s.register(g, func() { s.senders = append(s.senders, snd) }); err != nil {
+	if err := snd.open(ctx); err != nil {
 		return nil, err
 	}
 	return snd, nil
@@ -187,44 +163,12 @@ func linkName(c *Conn, role string) string {
 	return c.opts.ContainerID + "-" + role + "-" + strconv.FormatUint(linkSeq.Add(1), 10)
 }
 
-// attach attaches the link on the connection's goroutine.
-func (snd *Sender) attach(ec *engine.Conn) error {
-	lo := snd.lo
-	if snd.durable && snd.s.es != nil {
-		lo = snd.resumeOptions()
-	}
-	l, err := snd.s.attachLink(ec, (*engine.Session).AttachSender, lo)
-	if err != nil {
-		return err
-	}
-	l.Context = snd
-	snd.l = l
-	return nil
-}
-
-// attachOn attaches the link again on g, a connection dialled again, and
-// sends what was queued meanwhile.
-func (snd *Sender) attachOn(ctx context.Context, g *gen) error {
-	snd.attachedCh = make(chan struct{})
-	if err := snd.s.c.callOn(ctx, g, snd.attach); err != nil {
-		return err
-	}
-	if err := waitAttached(ctx, snd.s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
-		return err
-	}
-	g.d.Do(snd.runFn) // and a kick queued on the lost connection never ran
-	return nil
-}
-
 // lost runs on the connection's goroutine when the connection is lost
 // and will be dialled again: messages in flight complete with err (their
 // outcome is unknown), those not yet sent wait for the link's next
 // attach.
-func (snd *Sender) lost(l *engine.Link, err error) {
-	if snd.l != l {
-		return
-	}
-	snd.l, snd.ready = nil, false
+func (snd *Sender) lost(err error) {
+	snd.ready = false
 	if snd.durable {
 		snd.keepResume(err) // resume.go: kept for the next attach
 	}
@@ -239,68 +183,8 @@ func (snd *Sender) lost(l *engine.Link, err error) {
 	}
 }
 
-// refuseGrace is how long a link whose attach was answered with a
-// terminus without an address waits for the detach that refuses it
-// (Qpid Proton's python binding refuses so, its detach in a later
-// write).
-const refuseGrace = time.Second
-
-// waitAttached waits for a link's attach on g, then for the connection
-// to have handled what came with it (a detach in the same read refuses
-// it), and, for an answer that named no address, for refuseGrace.
-func waitAttached(ctx context.Context, c *Conn, g *gen, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
-	select {
-	case <-attached:
-	case <-done:
-		return errf()
-	case <-g.ended:
-		return c.lostOr(g)
-	case <-ctx.Done():
-		abandon()
-		return ctxErr(ctx)
-	}
-	if err := c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
-		abandon()
-		return err
-	}
-	if suspect.Load() {
-		t := time.NewTimer(refuseGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return errf()
-		case <-g.ended:
-			return c.lostOr(g)
-		case <-t.C:
-		case <-ctx.Done():
-			abandon()
-			return ctxErr(ctx)
-		}
-	}
-	select {
-	case <-done:
-		return errf()
-	default:
-		return nil
-	}
-}
-
-func (snd *Sender) abandon() {
-	snd.s.c.do(func(*engine.Conn) {
-		if snd.l != nil {
-			snd.l.Detach(nil)
-		}
-	})
-}
-
-// attached runs on the connection's goroutine at the peer's attach. A
-// peer that refuses the link answers without a target, and detaches.
+// attached runs on the connection's goroutine at the peer's attach.
 func (snd *Sender) attached(l *engine.Link) {
-	tgt, ok := l.RemoteAttach().Target.Get()
-	if !ok {
-		return
-	}
-	snd.suspect.Store(len(tgt.Address) == 0 && snd.address != "" && !tgt.Dynamic)
 	snd.mu.Lock()
 	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
 	snd.mu.Unlock()
@@ -308,11 +192,10 @@ func (snd *Sender) attached(l *engine.Link) {
 	if snd.durable {
 		snd.resolve(l) // resume.go
 	}
-	close(snd.attachedCh)
 }
 
 // Address returns the target address the sender was attached to.
-func (snd *Sender) Address() string { return snd.address }
+func (snd *Sender) Address() string { return snd.lo.Address }
 
 // MaxMessageSize returns the largest message the peer takes (its
 // max-message-size; 0: no limit).
@@ -324,11 +207,7 @@ func (snd *Sender) MaxMessageSize() uint64 {
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it
 // is attached.
-func (snd *Sender) Err() error {
-	snd.mu.Lock()
-	defer snd.mu.Unlock()
-	return snd.err
-}
+func (snd *Sender) Err() error { return snd.linkCore.Err() }
 
 // Send sends msg and waits: for link credit, then, unsettled, for the
 // peer's outcome (settled, until it has been handed to the connection).
@@ -550,16 +429,6 @@ func (snd *Sender) roomLocked() {
 	}
 }
 
-// kick queues run on the connection's goroutine, unless it is queued.
-// With no connection up (ended: its events ended the link and took or
-// refused what was queued; or being dialled again: the next attach sends
-// it) it does nothing.
-func (snd *Sender) kick() {
-	if snd.kicked.CompareAndSwap(false, true) && !snd.s.c.do(snd.runFn) {
-		snd.kicked.Store(false)
-	}
-}
-
 func (snd *Sender) recycle(r *sendReq) {
 	r.untxn() // txn.go: an abandoned send is no work of its transaction
 	r.gen.Add(1)
@@ -569,10 +438,8 @@ func (snd *Sender) recycle(r *sendReq) {
 	snd.mu.Unlock()
 }
 
-// run is queued on the connection's goroutine by SendAsync (at most once
-// at a time).
+// run is the Waker's function: SendAsync kicks it.
 func (snd *Sender) run(ec *engine.Conn) {
-	snd.kicked.Store(false)
 	if ec.Closed() {
 		// A lost connection's Driver runs what was queued on it as it
 		// ends; the link may be on the next connection by now, whose
@@ -581,6 +448,9 @@ func (snd *Sender) run(ec *engine.Conn) {
 	}
 	snd.pump()
 }
+
+// flowed: OnFlow or OnWritable.
+func (snd *Sender) flowed() { snd.pump() }
 
 // pump sends what is queued while the link has credit, the session window
 // and the output room. It runs on the connection's goroutine.
@@ -687,7 +557,7 @@ func (snd *Sender) complete(r *sendReq, err error) {
 
 // disposed handles the peer's disposition of a delivery: a terminal
 // outcome, or settlement, completes it.
-func (snd *Sender) disposed(d *engine.Disposition) {
+func (snd *Sender) disposed(d engine.Disposition) {
 	r := snd.inflight[d.ID]
 	if r == nil {
 		return
@@ -711,10 +581,7 @@ func (snd *Sender) disposed(d *engine.Disposition) {
 // everything queued or in flight completes with err.
 func (snd *Sender) ended(err error) {
 	snd.mu.Lock()
-	if snd.err == nil {
-		snd.err = err
-	}
-	err = snd.err
+	err = snd.setErrLocked(err)
 	snd.backlog = append(snd.backlog, snd.queue...)
 	clear(snd.queue)
 	snd.queue = snd.queue[:0]
@@ -733,43 +600,11 @@ func (snd *Sender) ended(err error) {
 		snd.complete(r, err)
 	}
 	snd.resume = nil
-	snd.s.removeSender(snd)
-	select {
-	case <-snd.done:
-	default:
-		close(snd.done)
-	}
+	snd.endLink(err)
 }
 
 // Close detaches the link (closing it) and waits for the peer's detach
 // within ctx. Messages still queued or awaiting their outcome complete
 // with ErrClosed. It returns nil after a clean detach, else the link's
 // error.
-func (snd *Sender) Close(ctx context.Context) error {
-	return closeLink(ctx, snd.s.c, func() *engine.Link { return snd.l }, snd.done, snd.Err)
-}
-
-// closeLink detaches a link and waits for it to end.
-func closeLink(ctx context.Context, c *Conn, l func() *engine.Link, done <-chan struct{}, errf func() error) error {
-	err := c.call(ctx, func(*engine.Conn) error {
-		if x := l(); x != nil {
-			x.Detach(nil)
-		}
-		return nil
-	})
-	if err != nil && err != ErrClosed {
-		var e *Error
-		if !errors.As(err, &e) {
-			return err
-		}
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctxErr(ctx)
-	}
-	if err := errf(); err != ErrClosed {
-		return err
-	}
-	return nil
-}
+func (snd *Sender) Close(ctx context.Context) error { return snd.close(ctx) }
