@@ -33,12 +33,13 @@ type ConnOptions struct {
 	// MaxMessageSize bounds an incoming message (0: 64 MiB).
 	MaxMessageSize uint64
 	// SASLType chooses the SASL mechanism: SASLTypeAnonymous,
-	// SASLTypePlain or SASLTypeExternal. The zero SASLType uses PLAIN
-	// with the URL's user and password when it has them, else ANONYMOUS.
-	// PLAIN needs TLS or AllowInsecurePlain.
+	// SASLTypePlain, SASLTypeSCRAMSHA256, SASLTypeXOAUTH2 or
+	// SASLTypeExternal. The zero SASLType uses PLAIN with the URL's user
+	// and password when it has them, else ANONYMOUS. PLAIN and XOAUTH2
+	// need TLS or AllowInsecurePlain.
 	SASLType SASLType
-	// AllowInsecurePlain lets SASL PLAIN send its password over a
-	// connection without TLS (amqp://, ws://, or a net.Conn that is not
+	// AllowInsecurePlain lets SASL PLAIN (or XOAUTH2) send its password
+	// (or token) over a connection without TLS (amqp://, ws://, or a net.Conn that is not
 	// a *tls.Conn). Without it Dial and NewConn refuse to: they return
 	// a *DialError of stage "sasl" matching ErrInsecurePlain, having
 	// sent nothing. amqps://, wss:// and TLS connections need nothing.
@@ -89,6 +90,8 @@ type ReconnectOptions struct {
 type SASLType struct {
 	mech, user, pass string
 	none             bool
+	client           engine.ClientMechanism // when set: the engine's mechanism
+	clear            bool                   // it sends a secret in the clear (PLAIN, XOAUTH2)
 }
 
 // SASLTypeAnonymous is SASL ANONYMOUS.
@@ -96,7 +99,22 @@ func SASLTypeAnonymous() SASLType { return SASLType{mech: "ANONYMOUS"} }
 
 // SASLTypePlain is SASL PLAIN (RFC 4616) with a user and password.
 func SASLTypePlain(user, password string) SASLType {
-	return SASLType{mech: "PLAIN", user: user, pass: password}
+	return SASLType{mech: "PLAIN", user: user, pass: password, clear: true}
+}
+
+// SASLTypeSCRAMSHA256 is SASL SCRAM-SHA-256 (RFC 7677) with a user and
+// password: the password never goes to the server, and the server
+// proves it knows the credentials (RabbitMQ 4.1 and later, Qpid).
+func SASLTypeSCRAMSHA256(user, password string) SASLType {
+	return SASLType{mech: "SCRAM-SHA-256", user: user, client: engine.SCRAMSHA256Client(user, password)}
+}
+
+// SASLTypeXOAUTH2 is SASL XOAUTH2 with a user and an OAuth 2 bearer
+// token. The token goes as it is, as PLAIN's password does: over a
+// connection without TLS, Dial refuses it unless
+// ConnOptions.AllowInsecurePlain is set.
+func SASLTypeXOAUTH2(user, token string) SASLType {
+	return SASLType{mech: "XOAUTH2", user: user, client: engine.XOAUTH2Client(user, token), clear: true}
 }
 
 // SASLTypeExternal is SASL EXTERNAL: the identity is the TLS client
@@ -185,7 +203,7 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 			return t, errors.New("a " + u.Scheme + ":// URL needs ConnOptions.Dialer (ws.Dialer): " + addr)
 		}
 		t.host, t.hostport = u.Hostname(), u.Host
-		if u.User != nil && o.SASLType == (SASLType{}) {
+		if u.User != nil && o.SASLType.mech == "" && !o.SASLType.none {
 			p, _ := u.User.Password()
 			o.SASLType = SASLTypePlain(u.User.Username(), p)
 		}
@@ -202,7 +220,7 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 			}
 		}
 		t.hostport = net.JoinHostPort(t.host, port)
-		if u.User != nil && o.SASLType == (SASLType{}) {
+		if u.User != nil && o.SASLType.mech == "" && !o.SASLType.none {
 			p, _ := u.User.Password()
 			o.SASLType = SASLTypePlain(u.User.Username(), p)
 		}
@@ -307,10 +325,12 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	switch st := o.SASLType; {
 	case st.none:
 		cfg.NoSASL = true
+	case st.client != nil:
+		cfg.SASL = []engine.ClientMechanism{st.client}
 	case st.mech != "":
 		cfg.Mechanism, cfg.Username, cfg.Password = st.mech, st.user, st.pass
 	}
-	if cfg.Mechanism == "PLAIN" && !o.AllowInsecurePlain && !isTLS(nc) {
+	if o.SASLType.clear && !o.AllowInsecurePlain && !isTLS(nc) {
 		nc.Close()
 		return c.dialErr("sasl", ErrInsecurePlain)
 	}

@@ -91,9 +91,9 @@ var (
 	ErrRejected = errors.New("client: message rejected")
 	ErrReleased = errors.New("client: message released")
 	ErrModified = errors.New("client: message modified")
-	// ErrInsecurePlain: SASL PLAIN would send its password over a
+	// ErrInsecurePlain: SASL PLAIN (or XOAUTH2) would send its secret over a
 	// connection without TLS (see ConnOptions.AllowInsecurePlain).
-	ErrInsecurePlain = errors.New("client: SASL PLAIN without TLS refused: its password would go in the clear (ConnOptions.AllowInsecurePlain allows it)")
+	ErrInsecurePlain = errors.New("client: SASL PLAIN or XOAUTH2 without TLS refused: its secret would go in the clear (ConnOptions.AllowInsecurePlain allows it)")
 	// ErrMessageSize: a message above the peer's max-message-size.
 	ErrMessageSize = errors.New("client: message above the link's max-message-size")
 )

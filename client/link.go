@@ -39,6 +39,8 @@ type linkCore struct {
 
 	mu  sync.Mutex
 	err error
+	// the peer's answer (answered)
+	dynAddr string // the address of a dynamic node
 }
 
 // linkEvents is a link as the connection's goroutine sees it: the
@@ -279,6 +281,42 @@ func (c *linkCore) setErrLocked(err error) error {
 		c.err = err
 	}
 	return c.err
+}
+
+// answered keeps what the peer's attach tells: the address of the node
+// it made for a dynamic terminus. On the connection's goroutine.
+func (c *linkCore) answered(l *engine.Link) {
+	a := l.RemoteAttach()
+	var addr []byte
+	if t, ok := a.Target.Get(); ok && l.IsSender() && t.Dynamic {
+		addr = t.Address
+	} else if s, ok := a.Source.Get(); ok && !l.IsSender() && s.Dynamic {
+		addr = s.Address
+	}
+	if addr != nil {
+		c.mu.Lock()
+		c.dynAddr = string(addr)
+		c.mu.Unlock()
+	}
+}
+
+// address is the node's address: the one asked for, or the one the peer
+// gave a dynamic node.
+func (c *linkCore) address() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dynAddr != "" {
+		return c.dynAddr
+	}
+	return c.lo.Address
+}
+
+// symbols encodes a field of symbols (nil for none).
+func symbols(ss []string) frame.Symbols {
+	if len(ss) == 0 {
+		return nil
+	}
+	return frame.AppendSymbols(nil, ss...)
 }
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it

@@ -42,7 +42,37 @@ type ReceiverOptions struct {
 	// link's state after a loss (expiry-policy link-detach, rounded up
 	// to seconds); 0 keeps it with no bound (expiry-policy never).
 	ExpiryTimeout time.Duration
+
+	// TargetAddress is the address of this end's target terminus: the
+	// address replies come to, for a node that answers requests
+	// ($cbs, $management) to the reply-to of each. Empty sends none.
+	TargetAddress string
+	// DynamicAddress asks the peer to make a node for the link (a
+	// temporary queue; part 3 §3.5.3 dynamic): NewReceiver's source
+	// address must be empty, and Address returns the one the peer
+	// gave (a reply address).
+	DynamicAddress bool
+	// SourceCapabilities are the source terminus's capabilities
+	// (symbols such as "queue", "topic", "temporary-queue").
+	SourceCapabilities []string
+	// SourceExpiryPolicy and SourceExpiryTimeout (seconds) are the
+	// source's expiry-policy and timeout (part 3 §3.5.3): how long a
+	// dynamic node outlives the link. The zero policy is session-end,
+	// the spec's default. Durable sets its own.
+	SourceExpiryPolicy  ExpiryPolicy
+	SourceExpiryTimeout uint32
 }
+
+// ExpiryPolicy is a terminus's expiry-policy (part 3 §3.5.6).
+type ExpiryPolicy = frame.ExpiryPolicy
+
+// The expiry policies.
+const (
+	ExpiryPolicySessionEnd      = frame.ExpirySessionEnd
+	ExpiryPolicyLinkDetach      = frame.ExpiryLinkDetach
+	ExpiryPolicyConnectionClose = frame.ExpiryConnectionClose
+	ExpiryPolicyNever           = frame.ExpiryNever
+)
 
 // ReceiveOptions sets up one Receive; nil or the zero value works.
 type ReceiveOptions struct{}
@@ -121,9 +151,20 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	case o.Credit > 0:
 		r.prefetch = uint32(o.Credit)
 	}
-	r.init(s, r, (*engine.Session).AttachReceiver, engine.LinkOptions{Name: o.Name, Address: source,
+	if o.DynamicAddress && source != "" {
+		return nil, errors.New("client: ReceiverOptions.DynamicAddress needs an empty source address")
+	}
+	lo := engine.LinkOptions{Name: o.Name, Address: source,
 		Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
-		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}, "receiver")
+		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
+	if o.DynamicAddress || len(o.SourceCapabilities) > 0 || o.SourceExpiryPolicy != 0 || o.SourceExpiryTimeout != 0 {
+		lo.Source = &frame.Source{Address: []byte(source), Dynamic: o.DynamicAddress, ExpiryPolicy: o.SourceExpiryPolicy,
+			Timeout: o.SourceExpiryTimeout, Capabilities: symbols(o.SourceCapabilities)}
+	}
+	if o.TargetAddress != "" {
+		lo.Target = &frame.Target{Address: []byte(o.TargetAddress)}
+	}
+	r.init(s, r, (*engine.Session).AttachReceiver, lo, "receiver")
 	if o.Durable {
 		r.setDurable(&o)
 		r.reattach = r.resumeOptions
@@ -167,6 +208,7 @@ func (r *Receiver) lost(err error) {
 
 // attached runs on the connection's goroutine at the peer's attach.
 func (r *Receiver) attached(l *engine.Link) {
+	r.answered(l)
 	if r.durable {
 		r.forgetUnknown(l) // resume_receiver.go
 	}
@@ -175,8 +217,21 @@ func (r *Receiver) attached(l *engine.Link) {
 	}
 }
 
-// Address returns the source address the receiver was attached to.
-func (r *Receiver) Address() string { return r.lo.Address }
+// Address returns the source address the receiver was attached to: with
+// ReceiverOptions.DynamicAddress, the one the peer gave its node.
+func (r *Receiver) Address() string { return r.address() }
+
+// LinkName returns the link's name (ReceiverOptions.Name, or the one the
+// client gave it).
+func (r *Receiver) LinkName() string { return r.lo.Name }
+
+// Prefetched returns the number of deliveries that have arrived and wait
+// for Receive.
+func (r *Receiver) Prefetched() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.q) - r.head
+}
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it
 // is attached.

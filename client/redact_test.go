@@ -127,3 +127,43 @@ func TestInsecurePlain(t *testing.T) {
 		require.NotErrorIs(t, err, client.ErrInsecurePlain)
 	}
 }
+
+// SCRAM-SHA-256 and XOAUTH2 are chosen by SASLType; XOAUTH2's token,
+// sent as it is, needs TLS or AllowInsecurePlain as PLAIN's password
+// does, SCRAM's password never leaves this end.
+func TestSASLMechanisms(t *testing.T) {
+	ctx := testCtx(t)
+	creds, err := engine.NewSCRAMCredentials("pw", []byte("salt-salt-salt"), 4096)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &engine.Server{Config: engine.Config{Auth: engine.Mechanisms(
+		engine.SCRAMSHA256Server(func(user string) (engine.SCRAMCredentials, bool) { return creds, user == "u" }),
+		engine.XOAUTH2Server(func(user, token string) (string, error) {
+			if user == "u" && token == "tok" {
+				return user, nil
+			}
+			return "", errors.New("bad token")
+		}))}}
+	go srv.Serve(ln)
+	defer srv.Close()
+	addr := ln.Addr().String()
+
+	c, err := client.Dial(ctx, addr, &client.ConnOptions{SASLType: client.SASLTypeSCRAMSHA256("u", "pw")})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	_, err = client.Dial(ctx, addr, &client.ConnOptions{SASLType: client.SASLTypeSCRAMSHA256("u", "wrong")})
+	var de *client.DialError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "sasl", de.Stage)
+
+	_, err = client.Dial(ctx, addr, &client.ConnOptions{SASLType: client.SASLTypeXOAUTH2("u", "tok")})
+	require.ErrorIs(t, err, client.ErrInsecurePlain)
+	c, err = client.Dial(ctx, addr, &client.ConnOptions{SASLType: client.SASLTypeXOAUTH2("u", "tok"), AllowInsecurePlain: true})
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	_, err = client.Dial(ctx, addr, &client.ConnOptions{SASLType: client.SASLTypeXOAUTH2("u", "forged"), AllowInsecurePlain: true})
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, "sasl", de.Stage)
+	require.NotContains(t, err.Error(), "forged")
+}

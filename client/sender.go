@@ -50,7 +50,34 @@ type SenderOptions struct {
 	// the timeout rounded up to seconds); 0 keeps it with no bound
 	// (expiry-policy never).
 	ExpiryTimeout time.Duration
+
+	// SourceAddress is the address of this end's source terminus (a
+	// peer may route replies or check identity by it); empty sends
+	// none.
+	SourceAddress string
+	// DynamicAddress asks the peer to make a node for the link (part 3
+	// §3.5.4 dynamic): NewSender's target address must be empty, and
+	// Address returns the one the peer gave.
+	DynamicAddress bool
+	// TargetCapabilities are the target terminus's capabilities
+	// (symbols such as "queue", "topic").
+	TargetCapabilities []string
+	// RequestedReceiverSettleMode asks the receiver for a settle mode:
+	// ReceiverSettleModeSecond makes the peer settle each delivery
+	// only after this end has settled on its outcome.
+	RequestedReceiverSettleMode ReceiverSettleMode
 }
+
+// ReceiverSettleMode is a receiver's settle mode (part 2 §2.8.3): first
+// settles a delivery as its outcome is sent, second only once the
+// sender has settled it.
+type ReceiverSettleMode uint8
+
+// The receiver settle modes. The zero value is first.
+const (
+	ReceiverSettleModeFirst ReceiverSettleMode = iota
+	ReceiverSettleModeSecond
+)
 
 // SendOptions sets up one Send; nil sends unsettled (settle mode mixed or
 // unsettled) or settled (settle mode settled).
@@ -59,6 +86,10 @@ type SendOptions struct {
 	// it has been handed to the connection, with no outcome. The link's
 	// settle mode must be mixed or settled.
 	Settled bool
+	// MessageFormat is the delivery's message-format (part 2 §2.7.5):
+	// 0, the standard AMQP message, or a vendor's (Azure's batch
+	// format 0x80013700 for several messages in one delivery).
+	MessageFormat uint32
 	// Transaction, when set, sends the message in that transaction
 	// (part 4 §4.4.1): the coordinator makes it visible when the
 	// transaction commits and drops it when it rolls back. On a
@@ -107,6 +138,7 @@ type Sender struct {
 // owns it; exactly one of caller and connection recycles it.
 type sendReq struct {
 	buf     []byte
+	format  uint32 // SendOptions.MessageFormat
 	settled bool
 	state   atomic.Int32
 	err     error
@@ -142,8 +174,18 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 		o = *opts
 	}
 	snd := &Sender{mode: o.SettlementMode, inflight: make(map[uint32]*sendReq), room: make(chan struct{}, 1)}
-	snd.init(s, snd, (*engine.Session).AttachSender, engine.LinkOptions{Name: o.Name, Address: target,
-		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}, "sender")
+	if o.DynamicAddress && target != "" {
+		return nil, errors.New("client: SenderOptions.DynamicAddress needs an empty target address")
+	}
+	lo := engine.LinkOptions{Name: o.Name, Address: target, RcvSecond: o.RequestedReceiverSettleMode == ReceiverSettleModeSecond,
+		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
+	if o.SourceAddress != "" {
+		lo.Source = &frame.Source{Address: []byte(o.SourceAddress)}
+	}
+	if o.DynamicAddress || len(o.TargetCapabilities) > 0 {
+		lo.Target = &frame.Target{Address: []byte(target), Dynamic: o.DynamicAddress, Capabilities: symbols(o.TargetCapabilities)}
+	}
+	snd.init(s, snd, (*engine.Session).AttachSender, lo, "sender")
 	if o.Durable {
 		if err := snd.setDurable(&o); err != nil {
 			return nil, err
@@ -185,6 +227,7 @@ func (snd *Sender) lost(err error) {
 
 // attached runs on the connection's goroutine at the peer's attach.
 func (snd *Sender) attached(l *engine.Link) {
+	snd.answered(l)
 	snd.mu.Lock()
 	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
 	snd.mu.Unlock()
@@ -194,8 +237,13 @@ func (snd *Sender) attached(l *engine.Link) {
 	}
 }
 
-// Address returns the target address the sender was attached to.
-func (snd *Sender) Address() string { return snd.lo.Address }
+// Address returns the target address the sender was attached to: with
+// SenderOptions.DynamicAddress, the one the peer gave its node.
+func (snd *Sender) Address() string { return snd.address() }
+
+// LinkName returns the link's name (SenderOptions.Name, or the one the
+// client gave it).
+func (snd *Sender) LinkName() string { return snd.lo.Name }
 
 // MaxMessageSize returns the largest message the peer takes (its
 // max-message-size; 0: no limit).
@@ -331,8 +379,10 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, ctxErr(ctx)
 	}
 	settled := snd.mode == SenderSettleModeSettled
-	if opts != nil && opts.Settled {
-		settled = true
+	var format uint32
+	if opts != nil {
+		settled = settled || opts.Settled
+		format = opts.MessageFormat
 	}
 	snd.mu.Lock()
 	if err := snd.reserve(ctx); err != nil {
@@ -355,7 +405,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		snd.recycle(r)
 		return Pending{}, err
 	}
-	r.settled = settled
+	r.settled, r.format = settled, format
 	r.tagged, r.res = false, resNone
 	r.state.Store(reqQueued)
 	p := Pending{snd: snd, r: r, gen: r.gen.Load()}

@@ -596,6 +596,9 @@ func (snd *Sender) admitTxn(r *sendReq, opts *SendOptions) error {
 // connection's goroutine. withdrawn reports r refused: its transaction
 // was discharged since it was admitted (r is to be completed with err).
 func sendOne(l *engine.Link, r *sendReq, tag []byte) (id uint32, withdrawn bool, err error) {
+	if l.MessageFormat() != r.format {
+		l.SetMessageFormat(r.format)
+	}
 	t := r.txn
 	if t == nil {
 		id, err = l.Send(tag, r.buf, r.settled) // tag: a resumable sender's (resume.go), else nil

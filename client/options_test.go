@@ -1,0 +1,153 @@
+package client_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/amqpsax/amqpsax/amqptest"
+	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/stretchr/testify/require"
+)
+
+// seenAttach is what a server read in a client's attach.
+type seenAttach struct {
+	name, source, target       string
+	sourceCaps, targetCaps     []string
+	sourceExpiry               frame.ExpiryPolicy
+	sourceTimeout              uint32
+	rcvSecond, sourceDynamic   bool
+	properties, desired, offer []byte
+}
+
+// recorder is an engine server's handler that records the attaches and
+// the message-formats of the deliveries it gets (accepting them), and
+// sends one message to each receiving link.
+type recorder struct {
+	engine.NopHandler
+	mu      sync.Mutex
+	attach  map[string]seenAttach
+	formats []uint32
+}
+
+func syms(s frame.Symbols) []string {
+	var out []string
+	for b := range s.All() {
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func (h *recorder) OnLinkAttach(l *engine.Link) {
+	a := l.RemoteAttach()
+	var sa seenAttach
+	sa.name = string(a.Name)
+	if s, ok := a.Source.Get(); ok {
+		sa.source, sa.sourceCaps, sa.sourceExpiry, sa.sourceTimeout, sa.sourceDynamic =
+			string(s.Address), syms(s.Capabilities), s.ExpiryPolicy, s.Timeout, s.Dynamic
+	}
+	if t, ok := a.Target.Get(); ok {
+		sa.target, sa.targetCaps = string(t.Address), syms(t.Capabilities)
+	}
+	sa.rcvSecond = a.RcvSettleMode == frame.RcvSecond
+	sa.properties = append([]byte(nil), a.Properties...)
+	sa.desired = append([]byte(nil), a.DesiredCapabilities...)
+	sa.offer = append([]byte(nil), a.OfferedCapabilities...)
+	h.mu.Lock()
+	h.attach[sa.name] = sa
+	h.mu.Unlock()
+}
+
+func (h *recorder) OnFlow(l *engine.Link) {
+	if l.IsSender() && l.Credit() > 0 && l.DeliveryCount() == 0 {
+		l.Send(nil, dataMsgBytes("hello"), false)
+	}
+}
+
+func (h *recorder) OnDelivery(l *engine.Link, d engine.Delivery) {
+	h.mu.Lock()
+	h.formats = append(h.formats, d.MessageFormat)
+	h.mu.Unlock()
+}
+
+func (h *recorder) seen(name string) seenAttach {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.attach[name]
+}
+
+func dataMsgBytes(body string) []byte {
+	b, err := dataMsg(body).Append(nil)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// The terminus options reach the peer's attach as go-amqp's do.
+func TestLinkOptions(t *testing.T) {
+	ctx := testCtx(t)
+	h := &recorder{attach: map[string]seenAttach{}}
+	url := serveEngine(t, engine.Config{Credit: 100, AutoAccept: true}, h)
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+
+	rcv, err := s.NewReceiver(ctx, "src", &client.ReceiverOptions{Name: "r1", TargetAddress: "replies",
+		SourceCapabilities: []string{"queue"}, SourceExpiryPolicy: client.ExpiryPolicyLinkDetach, SourceExpiryTimeout: 30})
+	require.NoError(t, err)
+	require.Equal(t, "r1", rcv.LinkName())
+	require.Equal(t, "src", rcv.Address())
+	got := h.seen("r1")
+	require.Equal(t, "src", got.source)
+	require.Equal(t, "replies", got.target)
+	require.Equal(t, []string{"queue"}, got.sourceCaps)
+	require.Equal(t, client.ExpiryPolicyLinkDetach, got.sourceExpiry)
+	require.Equal(t, uint32(30), got.sourceTimeout)
+	d, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, 0, rcv.Prefetched())
+	require.NoError(t, d.Accept(ctx))
+
+	snd, err := s.NewSender(ctx, "dst", &client.SenderOptions{SourceAddress: "me", TargetCapabilities: []string{"topic"},
+		RequestedReceiverSettleMode: client.ReceiverSettleModeSecond})
+	require.NoError(t, err)
+	require.NotEmpty(t, snd.LinkName())
+	got = h.seen(snd.LinkName())
+	require.Equal(t, "me", got.source)
+	require.Equal(t, "dst", got.target)
+	require.Equal(t, []string{"topic"}, got.targetCaps)
+	require.True(t, got.rcvSecond)
+	require.NoError(t, snd.Send(ctx, dataMsg("x"), &client.SendOptions{MessageFormat: 0x80013700}))
+	require.NoError(t, snd.Send(ctx, dataMsg("y"), nil))
+	h.mu.Lock()
+	require.Equal(t, []uint32{0x80013700, 0}, h.formats)
+	h.mu.Unlock()
+
+	_, err = s.NewReceiver(ctx, "named", &client.ReceiverOptions{DynamicAddress: true})
+	require.Error(t, err, "a dynamic source has no address")
+}
+
+// A dynamic receiver gets the address of the node the peer made for it
+// (package broker's temporary queue), and messages sent there.
+func TestDynamicReceiver(t *testing.T) {
+	ctx := testCtx(t)
+	srv := amqptest.NewServer(t, nil)
+	c, err := client.Dial(ctx, srv.URL, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "", &client.ReceiverOptions{DynamicAddress: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rcv.Address())
+	snd, err := s.NewSender(ctx, rcv.Address(), nil)
+	require.NoError(t, err)
+	require.NoError(t, snd.Send(ctx, dataMsg("to the temporary queue"), nil))
+	d, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, "to the temporary queue", string(d.Message.Body.Data[0]))
+}
