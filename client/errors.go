@@ -52,6 +52,10 @@ type Error struct {
 	// Scope is what ended: for a link that ended with its session or
 	// connection, the session's or connection's scope.
 	Scope Scope
+	// Info is the error's info map (part 2 §2.8.14), keys as symbols:
+	// what Delivery.Reject sends with it. An error the peer sent
+	// carries none here.
+	Info map[string]any
 }
 
 // Error formats the error as "client: scope ended: condition: description",

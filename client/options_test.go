@@ -8,6 +8,7 @@ import (
 	"github.com/amqpsax/amqpsax/client"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,6 +30,19 @@ type recorder struct {
 	mu      sync.Mutex
 	attach  map[string]seenAttach
 	formats []uint32
+	states  []frame.DeliveryState // the dispositions of its deliveries, maps copied
+	perFlow int                   // messages sent at the first flow (0: 1)
+}
+
+func (h *recorder) OnDisposition(l *engine.Link, d engine.Disposition) {
+	st := d.State
+	st.Raw = nil
+	st.MessageAnnotations = append(frame.Map(nil), st.MessageAnnotations...)
+	st.Error.Info = append(frame.Map(nil), st.Error.Info...)
+	st.Error.Condition = append([]byte(nil), st.Error.Condition...)
+	h.mu.Lock()
+	h.states = append(h.states, st)
+	h.mu.Unlock()
 }
 
 func syms(s frame.Symbols) []string {
@@ -60,7 +74,7 @@ func (h *recorder) OnLinkAttach(l *engine.Link) {
 }
 
 func (h *recorder) OnFlow(l *engine.Link) {
-	if l.IsSender() && l.Credit() > 0 && l.DeliveryCount() == 0 {
+	for i := 0; i < max(h.perFlow, 1) && l.IsSender() && l.Credit() > 0 && l.DeliveryCount() < uint32(max(h.perFlow, 1)); i++ {
 		l.Send(nil, dataMsgBytes("hello"), false)
 	}
 }
@@ -150,4 +164,45 @@ func TestDynamicReceiver(t *testing.T) {
 	d, err := rcv.Receive(ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, "to the temporary queue", string(d.Message.Body.Data[0]))
+}
+
+// Reject sends its error's info map, Modify its annotations (a
+// dead-letter reason; Service Bus's abandon with properties).
+func TestOutcomeFields(t *testing.T) {
+	ctx := testCtx(t)
+	h := &recorder{attach: map[string]seenAttach{}, perFlow: 2}
+	url := serveEngine(t, engine.Config{}, h)
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "src", &client.ReceiverOptions{Credit: 2})
+	require.NoError(t, err)
+	d1, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	d2, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, d1.Reject(ctx, &client.Error{Condition: "com.microsoft:dead-letter", Description: "poison",
+		Info: map[string]any{"DeadLetterReason": "poison", "tries": int64(3)}}))
+	require.NoError(t, d2.Modify(ctx, client.ModifyOptions{DeliveryFailed: true, Annotations: map[string]any{"x-opt-note": "later"}}))
+	require.NoError(t, rcv.Close(ctx)) // the dispositions went before the detach
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.states, 2)
+	require.Equal(t, frame.StateRejected, h.states[0].Type)
+	require.Equal(t, "com.microsoft:dead-letter", string(h.states[0].Error.Condition))
+	info, err := anyMap(h.states[0].Error.Info)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"DeadLetterReason": "poison", "tries": int64(3)}, info)
+	require.Equal(t, frame.StateModified, h.states[1].Type)
+	require.True(t, h.states[1].DeliveryFailed)
+	ann, err := anyMap(h.states[1].MessageAnnotations)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"x-opt-note": "later"}, ann)
+}
+
+// anyMap decodes an encoded map as a message-annotations section.
+func anyMap(m frame.Map) (map[string]any, error) {
+	return message.AnyMap(append([]byte{0x00, 0x53, 0x72}, m...))
 }

@@ -129,8 +129,10 @@ type dispReq struct {
 	id    uint32
 	state frame.StateType
 	err   *Error
+	info  frame.Map // rejected: the error's info
 	// modified
 	failed, undeliverable bool
+	annotations           frame.Map
 	txn                   *Transaction // txn.go: given in it, when set
 }
 
@@ -435,9 +437,10 @@ func (r *Receiver) run(ec *engine.Conn) {
 	r.mu.Unlock()
 	for i := range disp {
 		dr := &disp[i]
-		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable}
+		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable,
+			MessageAnnotations: dr.annotations}
 		if dr.err != nil {
-			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
+			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description), Info: dr.info}
 		}
 		disposeOne(l, dr, st) // txn.go: in its transaction, if any
 		if r.durable {
@@ -626,9 +629,29 @@ func (d *Delivery) Accept(ctx context.Context) error {
 }
 
 // Reject rejects and settles the delivery (part 3 §3.4.3) with e, which
-// may be nil, as Accept does.
+// may be nil, as Accept does. e's Info, when set, is sent as the error's
+// info map (Service Bus reads a dead-letter reason and description
+// there: "DeadLetterReason", "DeadLetterErrorDescription").
 func (d *Delivery) Reject(ctx context.Context, e *Error) error {
-	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateRejected, err: e})
+	dr, err := rejectReq(e)
+	if err != nil {
+		return err
+	}
+	dr.id = d.DeliveryID
+	return d.settle(ctx, dr)
+}
+
+// rejectReq is the disposition of Reject with e.
+func rejectReq(e *Error) (dispReq, error) {
+	dr := dispReq{state: frame.StateRejected, err: e}
+	if e != nil && len(e.Info) > 0 {
+		info, err := symbolMap(e.Info)
+		if err != nil {
+			return dr, err
+		}
+		dr.info = info
+	}
+	return dr, nil
 }
 
 // Release releases and settles the delivery (part 3 §3.4.4): the sender
@@ -644,11 +667,34 @@ type ModifyOptions struct {
 	// UndeliverableHere asks the sender not to deliver it on this link
 	// again.
 	UndeliverableHere bool
+	// Annotations are merged into the message's annotations by the
+	// sender (Service Bus's abandon and defer with properties to
+	// change, RabbitMQ 4's "x-opt-" keys); keys are symbols, values
+	// the Go types message properties take.
+	Annotations map[string]any
 }
 
 // Modify gives the delivery the modified outcome and settles it.
 func (d *Delivery) Modify(ctx context.Context, o ModifyOptions) error {
-	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere})
+	dr, err := modifyReq(o)
+	if err != nil {
+		return err
+	}
+	dr.id = d.DeliveryID
+	return d.settle(ctx, dr)
+}
+
+// modifyReq is the disposition of Modify with o.
+func modifyReq(o ModifyOptions) (dispReq, error) {
+	dr := dispReq{state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere}
+	if len(o.Annotations) > 0 {
+		a, err := symbolMap(o.Annotations)
+		if err != nil {
+			return dr, err
+		}
+		dr.annotations = a
+	}
+	return dr, nil
 }
 
 func (d *Delivery) settle(ctx context.Context, dr dispReq) error {

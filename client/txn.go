@@ -525,7 +525,11 @@ func (t *Transaction) Accept(ctx context.Context, d *Delivery) error {
 // Reject rejects and settles the delivery in the transaction, with e
 // (which may be nil), as Accept does.
 func (t *Transaction) Reject(ctx context.Context, d *Delivery, e *Error) error {
-	return t.dispose(ctx, d, dispReq{state: frame.StateRejected, err: e})
+	dr, err := rejectReq(e)
+	if err != nil {
+		return err
+	}
+	return t.dispose(ctx, d, dr)
 }
 
 // Release releases and settles the delivery in the transaction, as
@@ -537,7 +541,11 @@ func (t *Transaction) Release(ctx context.Context, d *Delivery) error {
 // Modify gives the delivery the modified outcome in the transaction and
 // settles it, as Accept does.
 func (t *Transaction) Modify(ctx context.Context, d *Delivery, o ModifyOptions) error {
-	return t.dispose(ctx, d, dispReq{state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere})
+	dr, err := modifyReq(o)
+	if err != nil {
+		return err
+	}
+	return t.dispose(ctx, d, dr)
 }
 
 func (t *Transaction) dispose(ctx context.Context, d *Delivery, dr dispReq) error {
