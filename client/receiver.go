@@ -124,15 +124,18 @@ type inDelivery struct {
 	buf     []byte
 }
 
+type dispMaps struct{ info, annotations frame.Map }
+
 type dispReq struct {
 	epoch uint32
 	id    uint32
 	state frame.StateType
 	err   *Error
-	info  frame.Map // rejected: the error's info
 	// modified
 	failed, undeliverable bool
-	annotations           frame.Map
+	// the rare fields: rejected's error info, modified's annotations (a
+	// pointer, so that the request, kept in maps by value, stays small)
+	maps *dispMaps
 	txn                   *Transaction // txn.go: given in it, when set
 }
 
@@ -437,10 +440,12 @@ func (r *Receiver) run(ec *engine.Conn) {
 	r.mu.Unlock()
 	for i := range disp {
 		dr := &disp[i]
-		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable,
-			MessageAnnotations: dr.annotations}
+		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable}
 		if dr.err != nil {
-			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description), Info: dr.info}
+			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
+		}
+		if dr.maps != nil {
+			st.Error.Info, st.MessageAnnotations = dr.maps.info, dr.maps.annotations
 		}
 		disposeOne(l, dr, st) // txn.go: in its transaction, if any
 		if r.durable {
@@ -649,7 +654,7 @@ func rejectReq(e *Error) (dispReq, error) {
 		if err != nil {
 			return dr, err
 		}
-		dr.info = info
+		dr.maps = &dispMaps{info: info}
 	}
 	return dr, nil
 }
@@ -692,7 +697,7 @@ func modifyReq(o ModifyOptions) (dispReq, error) {
 		if err != nil {
 			return dr, err
 		}
-		dr.annotations = a
+		dr.maps = &dispMaps{annotations: a}
 	}
 	return dr, nil
 }
