@@ -136,7 +136,7 @@ type dispReq struct {
 	// the rare fields: rejected's error info, modified's annotations (a
 	// pointer, so that the request, kept in maps by value, stays small)
 	maps *dispMaps
-	txn                   *Transaction // txn.go: given in it, when set
+	txn  *Transaction // txn.go: given in it, when set
 }
 
 // NewReceiver attaches a receiving link to the node at source (the
