@@ -9,6 +9,7 @@ import (
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
+	"github.com/amqpsax/amqpsax/stream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,6 +21,7 @@ type seenAttach struct {
 	sourceTimeout              uint32
 	rcvSecond, sourceDynamic   bool
 	properties, desired, offer []byte
+	filter                     []byte
 }
 
 // recorder is an engine server's handler that records the attaches and
@@ -60,6 +62,7 @@ func (h *recorder) OnLinkAttach(l *engine.Link) {
 	if s, ok := a.Source.Get(); ok {
 		sa.source, sa.sourceCaps, sa.sourceExpiry, sa.sourceTimeout, sa.sourceDynamic =
 			string(s.Address), syms(s.Capabilities), s.ExpiryPolicy, s.Timeout, s.Dynamic
+		sa.filter = append([]byte(nil), s.Filter...)
 	}
 	if t, ok := a.Target.Get(); ok {
 		sa.target, sa.targetCaps = string(t.Address), syms(t.Capabilities)
@@ -205,4 +208,36 @@ func TestOutcomeFields(t *testing.T) {
 // anyMap decodes an encoded map as a message-annotations section.
 func anyMap(m frame.Map) (map[string]any, error) {
 	return message.AnyMap(append([]byte{0x00, 0x53, 0x72}, m...))
+}
+
+// Filters go in the source's filter-set as described values; the
+// filters of the peer's answer are read back by LinkSourceFilterValue
+// (the engine echoes the source it takes).
+func TestFilters(t *testing.T) {
+	ctx := testCtx(t)
+	h := &recorder{attach: map[string]seenAttach{}}
+	url := serveEngine(t, engine.Config{}, h)
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "events", &client.ReceiverOptions{Name: "f", Filters: []client.LinkFilter{
+		client.NewSelectorFilter("color = 'red'"),
+		client.NewLinkFilter("com.example:epoch", 0x77, int64(7)),
+	}})
+	require.NoError(t, err)
+	require.Equal(t, "color = 'red'", rcv.LinkSourceFilterValue("apache.org:selector-filter:string"))
+	require.Equal(t, int64(7), rcv.LinkSourceFilterValue("com.example:epoch"))
+	require.Nil(t, rcv.LinkSourceFilterValue("none"))
+	got := h.seen("f")
+	m, err := anyMap(got.filter)
+	require.NoError(t, err)
+	require.Len(t, m, 2)
+	sel := m["apache.org:selector-filter:string"].(stream.Described)
+	require.Equal(t, uint64(0x0000468C00000004), sel.Descriptor)
+	require.Equal(t, "color = 'red'", sel.Value)
+	_, err = s.NewReceiver(ctx, "events", &client.ReceiverOptions{Filters: []client.LinkFilter{
+		client.NewLinkFilter("bad", 1, struct{}{})}})
+	require.Error(t, err, "a value of no AMQP type")
 }

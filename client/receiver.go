@@ -61,6 +61,10 @@ type ReceiverOptions struct {
 	// the spec's default. Durable sets its own.
 	SourceExpiryPolicy  ExpiryPolicy
 	SourceExpiryTimeout uint32
+	// Filters are the source's filters (part 3 §3.5.8): NewSelectorFilter,
+	// NewLinkFilter. A peer applies those it knows and names them in
+	// its answer (LinkSourceFilterValue); it may ignore others.
+	Filters []LinkFilter
 }
 
 // ExpiryPolicy is a terminus's expiry-policy (part 3 §3.5.6).
@@ -95,6 +99,8 @@ type Receiver struct {
 	drainReq bool
 	drained  chan struct{} // closed when the sender has answered a drain
 	draining bool          // the connection's goroutine asked for a drain
+
+	granted frame.Map // the filter-set of the peer's source (a copy)
 
 	// Receive's storage for deliveries it hands out: carved from
 	// chunks, so that a kept delivery costs a fraction of a chunk.
@@ -162,9 +168,13 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	lo := engine.LinkOptions{Name: o.Name, Address: source,
 		Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
 		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
-	if o.DynamicAddress || len(o.SourceCapabilities) > 0 || o.SourceExpiryPolicy != 0 || o.SourceExpiryTimeout != 0 {
+	filter, err := filterSet(o.Filters)
+	if err != nil {
+		return nil, err
+	}
+	if o.DynamicAddress || len(o.SourceCapabilities) > 0 || o.SourceExpiryPolicy != 0 || o.SourceExpiryTimeout != 0 || filter != nil {
 		lo.Source = &frame.Source{Address: []byte(source), Dynamic: o.DynamicAddress, ExpiryPolicy: o.SourceExpiryPolicy,
-			Timeout: o.SourceExpiryTimeout, Capabilities: symbols(o.SourceCapabilities)}
+			Timeout: o.SourceExpiryTimeout, Capabilities: symbols(o.SourceCapabilities), Filter: filter}
 	}
 	if o.TargetAddress != "" {
 		lo.Target = &frame.Target{Address: []byte(o.TargetAddress)}
@@ -214,6 +224,11 @@ func (r *Receiver) lost(err error) {
 // attached runs on the connection's goroutine at the peer's attach.
 func (r *Receiver) attached(l *engine.Link) {
 	r.answered(l)
+	if src, ok := l.RemoteAttach().Source.Get(); ok {
+		r.mu.Lock()
+		r.granted = append(r.granted[:0:0], src.Filter...)
+		r.mu.Unlock()
+	}
 	if r.durable {
 		r.forgetUnknown(l) // resume_receiver.go
 	}
@@ -229,6 +244,17 @@ func (r *Receiver) Address() string { return r.address() }
 // LinkName returns the link's name (ReceiverOptions.Name, or the one the
 // client gave it).
 func (r *Receiver) LinkName() string { return r.lo.Name }
+
+// LinkSourceFilterValue returns the value of the filter named name in
+// the source the peer answered with (a filter it applies), or nil when
+// it has none of that name: the selector of NewSelectorFilter, for its
+// name "apache.org:selector-filter:string", when the peer took it.
+func (r *Receiver) LinkSourceFilterValue(name string) any {
+	r.mu.Lock()
+	set := r.granted
+	r.mu.Unlock()
+	return filterValue(set, name)
+}
 
 // Prefetched returns the number of deliveries that have arrived and wait
 // for Receive.
