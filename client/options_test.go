@@ -1,7 +1,9 @@
 package client_test
 
 import (
+	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/amqpsax/amqpsax/amqptest"
@@ -240,4 +242,66 @@ func TestFilters(t *testing.T) {
 	_, err = s.NewReceiver(ctx, "events", &client.ReceiverOptions{Filters: []client.LinkFilter{
 		client.NewLinkFilter("bad", 1, struct{}{})}})
 	require.Error(t, err, "a value of no AMQP type")
+}
+
+// settler sends three messages and, as the sender of receiver settle
+// mode second, settles each outcome the receiver sends, except those it
+// is told to hold.
+type settler struct {
+	engine.NopHandler
+	hold atomic.Bool
+	got  chan uint32 // the delivery-ids of outcomes held
+}
+
+func (h *settler) OnLinkAttach(l *engine.Link) {
+	if l.IsSender() && l.RcvSettleMode() != frame.RcvSecond {
+		l.Detach(engine.NewError(frame.CondPreconditionFailed, "receiver settle mode second wanted"))
+	}
+}
+
+func (h *settler) OnFlow(l *engine.Link) {
+	for l.IsSender() && l.Credit() > 0 && l.DeliveryCount() < 3 {
+		l.Send(nil, dataMsgBytes("m"), false)
+	}
+}
+
+func (h *settler) OnDisposition(l *engine.Link, d engine.Disposition) {
+	if d.Settled || d.State.Type != frame.StateAccepted {
+		return
+	}
+	if h.hold.Load() {
+		h.got <- d.ID
+		return
+	}
+	l.Settle(d.ID)
+}
+
+// In receiver settle mode second, Accept returns once the sender has
+// settled; a lost connection before that is its error.
+func TestReceiverSettleModeSecond(t *testing.T) {
+	ctx := testCtx(t)
+	h := &settler{got: make(chan uint32, 3)}
+	url := serveEngine(t, engine.Config{ManualSettle: true}, h)
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q", &client.ReceiverOptions{Credit: 3, SettlementMode: client.ReceiverSettleModeSecond})
+	require.NoError(t, err)
+	var ds [3]*client.Delivery
+	for i := range ds {
+		ds[i], err = rcv.Receive(ctx, nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, ds[0].Accept(ctx))
+	h.hold.Store(true)
+	require.ErrorIs(t, ds[1].Accept(short(t)), context.DeadlineExceeded, "not settled by the sender")
+	<-h.got
+	woke := make(chan error, 1)
+	go func() { woke <- ds[2].Accept(ctx) }()
+	<-h.got // the outcome is at the sender, which holds it
+	require.NoError(t, c.Close())
+	err = <-woke
+	require.Error(t, err)
 }

@@ -61,6 +61,16 @@ type ReceiverOptions struct {
 	// the spec's default. Durable sets its own.
 	SourceExpiryPolicy  ExpiryPolicy
 	SourceExpiryTimeout uint32
+	// SettlementMode asks for a receiver settle mode (part 2 §2.8.3).
+	// With ReceiverSettleModeSecond, Accept, Reject, Release and Modify
+	// send the outcome unsettled and return once the sender has settled
+	// the delivery (it has applied the outcome: exactly once, where the
+	// peer keeps its promise). When the link or connection is lost
+	// before the sender's settlement, they return its error: whether
+	// the outcome was applied is unknown (a broker that did not apply
+	// it delivers the message again). When their ctx ends first they
+	// return ctx's error, with the outcome possibly on its way.
+	SettlementMode ReceiverSettleMode
 	// Filters are the source's filters (part 3 §3.5.8): NewSelectorFilter,
 	// NewLinkFilter. A peer applies those it knows and names them in
 	// its answer (LinkSourceFilterValue); it may ignore others.
@@ -101,6 +111,9 @@ type Receiver struct {
 	draining bool          // the connection's goroutine asked for a drain
 
 	granted frame.Map // the filter-set of the peer's source (a copy)
+	// receiver settle mode second: the outcomes sent, by delivery-id,
+	// whose settlement by the sender is awaited (nil in mode first)
+	settling map[uint32]chan error // cap 1
 
 	// Receive's storage for deliveries it hands out: carved from
 	// chunks, so that a kept delivery costs a fraction of a chunk.
@@ -156,6 +169,9 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 		o = *opts
 	}
 	r := &Receiver{notify: make(chan struct{}, 1)}
+	if o.SettlementMode == ReceiverSettleModeSecond {
+		r.settling = map[uint32]chan error{}
+	}
 	switch {
 	case o.Credit == 0:
 		r.prefetch = 1
@@ -165,7 +181,7 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if o.DynamicAddress && source != "" {
 		return nil, errors.New("client: ReceiverOptions.DynamicAddress needs an empty source address")
 	}
-	lo := engine.LinkOptions{Name: o.Name, Address: source,
+	lo := engine.LinkOptions{Name: o.Name, Address: source, RcvSecond: o.SettlementMode == ReceiverSettleModeSecond,
 		Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
 		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
 	filter, err := filterSet(o.Filters)
@@ -218,6 +234,10 @@ func (r *Receiver) lost(err error) {
 	r.disp = r.disp[:0]
 	r.issue = 0
 	r.starved = false
+	for id, ch := range r.settling { // the sender's settlement will not come
+		ch <- err
+		delete(r.settling, id)
+	}
 	r.mu.Unlock()
 }
 
@@ -582,9 +602,44 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 		return r.lostErr // received on a link since lost
 	}
 	r.disp = append(r.disp, dr)
+	if r.settling == nil {
+		r.mu.Unlock()
+		r.kick()
+		return nil
+	}
+	settled := make(chan error, 1)
+	r.settling[dr.id] = settled
 	r.mu.Unlock()
 	r.kick()
-	return nil
+	select {
+	case err := <-settled:
+		return err
+	case <-r.done:
+		return r.Err()
+	case <-ctx.Done():
+		r.mu.Lock()
+		if r.settling[dr.id] == settled {
+			delete(r.settling, dr.id)
+		}
+		r.mu.Unlock()
+		return ctxErr(ctx)
+	}
+}
+
+// disposed runs on the connection's goroutine at the sender's
+// disposition: in receiver settle mode second, its settlement of a
+// delivery whose outcome this end sent.
+func (r *Receiver) disposed(d engine.Disposition) {
+	if r.settling == nil || !d.Settled {
+		return
+	}
+	r.mu.Lock()
+	ch := r.settling[d.ID]
+	delete(r.settling, d.ID)
+	r.mu.Unlock()
+	if ch != nil {
+		ch <- nil
+	}
 }
 
 // ended runs on the connection's goroutine when the link has ended.
@@ -651,7 +706,8 @@ func (d *Delivery) Payload() []byte {
 
 // Accept accepts and settles the delivery (part 3 §3.4.2). The
 // disposition is final as it is sent (receiver settle mode first), so
-// Accept queues it to the connection and returns without a round trip;
+// Accept queues it to the connection and returns without a round trip
+// (in mode second it waits for the sender: ReceiverOptions.SettlementMode);
 // an error says the link had ended (the peer settles the delivery as it
 // sees fit, a broker delivers it again), or ctx had. Settled deliveries
 // need none: Accept does nothing.
