@@ -4,7 +4,8 @@
 // Python's h11. The caller feeds a Conn the bytes it read and the time,
 // and writes out the bytes it returns, so one engine serves net.Conn, TLS,
 // an event loop or a test's byte slices; tests need no sleeps. Events
-// reach a [Handler], as values reach a [dispatch.Handler]: embed [NopHandler] to
+// reach a [Handler], as values reach an
+// [github.com/amqpsax/amqpsax.Handler]: embed [NopHandler] to
 // implement only the ones you need.
 //
 // # Contract
@@ -157,7 +158,7 @@
 // transfer (no copy), else into the link's reassembly buffer ([frame.Join],
 // reused for its next delivery). Output's bytes are valid until the next call of
 // another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
-// kept by the link.
+// kept by the link, Conn.RemoteOpen by the connection.
 //
 // # Errors
 //
@@ -176,7 +177,9 @@
 // performative (amqp:decode-error), a frame on a channel with no session
 // (amqp:not-allowed), a channel above channel-max or handle above
 // handle-max (amqp:connection:framing-error, as §2.7.1 and §2.7.2 ask),
-// a handle not attached (amqp:session:unattached-handle, the session), a
+// a handle never attached (amqp:session:unattached-handle, the session;
+// frames for a handle whose detach exchange is over are ignored, as Qpid
+// Proton and RabbitMQ ignore a flow that crossed the detach), a
 // handle in use (amqp:session:handle-in-use), a transfer beyond the
 // session's incoming window (amqp:session:window-violation), a transfer
 // without link credit (amqp:link:transfer-limit-exceeded, the link), a
@@ -202,8 +205,9 @@
 //
 // Memory is bounded by the configuration, not by the peer. A
 // connection's budget, [Config].MaxMemory ([DefaultMaxMemory], 96 MiB),
-// counts what the peer can make it keep — sessions, links and their
-// attach frames, unsettled incoming deliveries, deliveries being joined —
+// counts what the peer can make it keep — its open, sessions, links and
+// their attach frames, unsettled incoming deliveries, deliveries being
+// joined —
 // and closes the connection with amqp:resource-limit-exceeded past it;
 // beside the budget there is one frame of max-frame-size being read, and
 // output ([Conn.Held] reports the budget in use). Within it: channel-max

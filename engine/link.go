@@ -36,10 +36,32 @@ type LinkOptions struct {
 	Name string
 	// Address is the node's address: the target's for a sender, the
 	// source's for a receiver. Source and Target, when set, are sent as
-	// they are instead.
+	// they are instead (part 3 §3.5.3, §3.5.4), with every field they
+	// carry: a receiver's source with its filter-set (a selector:
+	// frame.SymbolMap.Selector) and its target with the address
+	// replies come to (the reply link of request/response, as $cbs and
+	// $management want), a sender's source with its address, a dynamic
+	// node (Dynamic with DynamicNodeProperties, part 3 §3.5.9) whose
+	// address the peer's answer gives (RemoteSource, RemoteTarget).
 	Address string
 	Source  *frame.Source
 	Target  *frame.Target
+	// Properties are the properties of this end's attach (part 2
+	// §2.7.3: a map of symbol keys, fields §2.8.13), for a sender and a
+	// receiver alike, such as the "com.microsoft:…" entries Azure's
+	// services read (an entity type, a consumer's epoch). It is the
+	// map's encoding, written exactly as given (a symbol stays a
+	// symbol); frame.SymbolMap builds one. The peer's are in
+	// RemoteAttach().Properties.
+	Properties frame.Map
+	// OfferedCapabilities and DesiredCapabilities are the capabilities
+	// of this end's attach (part 2 §2.7.3): the extensions this end
+	// supports on the link, and those it wants the peer to (such as
+	// "com.microsoft:session-filter", RabbitMQ's "rabbitmq:stream-…").
+	// Each is the encoding of a symbol or an array of symbols, written
+	// exactly; frame.AppendSymbols builds one. The peer's answer tells
+	// which it supports in its own.
+	OfferedCapabilities, DesiredCapabilities frame.Symbols
 	// Presettled makes a sender send every delivery settled (snd-settle-
 	// mode settled); Unsettled, every delivery unsettled; neither, mixed.
 	Presettled, Unsettled bool
@@ -123,6 +145,16 @@ type Link struct {
 	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window
+
+	mine attachFields // of this end's attach, until it is written
+}
+
+// attachFields are the fields of this end's attach beside its terminus
+// (LinkOptions, or Link.SetAnswerFields in an answer): views of the
+// caller's bytes, held by the link only until its attach is written.
+type attachFields struct {
+	properties       frame.Map
+	offered, desired frame.Symbols
 }
 
 // pending is the rest of an outgoing delivery the peer's session window
@@ -136,9 +168,12 @@ type pending struct {
 }
 
 // newLink makes the link of handle h; named, it takes its name in the
-// connection (part 2 §2.6.1).
+// connection (part 2 §2.6.1). The link keeps name as it is, and the
+// connection's map of names is keyed by a view of it: name must be bytes
+// never written again (a copy the engine made: the peer's attach as the
+// link keeps it, or attachLink's).
 func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link {
-	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
+	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: name, sndMode: frame.SndMixed}
 	s.byLocal[h] = l
 	s.nLocal++
 	if named {
@@ -146,7 +181,7 @@ func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link 
 		if c.names == nil {
 			c.names = make(map[linkName]*Link)
 		}
-		c.names[linkName{string(name), sender}] = l
+		c.names[linkName{viewString(name), sender}] = l
 	}
 	return l
 }
@@ -176,6 +211,12 @@ func (l *Link) RemoteSource() *frame.Source { return &l.src }
 
 // RemoteTarget returns the target of the peer's attach.
 func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
+
+// RemoteMaxMessageSize returns the max-message-size of the peer's attach
+// (part 2 §2.7.3): the largest message it accepts; 0 means no limit (or
+// its attach has not arrived). Send refuses a larger one with
+// ErrMessageSize.
+func (l *Link) RemoteMaxMessageSize() uint64 { return l.peerMaxMessage }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
@@ -263,6 +304,7 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
+	l.mine = attachFields{o.Properties, o.OfferedCapabilities, o.DesiredCapabilities}
 	l.setResume(o.Resume, frame.Some(src), frame.Some(tgt)) // recover.go
 	if !l.attachFits(frame.Some(src), frame.Some(tgt)) {
 		// Undo newLink: nothing was written.
@@ -290,9 +332,11 @@ func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targ
 	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
 	c.end(start)
 	l.st.local = active
+	l.mine = attachFields{} // written: the caller's bytes are not held
 }
 
-// attachPerf is the link's attach, with the terminus given.
+// attachPerf is the link's attach, with the terminus given and the
+// fields of l.mine.
 func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) frame.Attach {
 	c := l.s.c
 	role := frame.RoleSender
@@ -300,7 +344,8 @@ func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targe
 		role = frame.RoleReceiver
 	}
 	a := frame.Attach{Name: l.name, Handle: l.local, Role: role, SndSettleMode: frame.Some(l.sndMode),
-		RcvSettleMode: l.rcvMode, Source: src, Target: tgt}
+		RcvSettleMode: l.rcvMode, Source: src, Target: tgt,
+		Properties: l.mine.properties, OfferedCapabilities: l.mine.offered, DesiredCapabilities: l.mine.desired}
 	if l.sender {
 		a.InitialDeliveryCount = frame.Some(l.deliveryCount)
 	} else {
@@ -363,7 +408,7 @@ func (l *Link) gone(e *Error) {
 	}
 	s := l.s
 	c := s.c
-	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
+	if k := (linkName{viewString(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
 	c.release(l.held + l.joinHeld)
@@ -371,6 +416,7 @@ func (l *Link) gone(e *Error) {
 	l.join = frame.Join{} // its buffer goes with the delivery in progress
 	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
+		s.setDetached(l.remote, true)
 	}
 	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
 		s.byLocal[l.local] = nil
@@ -624,7 +670,14 @@ func (l *Link) delivered(d *Delivery) error {
 		}
 		e := r.push(d.DeliveryID, l)
 		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
+			was := cap(e.tag)
 			e.tag = append(e.tag, d.DeliveryTag...)
+			if grew := cap(e.tag) - was; grew > 0 { // the peer's tag: the budget counts the buffer kept
+				if err := c.charge(grew); err != nil {
+					return err
+				}
+				s.ringHeld += grew
+			}
 		}
 	}
 	return l.creditTopUp()
