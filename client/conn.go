@@ -53,6 +53,19 @@ type ConnOptions struct {
 	// for AMQP over WebSockets: ws.Dialer of the module
 	// github.com/amqpsax/amqpsax/ws is one.
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)
+	// Properties are the properties of this end's open (part 2 §2.7.1):
+	// keys are written as symbols, values take the Go types a message's
+	// application properties take (Azure reads "user-agent",
+	// "product", "version"; RabbitMQ "connection_name").
+	Properties map[string]any
+	// MaxSessions bounds the sessions the peer may begin on the
+	// connection (channel-max, part 2 §2.7.1, is MaxSessions-1, at
+	// least 1); 0 means the engine's default (256).
+	MaxSessions uint16
+	// OfferedCapabilities and DesiredCapabilities are the capabilities
+	// of this end's open: what it supports for the peer's use, and
+	// what it wants of the peer (such as "ANONYMOUS-RELAY").
+	OfferedCapabilities, DesiredCapabilities []string
 	// Reconnect, for Dial, makes a lost connection (cut, failed, or
 	// closed by the peer) be dialled again with back-off, its sessions
 	// begun and its links attached again; nil: a lost connection ends
@@ -150,6 +163,7 @@ type Conn struct {
 	closing     bool          // Close was called
 	sessions    []*Session
 	redial      sync.WaitGroup
+	last        map[string]any // Properties of the last connection up
 }
 
 // gen is one network connection of a Conn: more than one with Reconnect.
@@ -161,6 +175,7 @@ type gen struct {
 	opened chan struct{} // closed by OnConnectionOpen
 	ended  chan struct{} // closed by OnConnectionClose
 	endErr error         // set before ended is closed
+	props  map[string]any // the peer's open properties, set before opened is closed
 }
 
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
@@ -318,6 +333,16 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 		MaxFrameSize: o.MaxFrameSize, MaxMessageSize: o.MaxMessageSize,
 		// ctx bounds the open exchange, not the engine's own time-out.
 		HandshakeTimeout: 24 * time.Hour}
+	props, err := symbolMap(o.Properties)
+	if err != nil {
+		nc.Close()
+		return c.dialErr("open", err)
+	}
+	cfg.Properties = props
+	cfg.OfferedCapabilities, cfg.DesiredCapabilities = symbols(o.OfferedCapabilities), symbols(o.DesiredCapabilities)
+	if o.MaxSessions > 0 {
+		cfg.ChannelMax = max(o.MaxSessions-1, 1)
+	}
 	if cfg.ContainerID == "" {
 		o.ContainerID = "amqpsax-client-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(containerSeq.Add(1), 10)
 		cfg.ContainerID = o.ContainerID
@@ -342,7 +367,6 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	c.mu.Unlock()
 	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
 	go g.d.Run(context.Background())
-	var err error
 	select {
 	case <-g.opened:
 		c.mu.Lock()
@@ -356,7 +380,7 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 		case c.wantPending:
 			c.pending = g
 		default:
-			c.g = g
+			c.g, c.last = g, g.props
 		}
 		return nil
 	case <-g.ended:
@@ -379,6 +403,16 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 func isTLS(nc net.Conn) bool {
 	_, ok := nc.(interface{ ConnectionState() tls.ConnectionState })
 	return ok
+}
+
+// Properties returns the properties of the peer's open (part 2 §2.7.1),
+// keys as strings and values as stream.Cursor.Any gives them; nil when
+// it sent none. With Reconnect, those of the connection up (or the last
+// one).
+func (c *Conn) Properties() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -600,6 +634,7 @@ func (c *Conn) lostOr(g *gen) error {
 
 func (h *handler) OnConnectionOpen(ec *engine.Conn) {
 	h.g.tap.tracking.Store(false)
+	h.g.props = anyMap(ec.RemoteOpen().Properties)
 	close(h.g.opened)
 }
 

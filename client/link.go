@@ -40,7 +40,8 @@ type linkCore struct {
 	mu  sync.Mutex
 	err error
 	// the peer's answer (answered)
-	dynAddr string // the address of a dynamic node
+	dynAddr string         // the address of a dynamic node
+	props   map[string]any // its properties
 }
 
 // linkEvents is a link as the connection's goroutine sees it: the
@@ -293,11 +294,20 @@ func (c *linkCore) answered(l *engine.Link) {
 	} else if s, ok := a.Source.Get(); ok && !l.IsSender() && s.Dynamic {
 		addr = s.Address
 	}
+	props := anyMap(a.Properties)
+	c.mu.Lock()
 	if addr != nil {
-		c.mu.Lock()
 		c.dynAddr = string(addr)
-		c.mu.Unlock()
 	}
+	c.props = props
+	c.mu.Unlock()
+}
+
+// peerProperties is the properties of the peer's attach.
+func (c *linkCore) peerProperties() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.props
 }
 
 // address is the node's address: the one asked for, or the one the peer

@@ -99,3 +99,41 @@ func filterValue(set frame.Map, name string) any {
 	}
 	return v
 }
+
+// anyMap decodes an encoded map of string or symbol keys (fields, an
+// error's info) as Go values (stream.Cursor.Any's types); nil for none,
+// or for a map that does not decode.
+func anyMap(m frame.Map) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	var c stream.Cursor
+	c.Reset(m)
+	if !c.Next() || c.Kind() != amqpsax.KindMap {
+		return nil
+	}
+	out := make(map[string]any, min(c.Count(), 64))
+	if !c.Enter() {
+		return nil
+	}
+	for c.Next() {
+		if k := c.Kind(); k != amqpsax.KindString && k != amqpsax.KindSymbol {
+			return nil
+		}
+		key := string(c.Bytes())
+		if !c.Next() {
+			return nil
+		}
+		v, err := c.Any()
+		if err != nil {
+			return nil
+		}
+		if _, dup := out[key]; !dup { // the first of equal keys counts
+			out[key] = v
+		}
+	}
+	if c.Err() != nil {
+		return nil
+	}
+	return out
+}

@@ -305,3 +305,71 @@ func TestReceiverSettleModeSecond(t *testing.T) {
 	err = <-woke
 	require.Error(t, err)
 }
+
+// AnswerAttach answers every attach with properties {"answered": true}.
+func (h *recorder) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Target) *engine.Error {
+	var m frame.SymbolMap
+	l.SetAnswerFields(m.Bool("answered", true).Map(), nil, nil)
+	return nil
+}
+
+// Properties and capabilities of the open and of attaches go out as
+// maps of symbol keys and symbol arrays; the peer's come back through
+// Conn.Properties, Sender.Properties and Receiver.Properties.
+func TestPropertiesAndCapabilities(t *testing.T) {
+	ctx := testCtx(t)
+	h := &recorder{attach: map[string]seenAttach{}}
+	var peer frame.SymbolMap
+	var seenOpen struct {
+		sync.Mutex
+		props, offered, desired []byte
+		channelMax           uint16
+	}
+	url := serveEngine(t, engine.Config{Properties: peer.String("product", "test-server").Map()}, &openRecorder{recorder: h, open: func(o *frame.Open) {
+		seenOpen.Lock()
+		seenOpen.props = append([]byte(nil), o.Properties...)
+		seenOpen.offered = append([]byte(nil), o.OfferedCapabilities...)
+		seenOpen.desired = append([]byte(nil), o.DesiredCapabilities...)
+		seenOpen.channelMax = o.ChannelMax.Or(65535)
+		seenOpen.Unlock()
+	}})
+	c, err := client.Dial(ctx, url, &client.ConnOptions{Properties: map[string]any{"connection_name": "orders", "n": int32(1)},
+		OfferedCapabilities: []string{"ANONYMOUS-RELAY"}, DesiredCapabilities: []string{"DELAYED_DELIVERY"}, MaxSessions: 10})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, map[string]any{"product": "test-server"}, c.Properties())
+	seenOpen.Lock()
+	props, err := anyMap(seenOpen.props)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"connection_name": "orders", "n": int32(1)}, props)
+	require.Equal(t, []string{"ANONYMOUS-RELAY"}, syms(seenOpen.offered))
+	require.Equal(t, []string{"DELAYED_DELIVERY"}, syms(seenOpen.desired))
+	require.Equal(t, uint16(9), seenOpen.channelMax)
+	seenOpen.Unlock()
+
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q", &client.ReceiverOptions{Name: "pr", Properties: map[string]any{"com.microsoft:epoch": int64(3)},
+		DesiredCapabilities: []string{"com.microsoft:session-filter"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"answered": true}, rcv.Properties())
+	got := h.seen("pr")
+	m, err := anyMap(got.properties)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"com.microsoft:epoch": int64(3)}, m)
+	require.Equal(t, []string{"com.microsoft:session-filter"}, syms(got.desired))
+	snd, err := s.NewSender(ctx, "q", &client.SenderOptions{Name: "ps", Properties: map[string]any{"paired": true}})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"answered": true}, snd.Properties())
+	m, err = anyMap(h.seen("ps").properties)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"paired": true}, m)
+}
+
+// openRecorder is a recorder that also hands the client's open to open.
+type openRecorder struct {
+	*recorder
+	open func(*frame.Open)
+}
+
+func (h *openRecorder) OnConnectionOpen(c *engine.Conn) { h.open(c.RemoteOpen()) }

@@ -71,6 +71,13 @@ type ReceiverOptions struct {
 	// it delivers the message again). When their ctx ends first they
 	// return ctx's error, with the outcome possibly on its way.
 	SettlementMode ReceiverSettleMode
+	// Properties are the properties of the link's attach (part 2
+	// §2.7.3), keys as symbols (Event Hubs' "com.microsoft:epoch",
+	// RabbitMQ's "paired" for a request/response pair).
+	Properties map[string]any
+	// DesiredCapabilities are capabilities wanted of the peer's link
+	// end (such as Service Bus's "com.microsoft:session-filter").
+	DesiredCapabilities []string
 	// Filters are the source's filters (part 3 §3.5.8): NewSelectorFilter,
 	// NewLinkFilter. A peer applies those it knows and names them in
 	// its answer (LinkSourceFilterValue); it may ignore others.
@@ -195,6 +202,10 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if o.TargetAddress != "" {
 		lo.Target = &frame.Target{Address: []byte(o.TargetAddress)}
 	}
+	if lo.Properties, err = symbolMap(o.Properties); err != nil {
+		return nil, err
+	}
+	lo.DesiredCapabilities = symbols(o.DesiredCapabilities)
 	r.init(s, r, (*engine.Session).AttachReceiver, lo, "receiver")
 	if o.Durable {
 		r.setDurable(&o)
@@ -275,6 +286,10 @@ func (r *Receiver) LinkSourceFilterValue(name string) any {
 	r.mu.Unlock()
 	return filterValue(set, name)
 }
+
+// Properties returns the properties of the peer's attach (part 2
+// §2.7.3), nil when it sent none.
+func (r *Receiver) Properties() map[string]any { return r.peerProperties() }
 
 // Prefetched returns the number of deliveries that have arrived and wait
 // for Receive.

@@ -140,7 +140,7 @@ func (c *Conn) install(g *gen) bool {
 		c.mu.Unlock()
 		return false
 	}
-	c.g = g
+	c.g, c.last = g, g.props
 	up := c.up
 	c.up = nil
 	ss := append([]*Session(nil), c.sessions...)

@@ -62,6 +62,13 @@ type SenderOptions struct {
 	// TargetCapabilities are the target terminus's capabilities
 	// (symbols such as "queue", "topic").
 	TargetCapabilities []string
+	// Properties are the properties of the link's attach (part 2
+	// §2.7.3), keys as symbols (RabbitMQ's "paired" for a
+	// request/response pair).
+	Properties map[string]any
+	// DesiredCapabilities are capabilities wanted of the peer's link
+	// end.
+	DesiredCapabilities []string
 	// RequestedReceiverSettleMode asks the receiver for a settle mode:
 	// ReceiverSettleModeSecond makes the peer settle each delivery
 	// only after this end has settled on its outcome.
@@ -185,6 +192,11 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if o.DynamicAddress || len(o.TargetCapabilities) > 0 {
 		lo.Target = &frame.Target{Address: []byte(target), Dynamic: o.DynamicAddress, Capabilities: symbols(o.TargetCapabilities)}
 	}
+	var err error
+	if lo.Properties, err = symbolMap(o.Properties); err != nil {
+		return nil, err
+	}
+	lo.DesiredCapabilities = symbols(o.DesiredCapabilities)
 	snd.init(s, snd, (*engine.Session).AttachSender, lo, "sender")
 	if o.Durable {
 		if err := snd.setDurable(&o); err != nil {
@@ -229,7 +241,7 @@ func (snd *Sender) lost(err error) {
 func (snd *Sender) attached(l *engine.Link) {
 	snd.answered(l)
 	snd.mu.Lock()
-	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
+	snd.maxSize = l.RemoteMaxMessageSize()
 	snd.mu.Unlock()
 	snd.ready = true
 	if snd.durable {
@@ -244,6 +256,10 @@ func (snd *Sender) Address() string { return snd.address() }
 // LinkName returns the link's name (SenderOptions.Name, or the one the
 // client gave it).
 func (snd *Sender) LinkName() string { return snd.lo.Name }
+
+// Properties returns the properties of the peer's attach (part 2
+// §2.7.3), nil when it sent none.
+func (snd *Sender) Properties() map[string]any { return snd.peerProperties() }
 
 // MaxMessageSize returns the largest message the peer takes (its
 // max-message-size; 0: no limit).
