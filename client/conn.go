@@ -172,9 +172,9 @@ type gen struct {
 	n      int // 1 for the first
 	d      *engine.Driver
 	tap    *tapConn
-	opened chan struct{} // closed by OnConnectionOpen
-	ended  chan struct{} // closed by OnConnectionClose
-	endErr error         // set before ended is closed
+	opened chan struct{}  // closed by OnConnectionOpen
+	ended  chan struct{}  // closed by OnConnectionClose
+	endErr error          // set before ended is closed
 	props  map[string]any // the peer's open properties, set before opened is closed
 }
 

@@ -323,7 +323,7 @@ func TestPropertiesAndCapabilities(t *testing.T) {
 	var seenOpen struct {
 		sync.Mutex
 		props, offered, desired []byte
-		channelMax           uint16
+		channelMax              uint16
 	}
 	url := serveEngine(t, engine.Config{Properties: peer.String("product", "test-server").Map()}, &openRecorder{recorder: h, open: func(o *frame.Open) {
 		seenOpen.Lock()
