@@ -9,18 +9,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/client"
 	"github.com/amqpsax/amqpsax/message"
 )
 
-// exampleURL starts the tests' in-memory broker (queues by address) on
-// a loopback port: the examples run against it.
-func exampleURL() (string, func()) {
-	b, err := newBroker()
+// exampleURL starts package broker (what examples/broker runs: queues
+// by address) on a loopback port: the examples run against it.
+func exampleURL() (string, func()) { return exampleBroker(broker.Options{}) }
+
+// exampleBroker starts package broker with o on a loopback port.
+func exampleBroker(o broker.Options) (string, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
-	return b.url(), b.close
+	b := broker.New(o)
+	go b.Serve(ln)
+	return "amqp://" + ln.Addr().String(), func() { b.Close() }
 }
 
 // Send a message and receive it back: the whole program.
@@ -98,7 +104,7 @@ func ExampleConn_NewSession() {
 
 // A link the peer refuses returns its condition.
 func ExampleSession_NewSender() {
-	url, stop := exampleURL()
+	url, stop := exampleBroker(broker.Options{MaxQueues: 1}) // a broker that holds one queue
 	defer stop()
 	ctx := context.Background()
 	c, err := client.Dial(ctx, url, nil)
@@ -110,17 +116,21 @@ func ExampleSession_NewSender() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = s.NewSender(ctx, "refuse/orders", nil) // the example broker refuses refuse/…
+	if _, err := s.NewSender(ctx, "orders", nil); err != nil {
+		log.Fatal(err)
+	}
+	_, err = s.NewSender(ctx, "invoices", nil) // a second queue: refused
 	var e *client.Error
 	if errors.As(err, &e) {
-		fmt.Println(e.Condition, "-", e.Description)
+		fmt.Println(e.Condition, e.Remote, e.Scope)
 	}
-	// Output: amqp:not-found - no node refuse/orders
+	// Output: amqp:resource-limit-exceeded true link
 }
 
 // Send returns the outcome: released, rejected and modified are errors.
 func ExampleSender_Send() {
-	url, stop := exampleURL()
+	// A broker whose queues hold one message, and reject past it.
+	url, stop := exampleBroker(broker.Options{MaxMessages: 1, RejectWhenFull: true})
 	defer stop()
 	ctx := context.Background()
 	c, err := client.Dial(ctx, url, nil)
@@ -132,14 +142,20 @@ func ExampleSender_Send() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	snd, err := s.NewSender(ctx, "release/orders", nil) // the example broker releases every message here
+	snd, err := s.NewSender(ctx, "orders", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	msg := message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("order 1")}}}
-	err = snd.Send(ctx, &msg, nil)
-	fmt.Println(errors.Is(err, client.ErrReleased), err)
-	// Output: true client: message released
+	fmt.Println(snd.Send(ctx, &msg, nil)) // accepted
+	err = snd.Send(ctx, &msg, nil)         // the queue is full
+	var oe *client.OutcomeError
+	if errors.As(err, &oe) && errors.Is(err, client.ErrRejected) {
+		fmt.Println("rejected:", oe.Err.Condition)
+	}
+	// Output:
+	// <nil>
+	// rejected: amqp:resource-limit-exceeded
 }
 
 // SendAsync pipelines: many messages in flight on one link, one goroutine,
