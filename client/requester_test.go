@@ -27,6 +27,9 @@ type responder struct {
 	byName map[string]*engine.Link
 	paired map[string]bool           // link name → attach properties had paired: true
 	queued map[*engine.Link][][]byte // replies waiting for credit
+	// answer, when set, makes the reply (its correlation-id is set
+	// here); else the request's body and "-reply" is.
+	answer func(req *message.Message) *message.Message
 }
 
 // flush sends the replies queued for l while it has credit.
@@ -83,8 +86,17 @@ func (h *responder) OnDelivery(l *engine.Link, d engine.Delivery) {
 	if out == nil {
 		return // nowhere to reply
 	}
-	reply := &message.Message{Properties: &message.Properties{CorrelationID: m.Properties.MessageID},
-		Body: message.Body{Kind: message.BodyData, Data: [][]byte{append(append([]byte(nil), m.Body.Data[0]...), "-reply"...)}}}
+	var reply *message.Message
+	if h.answer != nil {
+		reply = h.answer(&m)
+		if reply.Properties == nil {
+			reply.Properties = &message.Properties{}
+		}
+		reply.Properties.CorrelationID = m.Properties.MessageID
+	} else {
+		reply = &message.Message{Properties: &message.Properties{CorrelationID: m.Properties.MessageID},
+			Body: message.Body{Kind: message.BodyData, Data: [][]byte{append(append([]byte(nil), m.Body.Data[0]...), "-reply"...)}}}
+	}
 	b, err := reply.Append(nil)
 	if err != nil {
 		panic(err)
