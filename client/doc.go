@@ -64,6 +64,33 @@
 // Release and Modify settle a delivery (receiver settle mode first: the
 // disposition is final as sent, with no round trip).
 //
+// ReceiverOptions.SettlementMode second makes them wait for the
+// sender's settlement instead (exactly once where the peer keeps its
+// promise). Reject sends Error.Info, Modify ModifyOptions.Annotations
+// (Service Bus's dead-letter reason, abandon with properties).
+//
+// # Links: names, properties, filters
+//
+// SenderOptions and ReceiverOptions carry go-amqp's names for what real
+// services read: Properties and DesiredCapabilities of the attach,
+// Filters of a receiver's source (NewSelectorFilter, NewLinkFilter; the
+// peer's grant is LinkSourceFilterValue), TargetAddress and SourceAddress,
+// dynamic nodes (DynamicAddress: Address returns the node the peer
+// made), terminus capabilities and expiry. ConnOptions carries the open's
+// Properties, capabilities and MaxSessions; Conn.Properties,
+// Sender.Properties and Receiver.Properties return the peer's.
+//
+// # Request and response
+//
+// Session.NewRequester pairs a sender to a node with a receiver for its
+// replies; Requester.Request sends a request with a fresh message-id and
+// reply-to and returns the reply whose correlation-id is that id, many
+// in flight at once, with no goroutine of its own (the waiting Requests
+// take turns reading replies). RequesterOptions covers Azure's $cbs and
+// $management (the reply address as the receiver's target), RabbitMQ
+// 4's /management (paired links, settled requests, reply-to "$me") and
+// a dynamic reply node.
+//
 // # Transactions
 //
 // Session.NewTransaction declares a transaction with the peer's
