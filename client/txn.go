@@ -200,16 +200,6 @@ func (ctl *txnCtl) start(ctx context.Context) {
 // flowed: OnFlow or OnWritable.
 func (ctl *txnCtl) flowed() { ctl.pump() }
 
-// conn is the connection of the link up, or nil.
-func (ctl *txnCtl) conn() *engine.Conn {
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	if ctl.l == nil {
-		return nil
-	}
-	return ctl.l.Conn()
-}
-
 // ended runs when the coordinator link has ended (on the connection's
 // goroutine, or with no connection up): its transactions end with err.
 func (ctl *txnCtl) ended(err error) {
