@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -170,8 +171,8 @@ type Conn struct {
 type gen struct {
 	c      *Conn
 	n      int // 1 for the first
-	d      *engine.Driver
-	tap    *tapConn
+	d      *driver.Driver
+	nc     net.Conn       // the network connection d runs
 	opened chan struct{}  // closed by OnConnectionOpen
 	ended  chan struct{}  // closed by OnConnectionClose
 	endErr error          // set before ended is closed
@@ -359,13 +360,11 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 		nc.Close()
 		return c.dialErr("sasl", ErrInsecurePlain)
 	}
-	tap := &tapConn{Conn: nc}
-	tap.tracking.Store(true)
 	c.mu.Lock()
 	c.gens++
-	g := &gen{c: c, n: c.gens, tap: tap, opened: make(chan struct{}), ended: make(chan struct{})}
+	g := &gen{c: c, n: c.gens, nc: nc, opened: make(chan struct{}), ended: make(chan struct{})}
 	c.mu.Unlock()
-	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
+	g.d = driver.NewDriver(nc, engine.NewClient(cfg, &handler{g: g}))
 	go g.d.Run(context.Background())
 	select {
 	case <-g.opened:
@@ -389,13 +388,13 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case <-ctx.Done():
 		nc.Close() // the driver sees the stream end at once
 		<-g.d.Done()
-		return c.dialErr(tap.stage(), ctxErr(ctx))
+		return c.dialErr(stageOf(g.d.Conn()), ctxErr(ctx))
 	}
 	var ce *Error
 	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
 		return c.dialErr("sasl", err)
 	}
-	return c.dialErr(tap.stage(), err)
+	return c.dialErr(stageOf(g.d.Conn()), err)
 }
 
 // isTLS reports a connection that is TLS: a *tls.Conn, or one that
@@ -555,7 +554,7 @@ func (c *Conn) CloseContext(ctx context.Context) error {
 		select {
 		case <-g.d.Done():
 		case <-ctx.Done():
-			g.tap.Conn.Close()
+			g.nc.Close()
 			<-g.d.Done()
 			err = ctxErr(ctx)
 		}
@@ -633,7 +632,6 @@ func (c *Conn) lostOr(g *gen) error {
 }
 
 func (h *handler) OnConnectionOpen(ec *engine.Conn) {
-	h.g.tap.tracking.Store(false)
 	h.g.props = anyMap(ec.RemoteOpen().Properties)
 	close(h.g.opened)
 }
@@ -713,92 +711,15 @@ func (c *Conn) reconnecting() bool {
 	return c.rc != nil && !c.closing && c.err == nil
 }
 
-// tapConn is the network connection the engine reads; until the open, it
-// follows the peer's bytes to tell which stage of the exchange a failure
-// came in: the protocol header, SASL, or the open.
-type tapConn struct {
-	net.Conn
-	tracking atomic.Bool
-	st       atomic.Int32 // stage*
-	// followed on the reader's goroutine only
-	hdr  int // bytes of a protocol header seen
-	fh   [11]byte
-	fn   int    // bytes of the frame header (and descriptor) seen
-	skip uint32 // bytes of the current frame left to skip
-}
-
-const (
-	stageHeader int32 = iota
-	stageSASL
-	stageOpen
-)
-
-func (t *tapConn) stage() string {
-	switch t.st.Load() {
-	case stageSASL:
+// stageOf names the stage of the open exchange that a connection ended
+// in, for a DialError: "header" until the peer's protocol header, "sasl"
+// until its SASL outcome, then "open".
+func stageOf(c *engine.Conn) string {
+	switch c.Phase() {
+	case engine.PhaseSASL:
 		return "sasl"
-	case stageOpen:
+	case engine.PhaseHeaderAMQP, engine.PhaseOpen, engine.PhaseOpened:
 		return "open"
 	}
 	return "header"
-}
-
-func (t *tapConn) Read(b []byte) (int, error) {
-	n, err := t.Conn.Read(b)
-	if n > 0 && t.tracking.Load() {
-		t.follow(b[:n])
-	}
-	return n, err
-}
-
-// follow walks the peer's bytes: a protocol header ("AMQP" id 1.0.0),
-// then, after the SASL one, SASL frames until the outcome (descriptor
-// 0x44), then the AMQP header.
-func (t *tapConn) follow(p []byte) {
-	for len(p) > 0 {
-		switch st := t.st.Load(); {
-		case st == stageOpen:
-			return
-		case t.hdr < 8:
-			k := min(8-t.hdr, len(p))
-			copy(t.fh[t.hdr:], p[:k])
-			t.hdr += k
-			p = p[k:]
-			if t.hdr < 8 {
-				return
-			}
-			// "AMQP", then the protocol id: 3 SASL, 0 AMQP
-			switch {
-			case string(t.fh[:4]) != "AMQP":
-				t.tracking.Store(false) // not AMQP: the header stage failed
-				return
-			case t.fh[4] == 3:
-				t.st.Store(stageSASL)
-			default:
-				t.st.Store(stageOpen)
-			}
-		case t.skip > 0:
-			k := uint32(min(uint64(t.skip), uint64(len(p))))
-			t.skip -= k
-			p = p[k:]
-		default:
-			k := min(len(t.fh)-t.fn, len(p))
-			copy(t.fh[t.fn:], p[:k])
-			t.fn += k
-			p = p[k:]
-			if t.fn < len(t.fh) {
-				return
-			}
-			size := uint32(t.fh[0])<<24 | uint32(t.fh[1])<<16 | uint32(t.fh[2])<<8 | uint32(t.fh[3])
-			t.fn = 0
-			if size > uint32(len(t.fh)) {
-				t.skip = size - uint32(len(t.fh))
-			}
-			if t.fh[8] == 0x00 && t.fh[9] == 0x53 && t.fh[10] == 0x44 { // sasl-outcome
-				t.hdr = 0 // the AMQP header follows
-				t.st.Store(stageOpen)
-				return
-			}
-		}
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
@@ -480,7 +481,7 @@ func exampleResponder(answer func(req *message.Message) *message.Message) (strin
 	}
 	h := newResponder()
 	h.answer = answer
-	srv := &engine.Server{Handler: h}
+	srv := &driver.Server{Handler: h}
 	go srv.Serve(ln)
 	return "amqp://" + ln.Addr().String(), func() { srv.Close() }
 }
@@ -664,7 +665,7 @@ func ExampleReceiverOptions_eventHubs() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &engine.Server{Handler: &partition{}}
+	srv := &driver.Server{Handler: &partition{}}
 	go srv.Serve(ln)
 	defer srv.Close()
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -31,7 +32,7 @@ type linkCore struct {
 
 	l     *engine.Link // the connection's goroutine; under mu for others
 	g     *gen         // the connection of the last attach
-	waker atomic.Pointer[engine.Waker]
+	waker atomic.Pointer[driver.Waker]
 
 	attachedCh chan struct{}
 	suspect    atomic.Bool   // the peer's answer named no address: a detach may follow

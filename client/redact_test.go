@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -41,7 +42,7 @@ func TestDialRedactsPassword(t *testing.T) {
 	}()
 	saslLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &engine.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return false }, false)}}
+	srv := &driver.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return false }, false)}}
 	go srv.Serve(saslLn)
 	t.Cleanup(func() { srv.Close() })
 	unblock := make(chan struct{})
@@ -99,7 +100,7 @@ func TestInsecurePlain(t *testing.T) {
 	ctx := testCtx(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &engine.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
+	srv := &driver.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
 	go srv.Serve(ln)
 	defer srv.Close()
 	url := "amqp://u:p@" + ln.Addr().String()
@@ -137,7 +138,7 @@ func TestSASLMechanisms(t *testing.T) {
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &engine.Server{Config: engine.Config{Auth: engine.Mechanisms(
+	srv := &driver.Server{Config: engine.Config{Auth: engine.Mechanisms(
 		engine.SCRAMSHA256Server(func(user string) (engine.SCRAMCredentials, bool) { return creds, user == "u" }),
 		engine.XOAUTH2Server(func(user, token string) (string, error) {
 			if user == "u" && token == "tok" {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-	"unsafe"
 
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -11,13 +10,15 @@ import (
 // engine holds for what the peer can make it keep — its open (with its
 // properties and capabilities), sessions, links with their attach (name,
 // terminus, filter, properties, capabilities, unsettled map: one copy,
-// the rest views of it) and the table of its handles, the ring of
-// unsettled incoming deliveries with the tags a durable receiver keeps,
-// a transfer's txn-id kept, deliveries being joined — are counted as
-// they are taken and given back as they go, at the size allocated. A peer that would take the connection past its budget gets the
-// connection closed with amqp:resource-limit-exceeded. What this end's
-// own application creates (its sessions, links and sends) is counted the
-// same way, so the figure is the connection's whole holding.
+// the rest views of it, and the index of that map) and the table of its
+// handles, the ring of unsettled incoming deliveries with the tags a
+// durable receiver keeps, a transfer's txn-id kept, deliveries being
+// joined — are counted as they are taken and given back as they go, at
+// the size allocated. A peer that would take the connection past its
+// budget gets the connection closed with amqp:resource-limit-exceeded.
+// What this end's own application creates (its sessions, links and
+// sends) is counted the same way, so the figure is the connection's
+// whole holding.
 
 // DefaultMaxMemory is the budget of a connection whose Config.MaxMemory is
 // 0: room for one message of the default MaxMessageSize being joined and
@@ -28,16 +29,20 @@ const DefaultMaxMemory = 96 << 20
 // engine's own structures, rounded up.
 const (
 	sessionCost = 1024 // a Session with its slices of links
-	// a Link (1.5 KiB, with the peer's attach parsed) rounded up to its
-	// allocation's size, and its places in the maps; its name is in the
-	// attach it keeps, counted apart
-	linkCost     = int(unsafe.Sizeof(Link{})) + 512
+	// a Link (about 1.5 KiB with the peer's attach parsed: TestLinkCost
+	// holds it under 2,048 bytes) and its places in the maps; its name is
+	// in the attach it keeps, counted apart
+	linkCost     = 2560
 	deliveryCost = 48 // one place in a ring of unsettled deliveries
+	// one entry of the index of a peer's unsettled map (Link.RemoteUnsettled
+	// builds it when first asked; its keys are copies, counted apart):
+	// counted with the attach, whether or not it is built
+	unsettledEntryCost = 96
 )
 
 // ptrSize is what one place in a table of links by the peer's handle
 // (Session.byRemote) costs.
-const ptrSize = int(unsafe.Sizeof(uintptr(0)))
+const ptrSize = 4 << (^uintptr(0) >> 63)
 
 // charge takes n bytes of the budget, or returns the connection error
 // amqp:resource-limit-exceeded when the budget has not that much left.
@@ -57,11 +62,3 @@ func (c *Conn) release(n int) { c.held -= n }
 // Held returns the bytes of the connection's memory budget in use now,
 // and the most it has used (Config.MaxMemory bounds both).
 func (c *Conn) Held() (now, peak int) { return c.held, c.peak }
-
-// viewString returns the bytes of b as a string without copying them, so
-// that what the engine keeps of a peer's frame is kept once: a link's
-// name as the key of Conn.names and the strings of the peer's open are
-// views of the copy of the attach or open the engine keeps. Only for
-// bytes never written again: that copy, or a name the engine copied
-// (attachLink).
-func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

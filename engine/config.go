@@ -125,15 +125,19 @@ type Config struct {
 	Mechanism string
 	NoSASL    bool
 	// TLSHeader asks for TLS by protocol header (part 5 §5.2): a client
-	// sends the TLS header first, a server accepts it (and, under the
-	// Driver and Server, direct TLS too: a first byte that starts a TLS
-	// record), and once the headers are exchanged the driver upgrades
-	// the transport (Conn.UpgradeTLS; the Driver with Driver.TLSConfig).
+	// sends the TLS header first, a server accepts it (and, under package
+	// driver's Driver and Server, direct TLS too: a first byte that
+	// starts a TLS record, Conn.DirectTLS), and once the headers are
+	// exchanged the driver upgrades the transport (Conn.UpgradeTLS;
+	// driver.Driver with its TLSConfig).
 	// Then SASL or AMQP follows over TLS. A server with TLSHeader still
 	// takes clients that send the SASL or AMQP header in the clear.
 	TLSHeader bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
-	// a driver that terminates TLS: a server then offers EXTERNAL.
+	// a driver that terminates TLS: a server then offers EXTERNAL. Only a
+	// chain crypto/tls verified belongs here (ConnectionState's
+	// VerifiedChains, as driver.VerifiedPeer gives), never the
+	// certificates a peer merely presented.
 	PeerCertificates []*x509.Certificate
 }
 

@@ -24,27 +24,19 @@
 // [Session.AttachReceiver] and [Session.End]; [Link.Flow],
 // [Link.KeepCredit], [Link.DrainCredit], [Link.Send], [Link.Dispose]
 // ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
-// [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
-// [Server] run one per accepted connection; [Dial] runs a client.
+// [Link.Detach]. Package driver does that loop over a net.Conn (see
+// Driver below).
 //
 // # Driver
 //
-// A [Driver] runs that loop over a net.Conn: one goroutine owns the Conn
-// (its events run there), and a reader and a writer goroutine do the
-// blocking I/O, so the engine's timers fire however slow the peer is. A
-// peer that stops reading is closed at the idle time-out, the handshake
-// time-out, or CloseWait after this end's close: the Conn is then over,
-// what is left of its output has a second per write (CloseWait in all),
-// and the Driver closes the net.Conn and ends. Writes carry no deadline
-// while the connection is up (a timed-out write breaks TLS for good);
-// back-pressure ([Config].MaxOutput, [Conn.WantRead]) stops the reads
-// instead. [Driver.Do] and [Waker] hand functions to the Driver's
-// goroutine from any goroutine and never block: Do queues one run per
-// call, without bound (for callers that wait for a result); a Waker at
-// most one run at a time, with no allocation per Wake (for streams of
-// notifications). They run in FIFO order, at most 64 per turn between
-// reads, writes and timers, and every function accepted runs exactly
-// once, as the Driver ends if not before.
+// The engine does no I/O. Package github.com/amqpsax/amqpsax/driver runs
+// it over a net.Conn (driver.Driver: the reader, writer and timers, TLS
+// by protocol header), serves a listener (driver.Server, driver.Serve)
+// and dials a client (driver.Dial), on the engine's exported API alone:
+// what it relies on is written here — the view Output returns stays as
+// it was until Written ([Conn.Output]), [Conn.Phase] tells the TLS
+// upgrade from direct TLS ([Conn.UpgradeTLS], [Conn.DirectTLS]), and
+// [Conn.SetDriver] keeps a Driver with its Conn for driver.Of.
 //
 // # State
 //
@@ -74,7 +66,7 @@
 // terminal outcome (unless [Config].ManualSettle). So a server that takes
 // messages is:
 //
-//	engine.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
+//	driver.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
 //
 // # Order of events
 //
@@ -156,9 +148,10 @@
 // A Delivery's Payload and Tag, a Disposition's State and Tag are views,
 // valid only during the event: into the frame for a delivery in one
 // transfer (no copy), else into the link's reassembly buffer ([frame.Join],
-// reused for its next delivery). Output's bytes are valid until the next call of
-// another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
-// kept by the link, Conn.RemoteOpen by the connection.
+// reused for its next delivery). Output's bytes are valid, unchanged,
+// until the next Written: every other method only adds after them.
+// Link.RemoteAttach, RemoteSource and RemoteTarget are kept by the link,
+// Conn.RemoteOpen by the connection.
 //
 // # Errors
 //
@@ -221,12 +214,12 @@
 // # Security layers
 //
 // TLS and SASL (part 5) come before the AMQP layer. TLS is either direct
-// (the driver's: a tls.Conn given to the Driver, as [Dial] and [Server]
-// do with a TLS configuration) or by the TLS protocol header
-// ([Config].TLSHeader): the engine exchanges the headers, then
+// (the driver's: a tls.Conn given to package driver's Driver, as its
+// Dial and Server do with a TLS configuration) or by the TLS protocol
+// header ([Config].TLSHeader): the engine exchanges the headers, then
 // [Conn.UpgradeTLS] reports the handshake due and the driver runs it and
-// calls [Conn.TLSEstablished]; the [Driver] does that by itself
-// ([Driver].TLSConfig). SASL mechanisms are plug-ins in both roles: a
+// calls [Conn.TLSEstablished]; package driver's Driver does that by
+// itself (Driver.TLSConfig). SASL mechanisms are plug-ins in both roles: a
 // server's [Authenticator] (usually [Mechanisms] of [ServerMechanism]s)
 // offers and runs one [SASLExchange] per connection, challenge by
 // challenge; a client's [Config].SASL lists [ClientMechanism]s in its
@@ -237,7 +230,7 @@
 // token checker). The handshake time-out bounds headers, TLS and SASL
 // together: an exchange a peer never completes is cut off. WebSockets
 // (the OASIS AMQP WebSocket binding) are a net.Conn from the module
-// github.com/amqpsax/amqpsax/ws, under the same Driver.
+// github.com/amqpsax/amqpsax/ws, under the same driver.
 //
 // # Spec references
 //

@@ -181,7 +181,7 @@ func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link 
 		if c.names == nil {
 			c.names = make(map[linkName]*Link)
 		}
-		c.names[linkName{viewString(name), sender}] = l
+		c.names[linkName{string(name), sender}] = l
 	}
 	return l
 }
@@ -408,7 +408,7 @@ func (l *Link) gone(e *Error) {
 	}
 	s := l.s
 	c := s.c
-	if k := (linkName{viewString(l.name), l.sender}); c.names[k] == l {
+	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
 	c.release(l.held + l.joinHeld)

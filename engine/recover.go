@@ -151,7 +151,8 @@ func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
 var unsettledScans atomic.Int64
 
 // indexRemoteUnsettled maps the tags of the peer's unsettled map to
-// their states' bytes (views of the link's copy of the attach).
+// their states' bytes: keys and values are views of the link's copy of
+// the attach, and the budget counted the entries with it (onAttach).
 func (l *Link) indexRemoteUnsettled() {
 	unsettledScans.Add(1)
 	l.remoteIndex = make(map[string][]byte) // non-nil: built

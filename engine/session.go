@@ -490,7 +490,9 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 //
 // The link keeps one copy of the attach, which the budget counts with
 // the link: its name (and the connection's key for it), Source, Target,
-// properties and capabilities are views of it.
+// properties and capabilities are views of it; so are the keys of the
+// index of its unsettled map (RemoteUnsettled), whose entries the budget
+// counts here too.
 func (s *Session) onAttach(body []byte) error {
 	c := s.c
 	buf := append([]byte(nil), body...) // the link keeps its attach (RemoteAttach)
@@ -505,7 +507,10 @@ func (s *Session) onAttach(body []byte) error {
 	if uint64(a.Handle) < uint64(len(s.byRemote)) && s.byRemote[a.Handle] != nil {
 		return &sessionError{s, frame.CondHandleInUse, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) + ", which is in use"}
 	}
-	held := linkCost + cap(buf)
+	// the attach, the connection's key for its name (a copy), and the
+	// index RemoteUnsettled may build (its keys copies, at most the map's
+	// bytes)
+	held := linkCost + cap(buf) + len(a.Name) + a.Unsettled.Len()*unsettledEntryCost + len(a.Unsettled)
 	if err := c.charge(held); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	amqp "github.com/Azure/go-amqp"
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/stream"
@@ -110,7 +111,7 @@ func (h *fieldsServer) AnswerAttach(l *engine.Link, src *frame.Source, _ *frame.
 func serveFields(t *testing.T, h *fieldsServer) *Recorder {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &engine.Server{Config: engine.Config{ContainerID: "engine-fields-server", Properties: engineProps,
+	srv := &driver.Server{Config: engine.Config{ContainerID: "engine-fields-server", Properties: engineProps,
 		OfferedCapabilities: engineOffer, DesiredCapabilities: engineWant, MaxMessageSize: 1 << 20}, Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -359,7 +360,7 @@ func TestFieldsProtonServer(t *testing.T) {
 	rec, err := NewRecorder(fmt.Sprintf("127.0.0.1:%d", port))
 	require.NoError(t, err)
 	h := &fieldsClient{done: make(chan *engine.Error, 1)}
-	d, err := engine.Dial(ctx, "tcp", rec.Addr(), engine.Config{ContainerID: "engine-fields-client", Properties: engineProps,
+	d, err := driver.Dial(ctx, "tcp", rec.Addr(), engine.Config{ContainerID: "engine-fields-client", Properties: engineProps,
 		OfferedCapabilities: engineOffer, DesiredCapabilities: engineWant}, nil, h)
 	require.NoError(t, err)
 	defer d.Close()
