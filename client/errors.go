@@ -182,6 +182,20 @@ var (
 	errModified = &OutcomeError{Outcome: frame.StateModified}
 )
 
+// PeerSettledError is the error of Accept, Reject, Release and Modify
+// of a delivery the sender settled on its own after sending it, before
+// this end gave an outcome (RabbitMQ 4's consumer time-out gives up a
+// message held too long): the outcome given is not applied, nothing is
+// sent. State is the sender's state for it (frame.StateReleased,
+// StateModified, …; StateNone when it gave none).
+type PeerSettledError struct {
+	State frame.StateType
+}
+
+func (e *PeerSettledError) Error() string {
+	return "client: the sender settled the delivery on its own (" + e.State.String() + "): the outcome is not applied"
+}
+
 // unknownOutcome is Send's error when ctx ended after the transfer.
 type unknownOutcome struct{ ctx error }
 

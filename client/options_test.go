@@ -373,3 +373,42 @@ type openRecorder struct {
 }
 
 func (h *openRecorder) OnConnectionOpen(c *engine.Conn) { h.open(c.RemoteOpen()) }
+
+// timeouter sends a message, settles it on its own as released (as a
+// consumer time-out does), then sends a second.
+type timeouter struct{ engine.NopHandler }
+
+func (h *timeouter) OnFlow(l *engine.Link) {
+	if !l.IsSender() || l.DeliveryCount() > 0 || l.Credit() < 2 {
+		return
+	}
+	id, err := l.Send(nil, dataMsgBytes("held too long"), false)
+	if err != nil {
+		return
+	}
+	l.Dispose(id, frame.DeliveryState{Type: frame.StateReleased}, true)
+	l.Send(nil, dataMsgBytes("next"), false)
+}
+
+// A delivery the sender settles on its own (RabbitMQ 4's consumer
+// time-out) is surfaced: settling it returns *PeerSettledError with the
+// sender's state, and sends nothing.
+func TestPeerSettled(t *testing.T) {
+	ctx := testCtx(t)
+	url := serveEngine(t, engine.Config{}, &timeouter{})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q", &client.ReceiverOptions{Credit: 2})
+	require.NoError(t, err)
+	d1, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	d2, err := rcv.Receive(ctx, nil) // after the sender's disposition of d1
+	require.NoError(t, err)
+	var pe *client.PeerSettledError
+	require.ErrorAs(t, d1.Accept(ctx), &pe)
+	require.Equal(t, frame.StateReleased, pe.State)
+	require.NoError(t, d2.Accept(ctx))
+}

@@ -118,6 +118,9 @@ type Receiver struct {
 	draining bool          // the connection's goroutine asked for a drain
 
 	granted frame.Map // the filter-set of the peer's source (a copy)
+	// deliveries the sender settled on its own, with its state, until
+	// this end settles them (at most maxPeerSettled)
+	peerSettled map[uint32]frame.StateType
 	// receiver settle mode second: the outcomes sent, by delivery-id,
 	// whose settlement by the sender is awaited (nil in mode first)
 	settling map[uint32]chan error // cap 1
@@ -245,6 +248,7 @@ func (r *Receiver) lost(err error) {
 	r.disp = r.disp[:0]
 	r.issue = 0
 	r.starved = false
+	clear(r.peerSettled) // of the link lost
 	for id, ch := range r.settling { // the sender's settlement will not come
 		ch <- err
 		delete(r.settling, id)
@@ -616,6 +620,11 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 		r.mu.Unlock()
 		return r.lostErr // received on a link since lost
 	}
+	if st, ok := r.peerSettled[dr.id]; ok {
+		delete(r.peerSettled, dr.id)
+		r.mu.Unlock()
+		return &PeerSettledError{State: st}
+	}
 	r.disp = append(r.disp, dr)
 	if r.settling == nil {
 		r.mu.Unlock()
@@ -645,17 +654,29 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 // disposition: in receiver settle mode second, its settlement of a
 // delivery whose outcome this end sent.
 func (r *Receiver) disposed(d engine.Disposition) {
-	if r.settling == nil || !d.Settled {
+	if !d.Settled {
 		return
 	}
 	r.mu.Lock()
 	ch := r.settling[d.ID]
 	delete(r.settling, d.ID)
+	if ch == nil && len(r.peerSettled) < maxPeerSettled {
+		// The sender settled a delivery on its own (a consumer
+		// time-out): settling it here applies nothing.
+		if r.peerSettled == nil {
+			r.peerSettled = map[uint32]frame.StateType{}
+		}
+		r.peerSettled[d.ID] = d.State.Type
+	}
 	r.mu.Unlock()
 	if ch != nil {
 		ch <- nil
 	}
 }
+
+// maxPeerSettled bounds the deliveries a receiver remembers the sender
+// settled on its own.
+const maxPeerSettled = 4096
 
 // ended runs on the connection's goroutine when the link has ended.
 func (r *Receiver) ended(err error) {
