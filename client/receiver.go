@@ -248,7 +248,7 @@ func (r *Receiver) lost(err error) {
 	r.disp = r.disp[:0]
 	r.issue = 0
 	r.starved = false
-	clear(r.peerSettled) // of the link lost
+	clear(r.peerSettled)             // of the link lost
 	for id, ch := range r.settling { // the sender's settlement will not come
 		ch <- err
 		delete(r.settling, id)
