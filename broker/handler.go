@@ -664,7 +664,7 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	if d.TxnID != nil && b.txnDisposition(c, &d) {
 		return // txn.go: applied at the commit
 	}
-	if !d.Settled && !terminal(d.State.Type) {
+	if !d.Settled && !d.State.Type.Terminal() {
 		return
 	}
 	delete(c.unacked, d.ID)

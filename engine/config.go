@@ -131,8 +131,17 @@ type Config struct {
 	// exchanged the driver upgrades the transport (Conn.UpgradeTLS;
 	// driver.Driver with its TLSConfig).
 	// Then SASL or AMQP follows over TLS. A server with TLSHeader still
-	// takes clients that send the SASL or AMQP header in the clear.
+	// takes clients that send the SASL or AMQP header in the clear,
+	// unless RequireTLS is set.
 	TLSHeader bool
+	// RequireTLS, on a server with TLSHeader, refuses a client that does
+	// not use TLS: a SASL or AMQP header before the TLS header is
+	// answered with the TLS header and the connection ends
+	// (amqp:not-allowed), so that no credentials or messages cross in the
+	// clear. Direct TLS (Conn.DirectTLS) and TLS by header are taken.
+	// Without TLSHeader it does nothing: a server whose listener is TLS
+	// already requires it.
+	RequireTLS bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
 	// a driver that terminates TLS: a server then offers EXTERNAL. Only a
 	// chain crypto/tls verified belongs here (ConnectionState's

@@ -386,6 +386,8 @@ func (c *Conn) header(h frame.ProtocolHeader) error {
 		return &headerError{frame.CondNotAllowed, "TLS by protocol header is not accepted here (Config.TLSHeader)"}
 	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
 		return &headerError{frame.CondFramingError, "unsupported protocol version " + h.String()}
+	case c.tlsRequired():
+		return &headerError{frame.CondNotAllowed, h.String() + " in the clear: this server requires TLS (Config.RequireTLS)"}
 	case c.client:
 		want := frame.HeaderAMQP
 		if c.in == phHeader && c.sasl {
@@ -424,6 +426,9 @@ func (c *Conn) header(h frame.ProtocolHeader) error {
 // spokenHeader is the protocol header a server speaks at this point,
 // with which it answers a header it refuses (part 2 §2.2).
 func (c *Conn) spokenHeader() frame.ProtocolHeader {
+	if c.tlsRequired() {
+		return frame.HeaderTLS
+	}
 	if c.cfg.Auth != nil && c.in == phHeader {
 		return frame.HeaderSASL
 	}
@@ -477,6 +482,12 @@ func (c *Conn) DirectTLS(peer []*x509.Certificate) {
 	}
 	c.cfg.TLSHeader = false
 	c.cfg.PeerCertificates = peer
+}
+
+// tlsRequired reports a server that requires TLS (Config.RequireTLS)
+// still before it: a header now must be the TLS header.
+func (c *Conn) tlsRequired() bool {
+	return !c.client && c.in == phHeader && c.cfg.TLSHeader && c.cfg.RequireTLS && !c.tlsUp
 }
 
 // TLS reports whether the connection was upgraded to TLS by the TLS

@@ -22,7 +22,8 @@
 // plus the actions of the application, in events or between the calls:
 // [Conn.Begin] and [Conn.Close]; [Session.AttachSender],
 // [Session.AttachReceiver] and [Session.End]; [Link.Flow],
-// [Link.KeepCredit], [Link.DrainCredit], [Link.Send], [Link.Dispose]
+// [Link.KeepCredit], [Link.SetCreditor], [Link.DrainCredit], [Link.Send],
+// [Link.SendWith], [Link.SetDeliveryContext], [Link.Dispose]
 // ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
 // [Link.Detach]. Package driver does that loop over a net.Conn (see
 // Driver below).
@@ -98,11 +99,46 @@
 //     session or connection ends under it: then before OnSessionEnd, with
 //     the session's or connection's error when the link had none of its
 //     own — a refusal by ending the session, as RabbitMQ does, reaches
-//     the link).
-//   - OnSessionEnd, once per session, after its links' OnLinkDetach.
+//     the link). A link the engine detaches on its own, for a fault of
+//     the peer (a transfer beyond credit, …), is reported when its
+//     detach is written, in the call that found the fault, with the
+//     engine's error: a peer that breaks the protocol may never answer.
+//     Its handle stays taken until the peer's detach (frames for it are
+//     ignored meanwhile), which reports nothing more.
+//   - OnSessionEnd, once per session, after its links' OnLinkDetach: at
+//     the end exchange, or, for a session the engine ends on its own for
+//     a fault of the peer, when its end is written (its links' events
+//     first, with the session's error; the channel stays taken until the
+//     peer's end).
 //   - OnConnectionClose, once, last: after the close exchange, a failure
-//     (a fault of the peer, the idle time-out) or CloseRead; the
+//     (a fault of the peer, the idle time-out: reported when the close
+//     is written, the peer's answer not awaited) or CloseRead; the
 //     OnLinkDetach and OnSessionEnd of what was still up come first.
+//
+// What this end ends by the application's call — Link.Detach, Session.End,
+// Conn.Close — is reported at the peer's answer, which carries the peer's
+// word (its error, whether it closed the link); a close the peer never
+// answers ends after CloseWait, as a detach or end does with it.
+//
+// # Deliveries as the application's handles
+//
+// A delivery carries the application's value, as Proton's
+// pn_delivery_set_context: [Link.SendWith] gives it to a delivery sent,
+// [Link.SetDeliveryContext] (or [Delivery.SetContext] during
+// OnDelivery) to any delivery the link holds unsettled, sent or
+// received; it comes back as [Disposition].Context in each
+// OnDisposition of the delivery and as [Unsettled].Context, so no layer
+// above keeps a map by delivery-id. The engine keeps it while it keeps
+// the delivery and drops it when the delivery is settled and forgotten
+// (or the link ends). A pointer costs no allocation; an integer or
+// other value does (Go boxes it in the interface).
+//
+// The rules the layers above share are decided here once:
+// [frame.StateType.Terminal] (an outcome ends a delivery), [ErrTryLater]
+// (ErrNoCredit, ErrNoWindow, ErrBusy and ErrOutputFull match it: keep
+// the send for OnFlow or OnWritable), [Link.ResumeAction] (what to do
+// with a delivery kept through a detach) and [Creditor] (when a
+// receiver grants credit again).
 //
 // # Transactions
 //
@@ -139,7 +175,8 @@
 // [Link.RemoteUnsettled]: settles it ([Link.SendResume] settled, no
 // payload) when the receiver's state is terminal, sends it again
 // resumed when the receiver has it otherwise, sends it anew when the
-// receiver does not have it; a receiver sees [Delivery.Resumed], and
+// receiver does not have it ([Link.ResumeAction] decides which, and
+// says when a map cut short cannot tell); a receiver sees [Delivery.Resumed], and
 // resumed deliveries it did not list are dropped. So each delivery
 // unsettled at the break is settled once.
 //
@@ -192,7 +229,9 @@
 // connection with amqp:frame-size-too-small (transfers are split to
 // fit). Frames on a link or session
 // this end is ending are ignored until the peer answers (they still count
-// against the session window).
+// against the session window). A link, session or connection ended for a
+// fault is reported to the Handler when its detach, end or close is
+// written, not at the peer's answer.
 //
 // # Limits
 //

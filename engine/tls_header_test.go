@@ -82,3 +82,47 @@ func TestTLSHeaderEngine(t *testing.T) {
 		t.Fatal(srv.Err())
 	}
 }
+
+// TestRequireTLS: a server with RequireTLS refuses a SASL or AMQP header
+// in the clear (answering with the TLS header, amqp:not-allowed) and
+// takes TLS by header or direct TLS; without TLSHeader it changes
+// nothing.
+func TestRequireTLS(t *testing.T) {
+	tlsHdr := frame.AppendProtocolHeader(nil, frame.HeaderTLS)
+	for _, h := range []frame.ProtocolHeader{frame.HeaderSASL, frame.HeaderAMQP} {
+		c := NewServer(Config{TLSHeader: true, RequireTLS: true}, nil)
+		r := newRaw(t, c)
+		r.feed(frame.AppendProtocolHeader(nil, h))
+		if !c.Done() || !errors.Is(c.Err(), NewError(frame.CondNotAllowed, "")) || !bytes.Equal(r.in, tlsHdr) {
+			t.Fatalf("%v in the clear: done %v err %v output %q", h, c.Done(), c.Err(), r.in)
+		}
+	}
+	// by header: the TLS header, the handshake, then SASL over TLS
+	c := NewServer(Config{TLSHeader: true, RequireTLS: true}, nil)
+	r := newRaw(t, c)
+	r.feed(tlsHdr)
+	if due, _ := c.UpgradeTLS(); !due {
+		t.Fatal("the TLS header is taken")
+	}
+	c.TLSEstablished(nil)
+	r.in = r.in[:0]
+	r.feed(frame.AppendProtocolHeader(nil, frame.HeaderSASL))
+	if c.Done() || !bytes.HasPrefix(r.in, frame.AppendProtocolHeader(nil, frame.HeaderSASL)) {
+		t.Fatalf("SASL over TLS: done %v err %v output %q", c.Done(), c.Err(), r.in)
+	}
+	// direct TLS
+	c = NewServer(Config{TLSHeader: true, RequireTLS: true}, nil)
+	c.DirectTLS(nil)
+	r = newRaw(t, c)
+	r.feed(frame.AppendProtocolHeader(nil, frame.HeaderSASL))
+	if c.Done() || !bytes.HasPrefix(r.in, frame.AppendProtocolHeader(nil, frame.HeaderSASL)) {
+		t.Fatalf("SASL over direct TLS: done %v err %v output %q", c.Done(), c.Err(), r.in)
+	}
+	// without TLSHeader, nothing changes
+	c = NewServer(Config{RequireTLS: true}, nil)
+	r = newRaw(t, c)
+	r.feed(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
+	if c.Done() || !bytes.HasPrefix(r.in, frame.AppendProtocolHeader(nil, frame.HeaderAMQP)) {
+		t.Fatalf("no TLSHeader: done %v err %v output %q", c.Done(), c.Err(), r.in)
+	}
+}
