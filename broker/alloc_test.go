@@ -53,7 +53,7 @@ func TestMessagePathAllocs(t *testing.T) {
 		if e != nil || dst != n {
 			t.Fatalf("routed to %v: %v", dst, e)
 		}
-		wake := b.enqueueLocked(dst, m, wb[:0])
+		wake := b.enqueueLocked(dst, m, 1, wb[:0])
 		_ = wake
 		_ = b.creditLocked(dst)
 		k := b.takeLocked(c, c.conn.batch[:1])
@@ -142,7 +142,7 @@ func BenchmarkMessagePath(b *testing.B) {
 		br.mu.Lock()
 		br.hungryLocked(c, true)
 		dst, _ := br.admitLocked(p, m)
-		_ = br.enqueueLocked(dst, m, wb[:0])
+		_ = br.enqueueLocked(dst, m, 1, wb[:0])
 		_ = br.creditLocked(dst)
 		br.takeLocked(c, c.conn.batch[:1])
 		c.unacked[uint32(i)] = c.conn.batch[0]

@@ -15,7 +15,9 @@ import (
 
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/internal/accept"
+	"github.com/amqpsax/amqpsax/message"
 )
 
 // Defaults of the zero Options.
@@ -168,6 +170,7 @@ type Broker struct {
 	memWait   []*producer // producers waiting for MaxMemory's room
 	wg        sync.WaitGroup
 	accepted  atomic.Uint64       // connections accepted
+	connIDs   atomic.Uint64       // the last conn.id given
 	durables  map[durKey]*durable // links with a durable terminus (durable.go)
 	keptN     int                 // of them detached
 	// The copies made for detached durable subscriptions, and their
@@ -227,6 +230,15 @@ func New(o Options) *Broker {
 			want, ok := users[user]
 			return ok && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
 		}, o.Anonymous)
+	}
+	if !cfg.OfferedCapabilities.Contains("ANONYMOUS-RELAY") {
+		// Producers may attach with no target address (handler.go).
+		syms := cfg.OfferedCapabilities.Append(nil)
+		names := make([]string, 0, len(syms)+1)
+		for _, sym := range syms {
+			names = append(names, string(sym))
+		}
+		cfg.OfferedCapabilities = frame.Symbols(frame.AppendSymbols(nil, append(names, "ANONYMOUS-RELAY")...))
 	}
 	if cfg.Coordinator == nil {
 		cfg.Coordinator = &coordinator{b: b} // txn.go
@@ -400,8 +412,13 @@ type QueueStats struct {
 	// consumers, accepted, rejected, released, modified, sent again, and
 	// dropped (to a fan-out address with no consumer, or left on a node
 	// that was removed); Refused counts messages rejected because the
-	// node was full (Options.RejectWhenFull).
-	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused uint64
+	// node was full (Options.RejectWhenFull). Filtered counts the
+	// times a consumer's source filters passed a message over: on a
+	// fan-out node a copy not made for its subscription; on a queue a
+	// message a selective consumer looked at and left for others (once
+	// a consumer while the queue keeps its order: see the package
+	// documentation).
+	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused, Filtered uint64
 	// EnqueueRate and DeliverRate are messages a second, over the
 	// seconds before the last sample (taken when statistics are read, at
 	// most once a second).
@@ -445,7 +462,8 @@ func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
 	s := QueueStats{Name: n.name, Fanout: n.fanout, Dynamic: n.dynamic, Producers: n.producers,
 		Blocked: len(n.blocked), Consumers: len(n.consumers), Detached: len(n.detached), Refused: n.c.refused,
 		Enqueued: n.c.enqueued, Delivered: n.c.delivered, Accepted: n.c.acked, Rejected: n.c.rejected,
-		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped}
+		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped,
+		Filtered: n.c.filtered}
 	if n.fanout {
 		for _, cs := range [2][]*consumer{n.consumers, n.detached} {
 			for _, c := range cs {
@@ -490,6 +508,7 @@ type node struct {
 	// ring is compacted when they are half of it.
 	ready     cring
 	stale     int
+	browsing  int // consumers that browse it (consumer.browse)
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
@@ -659,10 +678,11 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 	return wake
 }
 
-// enqueueLocked stores a copy of payload on n: on its queue, or on each
-// consumer's for a fan-out node. It appends the connections of
-// consumers to wake.
-func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
+// enqueueLocked stores a copy of payload, sent on the connection whose
+// id is from, on n: on its queue, or on each consumer's whose filters
+// take it for a fan-out node. It appends the connections of consumers
+// to wake.
+func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*conn) []*conn {
 	n.lastSize = len(payload)
 	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 {
 		n.c.dropped++
@@ -670,23 +690,42 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 	}
 	b.seq++
 	bf := b.pool.get(payload)
+	bf.from = from
 	m := msg{buf: bf, seq: b.seq}
 	n.c.enqueued++
 	if !n.fanout {
 		n.q.r.pushBack(m)
 		n.q.bytes += int64(len(payload))
-		return b.wakeOneLocked(n, m, wake)
+		wake = b.wakeOneLocked(n, m, wake)
+		if n.browsing > 0 {
+			for _, c := range n.consumers {
+				if c.browse && c.hungry {
+					c.hungry = false
+					wake = append(wake, c.conn)
+				}
+			}
+		}
+		return wake
 	}
-	bf.refs = int32(len(n.consumers))
+	bf.refs = 1 // held while the copies are made
 	if len(n.detached) > 0 {
 		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
-		if bf.refs == 0 {
-			bf.refs = 1
-			b.pool.put(bf)
-			return wake
-		}
 	}
+	var secs message.Sections // scanned for the first filter
+	scanned, scans := false, true
 	for _, c := range n.consumers {
+		if c.filt != nil {
+			if !scanned {
+				var err error
+				secs, err = message.Scan(payload)
+				scanned, scans = true, err == nil
+			}
+			if !scans || !c.filt.match(&secs, from, c.conn.id) {
+				n.c.filtered++
+				continue
+			}
+		}
+		bf.refs++
 		c.q.r.pushBack(m)
 		c.q.bytes += int64(len(payload))
 		if c.hungry {
@@ -694,6 +733,7 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 			wake = append(wake, c.conn)
 		}
 	}
+	b.pool.put(bf) // the hold: recycled at once when no one took a copy
 	return wake
 }
 

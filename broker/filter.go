@@ -226,9 +226,10 @@ func parseFieldMatches(v stream.Value, props bool) ([]fieldMatch, string) {
 }
 
 // match reports whether the consumer takes the message whose sections
-// are secs, sent on connection from (the consumer's own is own).
-func (f *sourceFilter) match(secs *message.Sections, from, own *engine.Conn) bool {
-	if f.noLocal && from != nil && from == own {
+// are secs, sent on the connection whose id (conn.id) is from (the
+// consumer's own is own).
+func (f *sourceFilter) match(secs *message.Sections, from, own uint64) bool {
+	if f.noLocal && from != 0 && from == own {
 		return false
 	}
 	for i := range f.app {

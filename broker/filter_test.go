@@ -121,11 +121,11 @@ func TestFiltersMatch(t *testing.T) {
 		"property missing":    {map[string]any{"n": int64(7), "weight": 3}, euSubject, false},
 	} {
 		secs := filterMsg(t, tc.props, tc.p)
-		assert.Equal(t, tc.want, f.match(&secs, nil, nil), name)
+		assert.Equal(t, tc.want, f.match(&secs, 0, 0), name)
 	}
 
 	nl, _, _ := parseFilters(filterSet(filterEntry{"nl", "apache.org:no-local-filter:list", 0, func(b []byte) []byte { return encode.AppendCodeList0(b) }}), nil)
-	own, other := &engine.Conn{}, &engine.Conn{}
+	own, other := uint64(1), uint64(2)
 	secs := filterMsg(t, map[string]any{}, nil)
 	assert.False(t, nl.match(&secs, own, own), "no-local: not from the consumer's own connection")
 	assert.True(t, nl.match(&secs, other, own))
@@ -140,7 +140,7 @@ func TestFiltersMatchAllocs(t *testing.T) {
 	require.Nil(t, refuse)
 	secs := filterMsg(t, map[string]any{"color": "red", "weight": 3}, &message.Properties{Subject: []byte("x")})
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
-		if !f.match(&secs, nil, nil) {
+		if !f.match(&secs, 0, 0) {
 			t.Fatal("no match")
 		}
 	}))

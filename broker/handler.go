@@ -50,6 +50,7 @@ type conn struct {
 	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
 	identity  string                  // what SASL authenticated
+	id        uint64                  // the broker's number for it: a message's origin (buffer.from)
 	// What dispatch sends at once, one consumer's at a time (it is
 	// empty between calls): the connection's, not each consumer's.
 	batch   [64]msg
@@ -68,6 +69,16 @@ type consumer struct {
 	settled bool   // snd-settle-mode settled: at most once
 	maxSize uint64 // the peer's max-message-size, 0 for none
 	gone    bool   // detached (the connection's goroutine)
+	// filt is its source's filters (filter.go), nil for none; browse:
+	// its source's distribution-mode is copy on a queue node, whose
+	// messages it is sent and never takes.
+	filt   *sourceFilter
+	browse bool
+	// Under the broker's lock, for a selective consumer or a browser of
+	// a queue node: every message of the queue whose seq is at most
+	// seen has been looked at (and left, or sent to a browser), as of
+	// the queue's epoch (takeLocked, browseLocked).
+	seen, epoch uint64
 
 	// Under the broker's lock:
 	hungry   bool                // credit left and nothing to send: wake it for a new message
@@ -107,8 +118,11 @@ type producer struct {
 	dur      *durable
 	rejected map[string]struct{}
 	// routeOK is the last address its messages were routed to that
-	// Options.Permissions allowed (security.go).
+	// Options.Permissions allowed (security.go); relayOK, an anonymous
+	// relay's (n is nil: each message goes to its properties' to), the
+	// addresses it allowed, at most maxRelayOK.
 	routeOK []byte
+	relayOK map[string]struct{}
 	// memWaiting: it is in the broker's memWait (under its lock).
 	memWaiting bool
 }
@@ -176,7 +190,7 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 		c.Close(engine.NewError(frame.CondInvalidField, "a container-id must be UTF-8 (an AMQP string)"))
 		return
 	}
-	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}}
+	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}, id: h.b.connIDs.Add(1)}
 	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
@@ -216,6 +230,18 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 	if !l.Charge(linkStateCost) {
 		return errLinkBudget
 	}
+	if l.IsSender() && src != nil && len(src.Filter) > 0 {
+		// The answer's filter set holds the filters the broker applies,
+		// and no other (part 3 §3.5.8).
+		f, answer, e := parseFilters(src.Filter, l.RemoteAttach().DesiredCapabilities)
+		if e != nil {
+			return e
+		}
+		src.Filter = answer
+		if f.any() {
+			l.Context = &f // until OnLinkAttach
+		}
+	}
 	var addr []byte
 	op := Write
 	switch {
@@ -231,7 +257,7 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 		addr = l.RemoteTarget().Address
 	}
 	if len(addr) == 0 {
-		return nil // OnLinkAttach refuses it
+		return nil // OnLinkAttach refuses a consumer; a producer is an anonymous relay
 	}
 	if _, e := b.mayAttach(cn, addr, false, op); e != nil {
 		return e
@@ -278,6 +304,8 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	}
 	key, _, _, durable := durableKey(l)
 	if l.IsSender() {
+		filt, _ := l.Context.(*sourceFilter) // AnswerAttach's
+		l.Context = nil
 		src := l.RemoteSource()
 		addr, made := cn.takeDynamic(l, src.Address)
 		if len(addr) == 0 {
@@ -292,13 +320,16 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		fan := string(src.DistributionMode) == "copy" || src.Capabilities.Contains("topic")
 		if durable {
 			if c := b.reattachConsumer(l, cn, key, addr); c != nil { // durable_sub.go
+				b.mu.Lock()
+				c.filt = filt
+				b.mu.Unlock()
 				l.Context = c
 				cn.consumers = append(cn.consumers, c)
 				return
 			}
 		}
 		c := &consumer{link: l, conn: cn, settled: l.SndSettleMode() == frame.SndSettled,
-			unacked: make(map[uint32]msg)}
+			unacked: make(map[uint32]msg), filt: filt}
 		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok {
 			c.maxSize = m
 		}
@@ -315,7 +346,11 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		if made && n.owner == nil && n.ownerP == nil {
 			n.dynamic, n.owner, n.ownerC = true, c, cn
 		}
-		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
+		// A source with distribution-mode copy on a queue browses it (as
+		// ActiveMQ Artemis does); on a new address it makes a fan-out
+		// node (fan).
+		c.browse = string(src.DistributionMode) == "copy" && !n.fanout
+		if d := b.durables[key]; durable && !c.browse && d != nil && d.attached && d.cn == cn {
 			if n.owner == c {
 				b.forgetLocked(d) // a dynamic node goes with its link: nothing to keep
 			} else {
@@ -329,6 +364,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		} else {
 			c.q = &n.q
 		}
+		if c.browse {
+			n.browsing++
+		}
 		n.consumers = append(n.consumers, c)
 		b.mu.Unlock()
 		l.Context = c
@@ -338,7 +376,15 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	tgt := l.RemoteTarget()
 	addr, made := cn.takeDynamic(l, tgt.Address)
 	if len(addr) == 0 {
-		l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic target"))
+		// An anonymous relay (the connection offers ANONYMOUS-RELAY):
+		// each message goes to its properties' to (routeLocked).
+		p := &producer{link: l, conn: cn}
+		b.mu.Lock()
+		b.producers++
+		b.mu.Unlock()
+		l.Context = p
+		cn.producers = append(cn.producers, p)
+		b.grant(p)
 		return
 	}
 	configure, e := b.mayAttach(cn, addr, made, Write)
@@ -406,8 +452,20 @@ func (b *Broker) grant(p *producer) {
 		on = p.n
 	}
 	b.mu.Lock()
-	if on.deleted && on != p.n {
+	if on != nil && on.deleted && on != p.n {
 		on = p.n
+	}
+	if on == nil { // an anonymous relay, not waiting on a node
+		var none node
+		credit := b.memCreditLocked(&none, b.credit)
+		if credit == 0 {
+			b.memWaitLocked(p)
+		}
+		b.mu.Unlock()
+		if credit > p.link.Credit() {
+			p.link.Flow(credit)
+		}
+		return
 	}
 	if p.n.deleted {
 		b.mu.Unlock()
@@ -481,7 +539,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()
-	if p.n.deleted {
+	if p.n != nil && p.n.deleted {
 		b.mu.Unlock()
 		if !d.Settled {
 			d.Release()
@@ -503,7 +561,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		}
 		return
 	}
-	wake = b.enqueueLocked(n, d.Payload, wake)
+	wake = b.enqueueLocked(n, d.Payload, p.conn.id, wake)
 	var credit uint32
 	if cur := l.Credit(); cur <= b.credit/2 {
 		credit = b.creditLocked(n)
@@ -536,7 +594,9 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error) {
 	n, e := b.routeLocked(p, payload)
 	if e != nil {
-		p.n.c.refused++
+		if p.n != nil {
+			p.n.c.refused++
+		}
 		return nil, e
 	}
 	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
@@ -590,6 +650,10 @@ func (h handler) OnWritable(c *engine.Conn) {
 func (b *Broker) dispatch(c *consumer) {
 	l := c.link
 	batch, ids := &c.conn.batch, &c.conn.ids
+	if c.browse {
+		b.browse(c)
+		return
+	}
 	if len(c.resume) > 0 && !b.resumeSome(c) { // durable_sub.go: its re-attach's first
 		return
 	}
@@ -653,7 +717,7 @@ func (b *Broker) dispatch(c *consumer) {
 			}
 		}
 		for i := k - 1; i >= sent; i-- {
-			c.q.r.pushFront(batch[i])
+			c.q.putBack(batch[i])
 			c.q.unsettled--
 		}
 		if sent < k {
@@ -669,33 +733,68 @@ func (b *Broker) dispatch(c *consumer) {
 }
 
 // takeLocked moves up to len(out) messages c may take from its queue to
-// out: the oldest first, skipping those above its max-message-size and
-// those it called undeliverable-here.
+// out: the oldest first, skipping those above its max-message-size,
+// those it called undeliverable-here, and those its filters leave for
+// other consumers (counted as filtered).
+//
+// A selective consumer of a queue node does not look at a message
+// twice while the queue keeps its order: it resumes after the last one
+// it looked at (seen, found by a binary search), so a queue deep in
+// messages it does not take costs it O(log n) a dispatch, plus the new
+// messages. A message put back at the queue's front (released,
+// modified, left by a consumer that went, or not sent for a full
+// output) makes each selective consumer look at the queue from its
+// front once more, at its next dispatch.
 func (b *Broker) takeLocked(c *consumer, out []msg) int {
 	q := c.q
 	k := 0
-	if c.maxSize == 0 && len(c.excluded) == 0 {
+	if c.maxSize == 0 && len(c.excluded) == 0 && c.filt == nil {
 		for k < len(out) && q.len() > 0 {
 			out[k] = q.r.remove(0)
 			k++
 		}
-	} else {
-		for i := 0; k < len(out) && i < q.len(); {
-			if !c.mayTake(*q.r.at(i)) {
-				i++
-				continue
-			}
-			out[k] = q.r.remove(i)
-			k++
-		}
+		q.unsettled += k
+		return k
 	}
+	selective := c.filt != nil && c.own == nil
+	i := 0
+	if selective && c.epoch == q.epoch && !q.disorder {
+		i = q.after(c.seen)
+	} else if selective {
+		c.seen = 0
+	}
+	for k < len(out) && i < q.len() {
+		m := *q.r.at(i)
+		if selective && !q.disorder {
+			c.seen = m.seq
+		}
+		if !c.fits(m) {
+			i++
+			continue
+		}
+		if selective && !c.passes(m) {
+			c.n.c.filtered++
+			i++
+			continue
+		}
+		out[k] = q.r.remove(i)
+		k++
+	}
+	c.epoch = q.epoch
 	q.unsettled += k
 	return k
 }
 
 // mayTake reports that c may be sent m: not above its max-message-size,
-// not called undeliverable-here by it. Under the broker's lock.
+// not called undeliverable-here by it, not left by its filters. Under
+// the broker's lock.
 func (c *consumer) mayTake(m msg) bool {
+	return c.fits(m) && (c.own != nil || c.passes(m))
+}
+
+// fits reports that m is not above c's max-message-size and not called
+// undeliverable-here by c.
+func (c *consumer) fits(m msg) bool {
 	if c.maxSize > 0 && uint64(m.size()) > c.maxSize {
 		return false
 	}
@@ -705,6 +804,115 @@ func (c *consumer) mayTake(m msg) bool {
 		}
 	}
 	return true
+}
+
+// passes reports that c's filters take m (a message that does not scan
+// passes none).
+func (c *consumer) passes(m msg) bool {
+	if c.filt == nil {
+		return true
+	}
+	secs, err := message.Scan(m.buf.b)
+	return err == nil && c.filt.match(&secs, m.buf.from, c.conn.id)
+}
+
+// browse sends browser c the messages of its queue node it has not been
+// sent, oldest first, while it has credit, taking none (part 3 §3.5.3,
+// distribution-mode copy): each is sent from the queue's own buffer,
+// which its delivery holds a reference to until the browser settles it
+// or goes; its outcome changes nothing, and its header (delivery-count)
+// is as it is. It runs on c's connection's goroutine.
+func (b *Broker) browse(c *consumer) {
+	l := c.link
+	batch, ids := &c.conn.batch, &c.conn.ids
+	for !c.gone {
+		want := min(int(l.Credit()), len(batch))
+		b.mu.Lock()
+		if c.kill {
+			b.mu.Unlock()
+			c.gone = true
+			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
+			return
+		}
+		if want == 0 {
+			c.hungry = false
+			b.mu.Unlock()
+			return
+		}
+		k := b.browseLocked(c, batch[:want])
+		c.hungry = k < want
+		b.mu.Unlock()
+		sent := 0
+		for sent < k {
+			id, err := l.Send(nil, batch[sent].buf.b, c.settled)
+			if err != nil {
+				break
+			}
+			ids[sent] = id
+			sent++
+			if b.sent != nil {
+				b.sent(c)
+			}
+		}
+		b.mu.Lock()
+		for i := range sent {
+			if c.settled {
+				b.pool.put(batch[i].buf)
+			} else {
+				c.unacked[ids[i]] = batch[i]
+			}
+		}
+		if sent < k {
+			c.hungry = false
+			c.seen = batch[sent].seq - 1 // sent again at its next dispatch
+			for i := sent; i < k; i++ {
+				b.pool.put(batch[i].buf)
+			}
+		}
+		clear(batch[:k])
+		b.mu.Unlock()
+		if sent < k || k < want {
+			return
+		}
+	}
+}
+
+// browseLocked copies to out up to len(out) messages of browser c's
+// queue it has not been sent (seq above seen), in the order of seq,
+// each with one more reference to its buffer. While the queue is in
+// order that is a binary search and the messages after; out of order
+// (a message put back before an older one), a scan of the queue for
+// each.
+func (b *Broker) browseLocked(c *consumer, out []msg) int {
+	q := c.q
+	k := 0
+	take := func(m msg) {
+		c.seen = m.seq
+		if c.mayTake(m) {
+			m.buf.refs++
+			out[k] = m
+			k++
+		}
+	}
+	if !q.disorder {
+		for i := q.after(c.seen); k < len(out) && i < q.len(); i++ {
+			take(*q.r.at(i))
+		}
+		return k
+	}
+	for k < len(out) {
+		best := -1
+		for i := range q.len() {
+			if s := q.r.at(i).seq; s > c.seen && (best < 0 || s < q.r.at(best).seq) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		take(*q.r.at(best))
+	}
+	return k
 }
 
 // doneLocked forgets a message sent to c: settled, accepted or rejected.
@@ -738,7 +946,7 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, w
 		c.excluded[m.seq] = struct{}{}
 	}
 	m.redelivered = true
-	q.r.pushFront(m)
+	q.putBack(m)
 	if c.own != nil {
 		return wake
 	}
@@ -785,6 +993,15 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	}
 	m, ok := c.unacked[d.ID]
 	if !ok {
+		return
+	}
+	if c.browse { // the message is the queue's still: only the reference goes
+		if d.Settled || d.State.Type.Terminal() {
+			delete(c.unacked, d.ID)
+			b.mu.Lock()
+			b.pool.put(m.buf)
+			b.mu.Unlock()
+		}
 		return
 	}
 	if d.TxnID != nil && b.txnDisposition(c, &d) {
@@ -861,7 +1078,14 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		if x.inReady {
 			b.unreadyLocked(x)
 		}
-		if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
+		if x.browse {
+			n.browsing--
+			for _, m := range acquired {
+				b.pool.put(m.buf)
+			}
+			x.unacked = nil
+			wake = b.autoDeleteLocked(n, wake)
+		} else if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
 			wake = b.detachSubLocked(x, acquired, wake) // durable_sub.go: kept
 		} else {
 			if d != nil && b.durables[d.key] == d {
@@ -885,14 +1109,15 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			x.memWaiting = false
 			b.memWait = slices.DeleteFunc(b.memWait, func(p *producer) bool { return p == x })
 		}
-		n := x.n
-		n.producers--
 		b.producers--
-		wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
-		if n.ownerP == x {
-			wake = b.removeLocked(n, wake)
-		} else {
-			wake = b.autoDeleteLocked(n, wake)
+		if n := x.n; n != nil { // else an anonymous relay
+			n.producers--
+			wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
+			if n.ownerP == x {
+				wake = b.removeLocked(n, wake)
+			} else {
+				wake = b.autoDeleteLocked(n, wake)
+			}
 		}
 		b.mu.Unlock()
 	default:

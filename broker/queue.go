@@ -15,6 +15,10 @@ type buffer struct {
 	b     []byte
 	refs  int32
 	class int8 // -1: not pooled
+	// from is the id of the connection it was sent on (conn.id), for a
+	// consumer's no-local filter: a number, so that a queued message
+	// does not keep its connection's state in memory.
+	from uint64
 }
 
 // Size classes: 64 bytes, then four per power of two (80, 96, 112, 128,
@@ -191,13 +195,46 @@ type queue struct {
 	r         ring
 	unsettled int   // taken from r, sent or being sent, not settled
 	bytes     int64 // of the messages in r and those unsettled
+	// epoch counts the messages put back at its front (putBack), which
+	// a selective consumer or a browser may not have looked at yet; and
+	// disorder is set while r is not in the order of seq (a message put
+	// back before an older one), cleared when r empties. See after.
+	epoch    uint64
+	disorder bool
 }
 
 func (q *queue) len() int { return q.r.n }
 
+// putBack puts m back at the front of q (released, requeued, or taken
+// and not sent).
+func (q *queue) putBack(m msg) {
+	if q.r.n == 0 {
+		q.disorder = false
+	} else if m.seq > q.r.at(0).seq {
+		q.disorder = true
+	}
+	q.r.pushFront(m)
+	q.epoch++
+}
+
+// after returns the index of the first message whose seq is above seq;
+// r must be in order (not disorder): a binary search.
+func (q *queue) after(seq uint64) int {
+	lo, hi := 0, q.r.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if q.r.at(mid).seq <= seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // counters are a node's totals since it was made.
 type counters struct {
-	enqueued, delivered, acked, rejected, released, modified, redelivered, dropped, refused uint64
+	enqueued, delivered, acked, rejected, released, modified, redelivered, dropped, refused, filtered uint64
 }
 
 // sample is counters at a time, for rates.

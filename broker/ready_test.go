@@ -25,7 +25,7 @@ func TestWakeWork(t *testing.T) {
 		m := data1k()
 		for range 1000 {
 			b.hungryLocked(c, true)
-			wake := b.enqueueLocked(n, m, nil)
+			wake := b.enqueueLocked(n, m, 1, nil)
 			require.Equal(t, []*conn{c.conn}, wake, "the consumer with credit is woken")
 			require.Equal(t, 1, b.takeLocked(c, c.conn.batch[:1]))
 			b.doneLocked(c, c.conn.batch[0])

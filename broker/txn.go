@@ -217,7 +217,7 @@ func (b *Broker) store(s txnSend) {
 	var wake []*conn
 	b.mu.Lock()
 	if n := s.n; !n.deleted {
-		wake = b.enqueueLocked(n, s.payload, wake)
+		wake = b.enqueueLocked(n, s.payload, s.p.conn.id, wake)
 		if n != s.p.n {
 			wake = b.autoDeleteLocked(n, wake)
 		}
@@ -228,7 +228,7 @@ func (b *Broker) store(s txnSend) {
 
 // errDeleted returns the error for a message to n when n was removed.
 func errDeleted(n *node) *engine.Error {
-	if !n.deleted {
+	if n == nil || !n.deleted { // nil: an anonymous relay's
 		return nil
 	}
 	return engine.NewError(frame.CondResourceDeleted, "node "+n.name+" was removed")
