@@ -1,0 +1,217 @@
+package broker_test
+
+import (
+	"testing"
+
+	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// colorMsg encodes a message whose application property color is color,
+// its body the color too, and its properties' to, when given, to.
+func colorMsg(t *testing.T, color, to string) []byte {
+	var vs message.Values
+	e, err := vs.PropertiesOf(map[string]any{"color": color})
+	require.NoError(t, err)
+	m := message.Message{ApplicationProperties: e, Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte(color)}}}
+	if to != "" {
+		m.Properties = &message.Properties{To: []byte(to)}
+	}
+	b, err := m.Append(nil)
+	require.NoError(t, err)
+	return b
+}
+
+// bodyOf is a delivery's data section.
+func bodyOf(t *testing.T, d delivery) string {
+	var m message.Message
+	require.NoError(t, m.Decode(d.payload))
+	require.Len(t, m.Body.Data, 1)
+	return string(m.Body.Data[0])
+}
+
+// filtered attaches a receiver of addr whose source's filter-set is set.
+func (c *tclient) filtered(addr string, set frame.Map, desired frame.Symbols) *tlink {
+	return c.attach(false, engine.LinkOptions{Source: &frame.Source{Address: []byte(addr), Filter: set}, DesiredCapabilities: desired})
+}
+
+func selector(sql string) frame.Map {
+	var m frame.SymbolMap
+	return m.Selector(sql).Map()
+}
+
+// TestSelectorConsumers: consumers of a queue each get the messages
+// their selector takes and no other; a message none takes stays in the
+// queue, counted as filtered; the answer's filter-set holds the
+// selector, not a filter the broker does not apply.
+func TestSelectorConsumers(t *testing.T) {
+	addr, b := start(t, broker.Options{})
+	c := dial(t, addr, engine.Config{}, nil)
+	var set frame.SymbolMap
+	set.Selector("color = 'red'").Described("xq", 0x0000468C00000099, encode.AppendString(nil, "//a"))
+	red := c.filtered("sel", set.Map(), nil)
+	blue := c.filtered("sel", selector("color = 'blue'"), nil)
+	var want frame.SymbolMap
+	want.Selector("color = 'red'")
+	assert.Equal(t, []byte(want.Map()), []byte(red.l.RemoteSource().Filter), "only the filter applied is in the answer")
+	red.flow(100)
+	blue.flow(100)
+	snd := c.sender("sel")
+	colors := []string{"red", "blue", "green", "red", "blue", "red"}
+	for _, col := range colors {
+		snd.send(colorMsg(t, col, ""))
+	}
+	for range colors {
+		snd.outcome()
+	}
+	for range 3 {
+		d := red.next()
+		assert.Equal(t, "red", bodyOf(t, d))
+		red.dispose(d.id, engine.Accepted)
+	}
+	for range 2 {
+		d := blue.next()
+		assert.Equal(t, "blue", bodyOf(t, d))
+		blue.dispose(d.id, engine.Accepted)
+	}
+	eventually(t, "the green message left alone", func() bool {
+		s, _ := b.Queue("sel")
+		return s.Depth == 1 && s.Accepted == 5 && s.Unsettled == 0
+	})
+	red.none()
+	blue.none()
+	s, _ := b.Queue("sel")
+	assert.NotZero(t, s.Filtered)
+
+	all := c.receiver("sel")
+	all.flow(10)
+	assert.Equal(t, "green", bodyOf(t, all.next()), "a consumer without a filter is not blocked by selective ones")
+}
+
+// TestFilterRefused: a selector that does not parse refuses the link
+// with amqp:invalid-field naming its column; a filter the broker does
+// not apply, that the consumer requires, with amqp:not-implemented.
+func TestFilterRefused(t *testing.T) {
+	addr, _ := start(t, broker.Options{})
+	c := dial(t, addr, engine.Config{}, nil)
+	r := c.filtered("q", selector("color = "), nil)
+	err := <-r.detached
+	require.NotNil(t, err)
+	assert.Equal(t, frame.CondInvalidField, err.Condition)
+	assert.Contains(t, err.Description, "column")
+	assert.Nil(t, r.l.RemoteSource().Filter)
+
+	var set frame.SymbolMap
+	set.Described("xq", 0x0000468C00000099, encode.AppendString(nil, "//a"))
+	r = c.filtered("q", set.Map(), frame.Symbols(frame.AppendSymbols(nil, "apache.org:xquery-filter:string", "other")))
+	// The descriptor has no name the broker knows: it is left out, not
+	// refused; a symbolic one it does not apply, required, is refused.
+	select {
+	case err := <-r.detached:
+		t.Fatalf("refused: %v", err)
+	default:
+	}
+	set.Reset()
+	set.Value("xq", encode.AppendString(encode.AppendSymbol(encode.AppendDescribed(nil), "apache.org:xquery-filter:string"), "//a"))
+	r = c.filtered("q", set.Map(), frame.Symbols(frame.AppendSymbols(nil, "apache.org:xquery-filter:string")))
+	err = <-r.detached
+	require.NotNil(t, err)
+	assert.Equal(t, frame.CondNotImplemented, err.Condition)
+}
+
+// TestNoLocal: a subscription with the no-local filter gets no message
+// sent on its own connection.
+func TestNoLocal(t *testing.T) {
+	addr, _ := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c1 := dial(t, addr, engine.Config{}, nil)
+	c2 := dial(t, addr, engine.Config{}, nil)
+	var set frame.SymbolMap
+	set.Described("nl", 0x0000468C00000003, encode.AppendCodeList0(nil))
+	sub := c1.filtered("topic/a", set.Map(), nil)
+	sub.flow(10)
+	mine, theirs := c1.sender("topic/a"), c2.sender("topic/a")
+	mine.send(colorMsg(t, "mine", ""))
+	mine.outcome()
+	theirs.send(colorMsg(t, "theirs", ""))
+	theirs.outcome()
+	assert.Equal(t, "theirs", bodyOf(t, sub.next()))
+	sub.none()
+}
+
+// TestBrowse: a consumer with distribution-mode copy on a queue is sent
+// every message, takes none, and raises no delivery-count: a consumer
+// after it gets them all, as they were sent.
+func TestBrowse(t *testing.T) {
+	addr, b := start(t, broker.Options{})
+	c := dial(t, addr, engine.Config{}, nil)
+	snd := c.sender("br")
+	var sent [][]byte
+	for _, col := range []string{"a", "b", "c"} {
+		m := colorMsg(t, col, "")
+		sent = append(sent, m)
+		snd.send(m)
+		snd.outcome()
+	}
+	br := c.attach(false, engine.LinkOptions{Source: &frame.Source{Address: []byte("br"), DistributionMode: []byte("copy")}})
+	br.flow(10)
+	for i := range sent {
+		d := br.next()
+		assert.Equal(t, sent[i], d.payload)
+		br.dispose(d.id, frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true})
+	}
+	snd.send(colorMsg(t, "d", ""))
+	snd.outcome()
+	assert.Equal(t, "d", bodyOf(t, br.next()), "a browser is sent new messages too")
+	br.none()
+	s, _ := b.Queue("br")
+	assert.Equal(t, 4, s.Depth)
+	br.detach()
+	r := c.receiver("br")
+	r.flow(10)
+	for i := range sent {
+		assert.Equal(t, sent[i], r.next().payload, "as sent: no delivery-count")
+	}
+}
+
+// TestAnonymousRelay: the broker offers ANONYMOUS-RELAY; a producer
+// with no target address sends each message to its to; one without a
+// to, or to an address it may not write, is rejected.
+func TestAnonymousRelay(t *testing.T) {
+	calls := map[string]int{}
+	addr, b := start(t, broker.Options{Permissions: func(id, address string, op broker.Op) bool {
+		calls[address+"/"+op.String()]++ // under the broker's lock
+		return address != "secret"
+	}})
+	c := dial(t, addr, engine.Config{}, nil)
+	var offered frame.Symbols
+	c.do(func() { offered = c.d.Conn().RemoteOpen().OfferedCapabilities })
+	require.True(t, offered.Contains("ANONYMOUS-RELAY"))
+	relay := c.attach(true, engine.LinkOptions{Unsettled: true})
+	for range 10 {
+		relay.send(colorMsg(t, "x", "q1"), colorMsg(t, "y", "q2"))
+	}
+	for range 20 {
+		require.Equal(t, frame.StateAccepted, relay.outcome().Type)
+	}
+	relay.send(colorMsg(t, "z", ""))
+	o := relay.outcome()
+	assert.Equal(t, frame.StateRejected, o.Type)
+	assert.Equal(t, "amqp:not-found", string(o.Error.Condition))
+	relay.send(colorMsg(t, "z", "secret"))
+	o = relay.outcome()
+	assert.Equal(t, frame.StateRejected, o.Type)
+	assert.Equal(t, "amqp:unauthorized-access", string(o.Error.Condition))
+	for _, q := range []string{"q1", "q2"} {
+		s, ok := b.Queue(q)
+		require.True(t, ok)
+		assert.Equal(t, 10, s.Depth)
+	}
+	b.Queues() // the broker's lock: calls is read after its writes
+	assert.Equal(t, 1, calls["q1/write"], "checked once a link")
+	assert.Equal(t, 1, calls["q2/write"])
+}
