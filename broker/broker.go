@@ -171,6 +171,7 @@ type Broker struct {
 	wg        sync.WaitGroup
 	accepted  atomic.Uint64       // connections accepted
 	connIDs   atomic.Uint64       // the last conn.id given
+	shared    map[subKey]*node    // shared subscriptions (shared.go)
 	durables  map[durKey]*durable // links with a durable terminus (durable.go)
 	keptN     int                 // of them detached
 	// The copies made for detached durable subscriptions, and their
@@ -472,6 +473,19 @@ func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
 				s.Unsettled += c.q.unsettled
 			}
 		}
+		for _, sub := range n.subs {
+			s.Depth += sub.q.len()
+			s.Bytes += sub.q.bytes
+			s.Unsettled += sub.q.unsettled
+			s.Consumers += len(sub.consumers)
+			s.Delivered += sub.c.delivered
+			s.Accepted += sub.c.acked
+			s.Rejected += sub.c.rejected
+			s.Released += sub.c.released
+			s.Modified += sub.c.modified
+			s.Redelivered += sub.c.redelivered
+			s.Filtered += sub.c.filtered
+		}
 	} else {
 		s.Depth, s.Bytes, s.Unsettled = n.q.len(), n.q.bytes, n.q.unsettled
 	}
@@ -509,6 +523,15 @@ type node struct {
 	ready     cring
 	stale     int
 	browsing  int // consumers that browse it (consumer.browse)
+	// A fan-out node's shared subscriptions, and a shared
+	// subscription's fan-out node, name, filters, and whether it stays
+	// without receivers (shared.go).
+	subs   []*node
+	parent *node
+	subKey subKey
+	filt    *sourceFilter
+	subConn uint64 // the connection of the receiver that made it, for no-local
+	keep    bool
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
@@ -639,6 +662,12 @@ func (b *Broker) creditLocked(n *node) uint32 {
 		}
 		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, limit), 1))
 	}
+	for _, s := range n.subs {
+		if b.fullLocked(&s.q) {
+			return 0
+		}
+		credit = min(credit, max(b.roomLocked(&s.q, n.lastSize, limit), 1))
+	}
 	return credit
 }
 
@@ -658,12 +687,20 @@ func (b *Broker) resumableLocked(n *node) bool {
 			return false
 		}
 	}
+	for _, s := range n.subs {
+		if !below(&s.q) {
+			return false
+		}
+	}
 	return true
 }
 
 // unblockLocked hands the producers waiting on n to wake when n has room
 // again (or is gone), appending their connections to wake.
 func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	if n.parent != nil { // a shared subscription's room is its fan-out node's
+		n = n.parent
+	}
 	wake = b.memWakeLocked(wake)
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
@@ -684,7 +721,7 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 // to wake.
 func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*conn) []*conn {
 	n.lastSize = len(payload)
-	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 {
+	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 && len(n.subs) == 0 {
 		n.c.dropped++
 		return wake
 	}
@@ -732,6 +769,24 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*con
 			c.hungry = false
 			wake = append(wake, c.conn)
 		}
+	}
+	for _, s := range n.subs {
+		if s.filt != nil {
+			if !scanned {
+				var err error
+				secs, err = message.Scan(payload)
+				scanned, scans = true, err == nil
+			}
+			if !scans || !s.filt.match(&secs, from, s.subConn) {
+				n.c.filtered++
+				continue
+			}
+		}
+		bf.refs++
+		s.c.enqueued++
+		s.q.r.pushBack(m)
+		s.q.bytes += int64(len(payload))
+		wake = b.wakeOneLocked(s, m, wake)
 	}
 	b.pool.put(bf) // the hold: recycled at once when no one took a copy
 	return wake
@@ -817,6 +872,12 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	n.deleted = true
 	if b.nodes[n.name] == n {
 		delete(b.nodes, n.name)
+	}
+	if n.parent != nil {
+		b.unlinkSharedLocked(n) // shared.go
+	}
+	for len(n.subs) > 0 {
+		wake = b.removeLocked(n.subs[0], wake)
 	}
 	b.unchargeLocked(n)
 	b.dropLocked(n, &n.q)

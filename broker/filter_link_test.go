@@ -215,3 +215,71 @@ func TestAnonymousRelay(t *testing.T) {
 	assert.Equal(t, 1, calls["q1/write"], "checked once a link")
 	assert.Equal(t, 1, calls["q2/write"])
 }
+
+// sharedReceiver attaches a receiver of subscription link name to addr
+// with capabilities caps (shared, global).
+func (c *tclient) sharedReceiver(name, addr string, caps ...string) *tlink {
+	return c.attach(false, engine.LinkOptions{Name: name,
+		Source: &frame.Source{Address: []byte(addr), Capabilities: frame.Symbols(frame.AppendSymbols(nil, caps...))}})
+}
+
+// TestSharedSubscription: receivers of one shared subscription to a
+// fan-out node ("sub", "sub|2": Qpid JMS's names) split its messages;
+// another subscription gets each too; a global one is shared across
+// containers, one that is not is the container's own.
+func TestSharedSubscription(t *testing.T) {
+	const n = 20
+	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c1 := dial(t, addr, engine.Config{ContainerID: "one"}, nil)
+	c2 := dial(t, addr, engine.Config{ContainerID: "two"}, nil)
+	r1 := c1.sharedReceiver("sub", "topic/s", "shared")
+	r2 := c1.sharedReceiver("sub|2", "topic/s", "shared")
+	g1 := c1.sharedReceiver("g|global", "topic/s", "shared", "global")
+	g2 := c2.sharedReceiver("g|global2", "topic/s", "shared", "global")
+	own := c2.sharedReceiver("sub", "topic/s", "shared") // container two's "sub"
+	for _, r := range []*tlink{r1, r2, g1, g2} {
+		r.flow(n / 2) // so that each takes half
+	}
+	own.flow(n)
+	snd := c1.sender("topic/s")
+	for i := range n {
+		snd.send(colorMsg(t, string(rune('a'+i)), ""))
+	}
+	for range n {
+		snd.outcome()
+	}
+	split := func(a, b *tlink) (int, int) {
+		seen := map[string]bool{}
+		na, nb := 0, 0
+		for len(seen) < n {
+			select {
+			case d := <-a.deliveries:
+				seen[bodyOf(t, d)] = true
+				na++
+				a.dispose(d.id, engine.Accepted)
+			case d := <-b.deliveries:
+				seen[bodyOf(t, d)] = true
+				nb++
+				b.dispose(d.id, engine.Accepted)
+			case <-timeAfter():
+				t.Fatalf("%d of %d", len(seen), n)
+			}
+		}
+		require.Equal(t, n, na+nb, "each message once")
+		return na, nb
+	}
+	na, nb := split(r1, r2)
+	assert.Equal(t, [2]int{n / 2, n / 2}, [2]int{na, nb}, "the receivers of the subscription take turns")
+	na, nb = split(g1, g2)
+	assert.Equal(t, [2]int{n / 2, n / 2}, [2]int{na, nb}, "a global subscription across containers")
+	for range n {
+		d := own.next()
+		own.dispose(d.id, engine.Accepted)
+	}
+	r1.none()
+	r2.none()
+	eventually(t, "all settled", func() bool {
+		s, _ := b.Queue("topic/s")
+		return s.Depth == 0 && s.Unsettled == 0 && s.Consumers == 5 && s.Accepted == 3*n
+	})
+}

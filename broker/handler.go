@@ -307,6 +307,17 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		filt, _ := l.Context.(*sourceFilter) // AnswerAttach's
 		l.Context = nil
 		src := l.RemoteSource()
+		// A shared subscription's state is the broker's (shared.go), not
+		// the link's: its durable terminus keeps it, not its link state.
+		shared := src.Capabilities.Contains("shared")
+		if shared && durable {
+			durable = false
+			b.mu.Lock()
+			if d := b.durables[key]; d != nil && d.attached && d.cn == cn {
+				b.forgetLocked(d) // made by Recover (durable.go)
+			}
+			b.mu.Unlock()
+		}
 		addr, made := cn.takeDynamic(l, src.Address)
 		if len(addr) == 0 {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
@@ -358,16 +369,21 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			}
 		}
 		c.n = n
-		if n.fanout {
+		switch {
+		case n.fanout && shared:
+			b.joinSharedLocked(c, n, src) // shared.go
+		case n.fanout:
 			c.own = &queue{}
 			c.q = c.own
-		} else {
+		default:
 			c.q = &n.q
 		}
 		if c.browse {
 			n.browsing++
 		}
-		n.consumers = append(n.consumers, c)
+		if c.n == n {
+			n.consumers = append(n.consumers, c)
+		}
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
@@ -626,6 +642,11 @@ func (b *Broker) fullestLocked(n *node) *queue {
 	for _, c := range n.consumers {
 		if c.own != nil && (c.own.bytes > q.bytes || c.own.len()+c.own.unsettled > q.len()+q.unsettled) {
 			q = c.own
+		}
+	}
+	for _, s := range n.subs {
+		if s.q.bytes > q.bytes || s.q.len()+s.q.unsettled > q.len()+q.unsettled {
+			q = &s.q
 		}
 	}
 	return q
@@ -1094,6 +1115,9 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			acquired = append(acquired, x.resume...)
 			x.resume = nil
 			wake = b.releaseLocked(x, acquired, wake)
+			if n.parent != nil {
+				wake = b.leaveSharedLocked(n, l.RemoteClosed(), wake) // shared.go
+			}
 		}
 		b.mu.Unlock()
 	case *producer:

@@ -1,0 +1,99 @@
+package broker
+
+import (
+	"bytes"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// This file is shared subscriptions to a fan-out node, as Qpid JMS and
+// ActiveMQ Artemis name them (JMS 2.0's shared consumers): a source
+// with the capability "shared" on a fan-out node subscribes by its
+// link's name, up to its first "|" ("sub", "sub|2", "sub|volatile1",
+// "sub|global2" are receivers of subscription "sub"), every receiver of
+// one subscription taking its turn at one queue. The subscription is
+// its container's (the connection's container-id) unless the source
+// has the capability "global" too: then any container's receivers of
+// that name share it. A link name whose suffix is "volatile…" or
+// "global-volatile…" names a volatile subscription, which is not the
+// durable one of the same name (Qpid JMS's createSharedConsumer and
+// createSharedDurableConsumer).
+//
+// The subscription is a queue node of its own (node.parent is the
+// fan-out node), not in the broker's addresses: the fan-out node puts a
+// copy of each message its filters take (those of the receiver that
+// made it) on it, and its receivers are its competing consumers. A
+// volatile subscription goes with its last receiver; a durable one (a
+// durable source) stays while its receivers are detached, and goes when
+// the last of them closes its link (part 2 §2.6.6: a subscription
+// ended).
+
+// subKey names a shared subscription.
+type subKey struct {
+	node      string
+	container string // "" for a global one
+	name      string
+	volatile  bool
+}
+
+// sharedKey returns the subscription a link to fan-out node n with
+// source src names.
+func sharedKey(l *engine.Link, n *node, src *frame.Source) subKey {
+	name := l.Name()
+	k := subKey{node: n.name}
+	if i := bytes.IndexByte(name, '|'); i >= 0 {
+		suffix := name[i+1:]
+		k.volatile = bytes.HasPrefix(suffix, []byte("volatile")) || bytes.HasPrefix(suffix, []byte("global-volatile"))
+		name = name[:i]
+	}
+	k.name = string(name)
+	if !src.Capabilities.Contains("global") {
+		k.container = l.Conn().RemoteContainerID()
+	}
+	return k
+}
+
+// joinSharedLocked makes c a receiver of the shared subscription to
+// fan-out node n that its link names, made when there is none with
+// c's filters.
+func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) {
+	k := sharedKey(c.link, n, src)
+	s := b.shared[k]
+	if s == nil || s.deleted {
+		s = &node{name: n.name, parent: n, subKey: k, filt: c.filt, subConn: c.conn.id,
+			keep: src.Durable != frame.DurabilityNone && !k.volatile}
+		s.s0, s.s1 = n.s0, n.s1
+		if b.shared == nil {
+			b.shared = make(map[subKey]*node)
+		}
+		b.shared[k] = s
+		n.subs = append(n.subs, s)
+	}
+	c.filt = nil // the subscription's, applied as it is copied to
+	c.n, c.q = s, &s.q
+	s.consumers = append(s.consumers, c)
+}
+
+// leaveSharedLocked ends shared subscription s once its last receiver
+// went: a volatile one, or a durable one whose receiver closed its link.
+func (b *Broker) leaveSharedLocked(s *node, closed bool, wake []*conn) []*conn {
+	if len(s.consumers) > 0 || (s.keep && !closed && !s.parent.deleted) {
+		return wake
+	}
+	return b.removeLocked(s, wake)
+}
+
+// unlinkSharedLocked forgets removed subscription s.
+func (b *Broker) unlinkSharedLocked(s *node) {
+	if b.shared[s.subKey] == s {
+		delete(b.shared, s.subKey)
+	}
+	p := s.parent
+	for i, x := range p.subs {
+		if x == s {
+			p.subs = append(p.subs[:i], p.subs[i+1:]...)
+			break
+		}
+	}
+}
