@@ -520,18 +520,18 @@ type node struct {
 	// one that has. An entry may be stale (its consumer took a message
 	// since, or went): stale counts those of consumers gone, and the
 	// ring is compacted when they are half of it.
-	ready     cring
-	stale     int
-	browsing  int // consumers that browse it (consumer.browse)
+	ready    cring
+	stale    int
+	browsing int // consumers that browse it (consumer.browse)
 	// A fan-out node's shared subscriptions, and a shared
 	// subscription's fan-out node, name, filters, and whether it stays
 	// without receivers (shared.go).
-	subs   []*node
-	parent *node
-	subKey subKey
-	filt    *sourceFilter
-	subConn uint64 // the connection of the receiver that made it, for no-local
-	keep    bool
+	subs      []*node
+	parent    *node
+	subKey    subKey
+	filt      *sourceFilter
+	subConn   uint64 // the connection of the receiver that made it, for no-local
+	keep      bool
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
