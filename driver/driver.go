@@ -422,6 +422,9 @@ loop:
 		case r := <-d.wrote:
 			d.writing = false
 			c.Written(r.n)
+			if r.err != nil && reading && d.overAt.IsZero() {
+				reading = d.feedRest()
+			}
 			if !d.wrote1(r) {
 				break loop
 			}
@@ -475,6 +478,31 @@ func (d *Driver) wrote1(r writeResult) bool {
 	}
 	d.extend(now)
 	return true
+}
+
+// feedRest feeds the engine what the peer sent before a write failed,
+// while the connection was up, until the read side ends (a peer that
+// shut its socket gives EOF or a reset at once) or for at most linger:
+// a peer that wrote its last frames (an accept, its close) and shut its
+// socket is heard, not lost with the write that failed. It reports
+// whether the read side is still open.
+func (d *Driver) feedRest() bool {
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	for {
+		select {
+		case r := <-d.reads:
+			if r.n > 0 {
+				d.c.Feed(r.buf[:r.n], time.Now())
+			}
+			d.free <- r.buf
+			if r.err != nil {
+				return false
+			}
+		case <-t.C:
+			return true
+		}
+	}
 }
 
 // extend sets the write deadline of a connection that is over: a linger

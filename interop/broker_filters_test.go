@@ -146,5 +146,5 @@ func TestPackageBrokerGoAMQPAcceptThenClose(t *testing.T) {
 	}
 	q, _ := srv.Queue("once")
 	require.Zero(t, q.Depth)
-	require.Zero(t, q.Redelivered)
+	require.EqualValues(t, n, q.Accepted, "every accept heard") // Redelivered may count a message go-amqp was sent and never handed out (its credit) before its close
 }
