@@ -115,9 +115,9 @@ type Conn struct {
 
 	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
 	openBuf        []byte
-	peerMaxFrame   uint32
-	peerChannelMax uint16
-	peerIdle       time.Duration
+	remoteMaxFrame   uint32
+	remoteChannelMax uint16
+	remoteIdle       time.Duration
 
 	byRemote []*Session // by the peer's channel
 	byLocal  []*Session // by this end's channel
@@ -175,7 +175,7 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 	if h == nil {
 		h = NopHandler{}
 	}
-	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: frame.SpecChannelMax}
+	c := &Conn{cfg: cfg, h: h, client: client, remoteMaxFrame: 512, remoteChannelMax: frame.SpecChannelMax}
 	c.maxMessage = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
@@ -205,11 +205,11 @@ func (c *Conn) Identity() string { return c.identity }
 
 // RemoteMaxFrameSize returns the peer's max-frame-size: outgoing
 // transfers are split to fit it.
-func (c *Conn) RemoteMaxFrameSize() uint32 { return c.peerMaxFrame }
+func (c *Conn) RemoteMaxFrameSize() uint32 { return c.remoteMaxFrame }
 
 // RemoteIdleTimeout returns the peer's idle time-out; the engine sends a
 // heartbeat when it has written nothing for half of it.
-func (c *Conn) RemoteIdleTimeout() time.Duration { return c.peerIdle }
+func (c *Conn) RemoteIdleTimeout() time.Duration { return c.remoteIdle }
 
 // Err returns why the connection failed or closed (the peer's error,
 // Remote set, or the engine's), or nil.
@@ -563,9 +563,9 @@ func (c *Conn) onOpen(body []byte) error {
 	if maxFrame < 512 {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
 	}
-	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
-	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
-	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
+	c.remoteMaxFrame = min(maxFrame, math.MaxInt32)
+	c.remoteChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
+	c.remoteIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.st.remote = active
 	if c.st.local == unset {
 		c.writeOpen()
@@ -587,9 +587,9 @@ func (c *Conn) writeOpen() {
 		o.Hostname = []byte(c.cfg.Hostname)
 	}
 	o.Properties, o.OfferedCapabilities, o.DesiredCapabilities = c.cfg.Properties, c.cfg.OfferedCapabilities, c.cfg.DesiredCapabilities
-	start := c.begin(0)
+	start := c.startFrame(0)
 	c.out = frame.AppendOpen(c.out, o)
-	c.end(start)
+	c.endFrame(start)
 	c.st.local = active
 }
 
@@ -637,9 +637,9 @@ func (c *Conn) Close(e *Error) error {
 
 func (c *Conn) writeClose(e *Error) {
 	cl := frame.Close{Error: e.amqp()}
-	start := c.begin(0)
+	start := c.startFrame(0)
 	c.out = frame.AppendClose(c.out, cl)
-	c.end(start)
+	c.endFrame(start)
 	c.st.local = closed
 	c.closeAt = c.now
 }
@@ -782,7 +782,7 @@ func (c *Conn) Written(n int) {
 		c.out = c.out[:copy(c.out, c.out[c.outHead:])]
 		c.outHead = 0
 	}
-	if c.full && c.pending() <= c.cfg.MaxOutput/2 {
+	if c.full && c.unwritten() <= c.cfg.MaxOutput/2 {
 		c.full = false
 		if c.in != phDone {
 			c.h.OnWritable(c)
@@ -790,14 +790,14 @@ func (c *Conn) Written(n int) {
 	}
 }
 
-// pending returns the output bytes not yet written.
-func (c *Conn) pending() int { return len(c.out) - c.outHead }
+// unwritten returns the output bytes not yet written.
+func (c *Conn) unwritten() int { return len(c.out) - c.outHead }
 
 // WantRead reports whether the driver should read more from the peer: not
 // while the output is over Config.MaxOutput (a peer that does not read
 // cannot make the engine buffer without bound), nor once the connection
 // is done.
-func (c *Conn) WantRead() bool { return c.in != phDone && c.pending() <= c.cfg.MaxOutput }
+func (c *Conn) WantRead() bool { return c.in != phDone && c.unwritten() <= c.cfg.MaxOutput }
 
 // CloseWait is how long a connection waits for the peer's close after
 // sending its own; then it is over (Done) without it.
@@ -834,16 +834,16 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())
 		return time.Time{}
 	}
-	if c.peerIdle > 0 && c.st.local == active && now.Sub(c.lastSent) >= c.peerIdle/2 {
-		start := c.begin(0)
-		c.end(start)
+	if c.remoteIdle > 0 && c.st.local == active && now.Sub(c.lastSent) >= c.remoteIdle/2 {
+		start := c.startFrame(0)
+		c.endFrame(start)
 	}
 	var next time.Time
 	if c.in < phOpened {
 		next = c.started.Add(c.cfg.HandshakeTimeout)
 	}
-	if c.peerIdle > 0 && c.st.local == active {
-		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
+	if c.remoteIdle > 0 && c.st.local == active {
+		if t := c.lastSent.Add(c.remoteIdle / 2); next.IsZero() || t.Before(next) {
 			next = t
 		}
 	}
@@ -866,9 +866,9 @@ func (c *Conn) handshakeTimeout() {
 	c.finish(NewError(frame.CondResourceLimitExceeded, desc))
 }
 
-// begin starts an AMQP frame on channel ch in the output (after the
+// startFrame starts an AMQP frame on channel ch in the output (after the
 // disposition waiting to be merged, if any) and returns where it starts.
-func (c *Conn) begin(ch uint16) int {
+func (c *Conn) startFrame(ch uint16) int {
 	if c.disp.on {
 		c.flushDisp()
 	}
@@ -877,16 +877,18 @@ func (c *Conn) begin(ch uint16) int {
 	return start
 }
 
-func (c *Conn) end(start int) {
-	c.endFit(start)
-	if len(c.out)-start > int(c.peerMaxFrame) {
+// endFrame ends the frame startFrame started (its size patched in)
+// and checks it against the peer's max-frame-size.
+func (c *Conn) endFrame(start int) {
+	c.endFrameFit(start)
+	if len(c.out)-start > int(c.remoteMaxFrame) {
 		c.oversize(start) // every frame is checked against the peer's max-frame-size (txn.go)
 	}
 }
 
-// endFit is end for a frame made to fit the peer's max-frame-size (a
+// endFrameFit is endFrame for a frame made to fit the peer's max-frame-size (a
 // transfer, split by writeTransfer): inlined on the hot path.
-func (c *Conn) endFit(start int) {
+func (c *Conn) endFrameFit(start int) {
 	c.out = frame.EndFrame(c.out, start)
 	c.lastSent = c.now
 }
@@ -909,7 +911,7 @@ func (c *Conn) Begin() (*Session, error) {
 // freeChannel returns the lowest channel this end does not use, within
 // both ends' channel-max.
 func (c *Conn) freeChannel() (uint16, bool) {
-	limit := int(min(c.peerChannelMax, c.cfg.ChannelMax))
+	limit := int(min(c.remoteChannelMax, c.cfg.ChannelMax))
 	for i, s := range c.byLocal {
 		if c.nLocal == len(c.byLocal) || i > limit {
 			break // no hole: append
@@ -969,7 +971,7 @@ func (c *Conn) onBegin(ch uint16, body []byte) error {
 	s.nextIncomingID = b.NextOutgoingID
 	s.remoteIncomingWindow = b.IncomingWindow
 	s.remoteOutgoingWindow = b.OutgoingWindow
-	s.peerHandleMax = b.HandleMax.Or(math.MaxUint32)
+	s.remoteHandleMax = b.HandleMax.Or(math.MaxUint32)
 	if s.st.local == unset {
 		s.writeBegin()
 	}

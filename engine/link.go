@@ -14,7 +14,7 @@ import (
 // (onTransfer, deliverOne; a delivery in several transfers joined by the
 // link's frame.Join), settlement
 // (Dispose, Settle), and outgoing transfers (Send split at the peer's
-// max-frame-size, writeTransfer, resume when window or output frees up,
+// max-frame-size, writeTransfer, sendPending when the window frees up,
 // Abort).
 
 // ErrMessageSize: Send of a message above the receiver's
@@ -121,7 +121,7 @@ type Link struct {
 	cur        uint32     // its delivery-id
 	curCtx     any        // its context (SetDeliveryContext), kept with it after OnDelivery
 
-	peerMaxMessage uint64
+	remoteMaxMessage uint64
 	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
 	creditDrained  bool   // Creditor.WhenDrained (credit.go)
 
@@ -147,7 +147,7 @@ type Link struct {
 	special              *sendSpecial      // set by SendTxn and SendResume around their Send
 	resumed, dropResumed bool
 
-	pend pending // an outgoing delivery's frames waiting for the session window
+	pend pendingSend // an outgoing delivery's frames waiting for the session window
 
 	mine attachFields // of this end's attach, until it is written
 }
@@ -160,9 +160,9 @@ type attachFields struct {
 	offered, desired frame.Symbols
 }
 
-// pending is the rest of an outgoing delivery the peer's session window
+// pendingSend is the rest of an outgoing delivery the peer's session window
 // could not take yet, copied out of the caller's payload.
-type pending struct {
+type pendingSend struct {
 	on    bool
 	abort bool // Abort was called: an aborted transfer ends it
 	id    uint32
@@ -219,7 +219,7 @@ func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
 // (part 2 §2.7.3): the largest message it accepts; 0 means no limit (or
 // its attach has not arrived). Send refuses a larger one with
 // ErrMessageSize.
-func (l *Link) RemoteMaxMessageSize() uint64 { return l.peerMaxMessage }
+func (l *Link) RemoteMaxMessageSize() uint64 { return l.remoteMaxMessage }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
@@ -322,18 +322,18 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 }
 
 // attachFits reports that the link's attach fits the peer's
-// max-frame-size (every frame is checked as it is written: Conn.end).
+// max-frame-size (every frame is checked as it is written: Conn.endFrame).
 func (l *Link) attachFits(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) bool {
 	c := l.s.c
 	c.txn.scratch = frame.AppendAttach(c.txn.scratch[:0], l.attachPerf(src, tgt))
-	return 8+len(c.txn.scratch) <= int(c.peerMaxFrame)
+	return 8+len(c.txn.scratch) <= int(c.remoteMaxFrame)
 }
 
 func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
 	c := l.s.c
-	start := c.begin(l.s.local)
+	start := c.startFrame(l.s.local)
 	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
-	c.end(start)
+	c.endFrame(start)
 	l.st.local = active
 	l.mine = attachFields{} // written: the caller's bytes are not held
 }
@@ -380,9 +380,9 @@ func (l *Link) detach(close bool, e *Error) error {
 
 func (l *Link) writeDetach(close bool, e *Error) {
 	c := l.s.c
-	start := c.begin(l.s.local)
+	start := c.startFrame(l.s.local)
 	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: close, Error: e.amqp()})
-	c.end(start)
+	c.endFrame(start)
 	l.st.local = closed
 	l.closing = close
 	l.pend.on = false
@@ -896,12 +896,12 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 		return 0, ErrNoCredit
 	case s.remoteIncomingWindow == 0:
 		return 0, ErrNoWindow
-	case c.pending() > c.cfg.MaxOutput:
+	case c.unwritten() > c.cfg.MaxOutput:
 		c.full = true
 		return 0, ErrOutputFull
 	case settled && l.sndMode == frame.SndUnsettled, !settled && l.sndMode == frame.SndSettled:
 		return 0, ErrSettleMode
-	case l.peerMaxMessage > 0 && uint64(len(payload)) > l.peerMaxMessage:
+	case l.remoteMaxMessage > 0 && uint64(len(payload)) > l.remoteMaxMessage:
 		return 0, ErrMessageSize
 	case len(tag) > 32:
 		return 0, ErrTag
@@ -933,7 +933,7 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 		n = l.writeTransfer(&t, payload)
 	}
 	if n < len(payload) {
-		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
+		l.pend = pendingSend{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
 	}
 	return id, nil
 }
@@ -944,13 +944,13 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	s := l.s
 	c := s.c
-	maxFrame := int(c.peerMaxFrame)
+	maxFrame := int(c.remoteMaxFrame)
 	sent := 0
 	if s.outgoingWindow < 1<<30 {
 		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
 	}
 	for {
-		start := c.begin(s.local)
+		start := c.startFrame(s.local)
 		t.More = false
 		c.out = frame.AppendTransferHead(c.out, t)
 		room := maxFrame - (len(c.out) - start)
@@ -962,7 +962,7 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 		}
 		k := min(room, len(payload)-sent)
 		c.out = append(c.out, payload[sent:sent+k]...)
-		c.endFit(start) // each transfer is cut to fit
+		c.endFrameFit(start) // each transfer is cut to fit
 		sent += k
 		s.nextOutgoingID++
 		s.outgoingWindow--
@@ -996,19 +996,19 @@ func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
 	if s.outgoingWindow < 1<<30 {
 		s.writeFlow(nil, false)
 	}
-	start := c.begin(s.local)
+	start := c.startFrame(s.local)
 	t.More = false
 	c.out = frame.AppendTransfer(c.out, *t)
-	room := int(c.peerMaxFrame) - (len(c.out) - start)
+	room := int(c.remoteMaxFrame) - (len(c.out) - start)
 	if len(payload) > room {
 		c.out = c.out[:start+8]
 		t.More = true
 		c.out = frame.AppendTransfer(c.out, *t)
-		room = int(c.peerMaxFrame) - (len(c.out) - start)
+		room = int(c.remoteMaxFrame) - (len(c.out) - start)
 	}
 	k := min(room, len(payload))
 	c.out = append(c.out, payload[:k]...)
-	c.endFit(start)
+	c.endFrameFit(start)
 	s.nextOutgoingID++
 	s.outgoingWindow--
 	s.remoteIncomingWindow--
@@ -1019,17 +1019,17 @@ func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
 	return k + l.writeTransfer(&h, payload[k:])
 }
 
-// resume sends what the session window held back of the link's delivery.
-func (l *Link) resume() {
+// sendPending sends what the session window held back of the link's delivery.
+func (l *Link) sendPending() {
 	p := &l.pend
 	if p.abort {
 		// The aborted transfer, like any, takes a place in the window.
 		// Its more flag is false: part 2 §2.7.5, "a sender SHOULD NOT
 		// set the more flag to true if it also sets the aborted flag".
 		c := l.s.c
-		start := c.begin(l.s.local)
+		start := c.startFrame(l.s.local)
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, Aborted: true})
-		c.endFit(start) // each transfer is cut to fit
+		c.endFrameFit(start) // each transfer is cut to fit
 		l.s.nextOutgoingID++
 		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--
@@ -1060,7 +1060,7 @@ func (l *Link) Abort() error {
 	}
 	l.pend.abort = true
 	if l.s.remoteIncomingWindow > 0 {
-		l.resume()
+		l.sendPending()
 	}
 	return nil
 }

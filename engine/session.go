@@ -40,7 +40,7 @@ type Session struct {
 	flowDue              bool   // in Conn.due: the window is to be topped up
 
 	handleMax     uint32 // this end's
-	peerHandleMax uint32
+	remoteHandleMax uint32
 
 	byRemote []*Link // by the peer's handle
 	// detached has bit h set while the peer's handle h is detached and
@@ -61,7 +61,7 @@ func (c *Conn) newSession(ch uint16) *Session {
 	// default (part 2 §2.7.2), so that links attached before the answer
 	// (pipelined, as Proton does) get handles of their own.
 	s := &Session{c: c, local: ch, window: c.cfg.Window, incomingWindow: c.cfg.Window,
-		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax, peerHandleMax: math.MaxUint32}
+		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax, remoteHandleMax: math.MaxUint32}
 	c.byLocal[ch] = s
 	c.nLocal++
 	return s
@@ -95,9 +95,9 @@ func (s *Session) writeBegin() {
 	if s.st.remote != unset {
 		b.RemoteChannel = frame.Some(s.remote)
 	}
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendBegin(s.c.out, b)
-	s.c.end(start)
+	s.c.endFrame(start)
 	s.st.local = active
 }
 
@@ -113,9 +113,9 @@ func (s *Session) End(e *Error) error {
 }
 
 func (s *Session) writeEnd(e *Error) {
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendEnd(s.c.out, frame.End{Error: e.amqp()})
-	s.c.end(start)
+	s.c.endFrame(start)
 	s.st.local = closed
 }
 
@@ -260,7 +260,7 @@ func (s *Session) onFlow(body []byte) error {
 func (s *Session) reopened() {
 	for _, l := range s.byLocal {
 		if l != nil && l.pend.on && s.remoteIncomingWindow > 0 {
-			l.resume()
+			l.sendPending()
 		}
 	}
 	for _, l := range s.byLocal {
@@ -326,9 +326,9 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 			f.Available = frame.Some(l.available)
 		}
 	}
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendFlow(s.c.out, f)
-	s.c.end(start)
+	s.c.endFrame(start)
 }
 
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
@@ -596,7 +596,7 @@ func (s *Session) onAttach(body []byte) error {
 	l.attach, l.attachBuf = a, buf
 	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
 	l.keepTags = l.src.Durable == frame.DurabilityUnsettledState || l.tgt.Durable == frame.DurabilityUnsettledState
-	l.peerMaxMessage = a.MaxMessageSize.Or(0)
+	l.remoteMaxMessage = a.MaxMessageSize.Or(0)
 	if !l.sender {
 		l.deliveryCount = a.InitialDeliveryCount.Or(0)
 	} else if !answer {
@@ -645,7 +645,7 @@ type linkName struct {
 // freeHandle returns the lowest handle this end does not use, within
 // both ends' handle-max.
 func (s *Session) freeHandle() (uint32, bool) {
-	limit := uint64(min(s.peerHandleMax, s.handleMax))
+	limit := uint64(min(s.remoteHandleMax, s.handleMax))
 	for i, l := range s.byLocal {
 		if s.nLocal == len(s.byLocal) || uint64(i) > limit {
 			break // no hole: append
@@ -846,7 +846,7 @@ func (c *Conn) writeDisp(ch uint16, d frame.Disposition) {
 	start := len(c.out)
 	c.out = frame.BeginFrame(c.out, frame.TypeAMQP, ch)
 	c.out = frame.AppendDisposition(c.out, d)
-	c.end(start)
+	c.endFrame(start)
 }
 
 // lastOpt is a disposition's last: absent when it is first.

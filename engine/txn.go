@@ -353,13 +353,13 @@ func (c *Conn) oversize(start int) {
 	}
 	c.out = c.out[:start]
 	if d == amqpsax.DescriptorClose {
-		start = c.begin(0)
+		start = c.startFrame(0)
 		c.out = frame.AppendClose(c.out, frame.Close{Error: frame.AMQPError{Condition: []byte(frame.CondFrameSizeTooSmall.Symbol())}})
 		c.out = frame.EndFrame(c.out, start)
 		return
 	}
 	c.fail(frame.CondFrameSizeTooSmall, "a "+d.TypeName()+" of "+strconv.Itoa(size)+" bytes is above the peer's max-frame-size "+
-		strconv.FormatUint(uint64(c.peerMaxFrame), 10))
+		strconv.FormatUint(uint64(c.remoteMaxFrame), 10))
 }
 
 // errNotControl: a message sent to a coordinator whose body is not one
