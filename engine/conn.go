@@ -113,8 +113,8 @@ type Conn struct {
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
 
-	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
-	openBuf        []byte
+	open             frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
+	openBuf          []byte
 	remoteMaxFrame   uint32
 	remoteChannelMax uint16
 	remoteIdle       time.Duration

@@ -122,8 +122,8 @@ type Link struct {
 	curCtx     any        // its context (SetDeliveryContext), kept with it after OnDelivery
 
 	remoteMaxMessage uint64
-	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
-	creditDrained  bool   // Creditor.WhenDrained (credit.go)
+	format           uint32 // the message-format of outgoing deliveries (SetMessageFormat)
+	creditDrained    bool   // Creditor.WhenDrained (credit.go)
 
 	// Transactions (txn.go): a coordinator link (the controller's, or one
 	// the engine runs), and the txn-id of the incoming delivery in

@@ -39,7 +39,7 @@ type Session struct {
 	window               uint32 // the incoming window announced, topped up when half used
 	flowDue              bool   // in Conn.due: the window is to be topped up
 
-	handleMax     uint32 // this end's
+	handleMax       uint32 // this end's
 	remoteHandleMax uint32
 
 	byRemote []*Link // by the peer's handle
