@@ -258,7 +258,7 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 			break
 		}
 		p = p[n:]
-		if err := c.fastFrame(&f); err != nil {
+		if err := c.route(&f); err != nil {
 			c.apply(err)
 		}
 	}
@@ -301,7 +301,7 @@ func (c *Conn) fill(p []byte) []byte {
 	case err != nil:
 		c.apply(c.readFault(err, c.partOff))
 	case n > 0:
-		c.apply(c.fastFrame(&f))
+		c.apply(c.route(&f))
 	}
 	c.part = c.part[:0]
 	return p
@@ -335,21 +335,70 @@ func (c *Conn) readFault(err error, off int64) error {
 	return &connError{frame.CondFramingError, desc}
 }
 
-// fastFrame handles a frame: a transfer on an open connection goes
-// straight to its session's onTransfer, any other frame through frame.
-func (c *Conn) fastFrame(f *frame.Frame) error {
-	if b := f.Body; len(b) > 3 && b[2] == byte(amqpsax.DescriptorTransfer) && b[1] == byte(amqpsax.CodeSmallUlong) && b[0] == 0 &&
-		f.Type == frame.TypeAMQP && c.in == phOpened && !f.IsHeader && int(f.Channel) < len(c.byRemote) {
-		if s := c.byRemote[f.Channel]; s != nil {
+// route takes a frame to the function of its performative, each in one
+// step: an AMQP frame on an open connection by one switch on its
+// descriptor, with its channel's session looked up once, to the
+// session's onTransfer, onFlow, onDisposition, onAttach, onDetach or
+// onEnd, or the connection's onBegin or onClose; everything before the
+// open is exchanged (protocol headers, SASL, the open) and heartbeats
+// go through routeHandshake. It returns the fault of the peer it found,
+// for apply.
+func (c *Conn) route(f *frame.Frame) error {
+	b := f.Body
+	if len(b) == 0 || c.in != phOpened || f.Type != frame.TypeAMQP || f.IsHeader {
+		return c.routeHandshake(f)
+	}
+	d, err := descriptor(b)
+	if err != nil {
+		return decodeError(err)
+	}
+	var s *Session
+	if int(f.Channel) < len(c.byRemote) {
+		s = c.byRemote[f.Channel]
+	}
+	// The peer's close ends the connection at once (onClose: finish), so
+	// nothing is routed after it.
+	switch d {
+	case amqpsax.DescriptorTransfer:
+		if s != nil {
 			return s.onTransfer(b)
 		}
+	case amqpsax.DescriptorFlow:
+		if s != nil {
+			return s.onFlow(b)
+		}
+	case amqpsax.DescriptorDisposition:
+		if s != nil {
+			return s.onDisposition(b)
+		}
+	case amqpsax.DescriptorAttach:
+		if s != nil {
+			return s.onAttach(b)
+		}
+	case amqpsax.DescriptorDetach:
+		if s != nil {
+			return s.onDetach(b)
+		}
+	case amqpsax.DescriptorEnd:
+		if s != nil {
+			return s.onEnd(b)
+		}
+	case amqpsax.DescriptorBegin:
+		return c.onBegin(f.Channel, b)
+	case amqpsax.DescriptorClose:
+		return c.onClose(b)
+	case amqpsax.DescriptorOpen:
+		return &connError{frame.CondIllegalState, "second open"}
+	default:
+		return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
 	}
-	return c.frame(*f)
+	return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(f.Channel)) + ", where no session has begun"}
 }
 
-// frame handles one frame or protocol header; it returns the fault of
-// the peer it found, for apply.
-func (c *Conn) frame(f frame.Frame) error {
+// routeHandshake is route for what comes before the open is exchanged
+// (protocol headers, SASL frames, the open), a heartbeat, and what is
+// out of place (a header mid-stream, a frame of the wrong type).
+func (c *Conn) routeHandshake(f *frame.Frame) error {
 	if f.IsHeader {
 		return c.header(f.Header)
 	}
@@ -365,7 +414,16 @@ func (c *Conn) frame(f frame.Frame) error {
 	if f.Type != frame.TypeAMQP {
 		return &connError{frame.CondFramingError, "frame of type " + strconv.Itoa(int(f.Type)) + " on an AMQP connection"}
 	}
-	return c.amqpFrame(f.Channel, f.Body)
+	if len(f.Body) == 0 {
+		return nil // heartbeat (§2.4.5): lastRecv is set by Feed
+	}
+	// the open (phOpen): route takes every other AMQP frame
+	if d, err := descriptor(f.Body); err != nil {
+		return decodeError(err)
+	} else if d != amqpsax.DescriptorOpen {
+		return &connError{frame.CondIllegalState, "first frame is not open"}
+	}
+	return c.onOpen(f.Body)
 }
 
 // header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3); it
@@ -501,47 +559,6 @@ func descriptor(body []byte) (amqpsax.Descriptor, error) {
 		return amqpsax.Descriptor(body[2]), nil
 	}
 	return frame.Performative(body)
-}
-
-// amqpFrame handles an AMQP frame (part 2 §2.7): the performative's
-// function per type.
-func (c *Conn) amqpFrame(ch uint16, body []byte) error {
-	if len(body) == 0 {
-		return nil // heartbeat (§2.4.5): lastRecv is set by Feed
-	}
-	d, err := descriptor(body)
-	if err != nil {
-		return decodeError(err)
-	}
-	if c.in == phOpen {
-		if d != amqpsax.DescriptorOpen {
-			return &connError{frame.CondIllegalState, "first frame is not open"}
-		}
-		return c.onOpen(body)
-	}
-	if c.st.remote == closed {
-		return nil // after the peer's close: nothing more counts (CloseWait ends it)
-	}
-	switch d {
-	case amqpsax.DescriptorTransfer, amqpsax.DescriptorFlow, amqpsax.DescriptorDisposition,
-		amqpsax.DescriptorAttach, amqpsax.DescriptorDetach, amqpsax.DescriptorEnd:
-		var s *Session
-		if int(ch) < len(c.byRemote) {
-			s = c.byRemote[ch]
-		}
-		if s == nil {
-			return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(ch)) + ", where no session has begun"}
-		}
-		return s.frame(d, body)
-	case amqpsax.DescriptorBegin:
-		return c.onBegin(ch, body)
-	case amqpsax.DescriptorClose:
-		return c.onClose(body)
-	case amqpsax.DescriptorOpen:
-		return &connError{frame.CondIllegalState, "second open"}
-	default:
-		return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
-	}
 }
 
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,

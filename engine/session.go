@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
 )
 
@@ -133,29 +132,6 @@ func (s *Session) fail(cond frame.Condition, desc string) {
 	s.report()
 }
 
-// frame handles a performative on the session's channel.
-func (s *Session) frame(d amqpsax.Descriptor, body []byte) error {
-	if d == amqpsax.DescriptorEnd {
-		return s.onEnd(body)
-	}
-	if s.st.local != active && d != amqpsax.DescriptorTransfer {
-		return nil // ending: only the peer's end counts
-	}
-	switch d {
-	case amqpsax.DescriptorTransfer:
-		return s.onTransfer(body)
-	case amqpsax.DescriptorFlow:
-		return s.onFlow(body)
-	case amqpsax.DescriptorDisposition:
-		return s.onDisposition(body)
-	case amqpsax.DescriptorAttach:
-		return s.onAttach(body)
-	case amqpsax.DescriptorDetach:
-		return s.onDetach(body)
-	}
-	return nil
-}
-
 // onEnd handles the peer's end (part 2 §2.7.8, §2.5.5).
 func (s *Session) onEnd(body []byte) error {
 	e, err := frame.ParseEnd(body)
@@ -226,6 +202,9 @@ func (s *Session) h() Handler { return s.c.h }
 // onFlow handles a flow (part 2 §2.7.4): the session's windows (§2.5.6)
 // and, with a handle, the link's credit (§2.6.7).
 func (s *Session) onFlow(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	f, err := frame.ParseFlow(body)
 	if err != nil {
 		return decodeError(err)
@@ -415,6 +394,9 @@ func (s *Session) topUp() {
 // each, from a list of its own, so what a handler does (Send, Dispose)
 // meets a ring that no loop is walking.
 func (s *Session) onDisposition(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	d, err := frame.ParseDisposition(body)
 	if err != nil {
 		return decodeError(err)
@@ -520,6 +502,9 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 // index of its unsettled map (RemoteUnsettled), whose entries the budget
 // counts here too.
 func (s *Session) onAttach(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	c := s.c
 	buf := append([]byte(nil), body...) // the link keeps its attach (RemoteAttach)
 	a, err := frame.ParseAttach(buf)
@@ -663,6 +648,9 @@ func (s *Session) freeHandle() (uint32, bool) {
 
 // onDetach handles a detach (part 2 §2.7.7, §2.6.5).
 func (s *Session) onDetach(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	d, err := frame.ParseDetach(body)
 	if err != nil {
 		return decodeError(err)
