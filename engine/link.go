@@ -115,29 +115,22 @@ type Link struct {
 
 	autoCredit uint32 // Creditor.Credit
 	autoAccept bool
-	join       frame.Join // the incoming delivery in progress (§2.6.12)
-	joinHeld   int        // its buffer's bytes, as the budget counts them
-	curDone    uint8      // what became of the delivery of the current OnDelivery (curNone …)
-	cur        uint32     // its delivery-id
-	curCtx     any        // its context (SetDeliveryContext), kept with it after OnDelivery
+	in         inDelivery // a receiver's incoming delivery in progress
 
 	remoteMaxMessage uint64
 	format           uint32 // the message-format of outgoing deliveries (SetMessageFormat)
 	creditDrained    bool   // Creditor.WhenDrained (credit.go)
 
 	// Transactions (txn.go): a coordinator link (the controller's, or one
-	// the engine runs), and the txn-id of the incoming delivery in
-	// progress when its transfers carry a transactional-state.
+	// the engine runs).
 	coord   bool
 	notFast bool // sender or coord: no delivery takes the fast path (Session.onTransfer)
-	inTxn   bool
-	txnID   []byte
 
 	// Recovery (recover.go): whether this end's detach closed the link,
 	// whether a receiver keeps its unsettled tags (a terminus durable
 	// with unsettled-state), what it kept at its detach, the unsettled
-	// map of this end's attach and the tags it may resume, and the
-	// delivery being resumed (sent or received).
+	// map of this end's attach and the tags it may resume, and what
+	// SendTxn or SendResume asks of the delivery being sent.
 	closing, keepTags    bool
 	kept                 []Unsettled
 	resumeMap            []byte
@@ -145,11 +138,41 @@ type Link struct {
 	resumeTags           map[string]struct{}
 	remoteIndex          map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
 	special              *sendSpecial      // set by SendTxn and SendResume around their Send
-	resumed, dropResumed bool
 
 	pend pendingSend // an outgoing delivery's frames waiting for the session window
 
 	mine attachFields // of this end's attach, until it is written
+}
+
+// inDelivery is a receiver's incoming delivery in progress (part 2
+// §2.6.12): its transfers joined so far, what its first transfer said
+// of it (a transaction, a resume), and, while OnDelivery runs, its
+// delivery-id, its context and what the handler did with it. reset
+// starts a delivery and ends one; drop ends the link's.
+type inDelivery struct {
+	join     frame.Join // a delivery in several transfers, joined
+	joinHeld int        // join's buffer's bytes, as the budget counts them
+	id       uint32     // the delivery-id of the current OnDelivery
+	done     uint8      // what became of it (curOver: no OnDelivery is running)
+	ctx      any        // its context (SetDeliveryContext), kept with it after OnDelivery
+
+	transactional bool   // its transfers carry a transactional-state (txn.go): Delivery.TxnID
+	txnID         []byte // that state's txn-id (a buffer reused, counted in Link.held)
+	resumed       bool   // resumed by the sender, its tag in this end's attach: Delivery.Resumed (recover.go)
+	dropResumed   bool   // resumed, its tag not in this end's attach: dropped (part 2 §2.6.13)
+}
+
+// reset forgets what the transfers of the last delivery said of it: at
+// the first transfer of a delivery, and once it is delivered or dropped.
+func (in *inDelivery) reset() { in.transactional, in.resumed, in.dropResumed = false, false, false }
+
+// drop ends the delivery in progress of a link that is over: its buffer
+// is released from c's budget and let go.
+func (in *inDelivery) drop(c *Conn) {
+	c.release(in.joinHeld)
+	in.joinHeld = 0
+	in.join = frame.Join{}
+	in.reset()
 }
 
 // attachFields are the fields of this end's attach beside its terminus
@@ -452,9 +475,7 @@ func (l *Link) report() {
 	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
-	c.release(l.joinHeld)
-	l.joinHeld = 0
-	l.join = frame.Join{} // its buffer goes with the delivery in progress
+	l.in.drop(c) // its buffer goes with the delivery in progress
 	l.keep()              // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
@@ -583,13 +604,13 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 	if l.sender {
 		return &linkError{l, frame.CondNotAllowed, "transfer on a link where the peer is the receiver"}
 	}
-	if !l.join.InProgress() {
+	if !l.in.join.InProgress() {
 		if l.credit == 0 {
 			return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
 		}
 		l.credit--
 		l.deliveryCount++
-		l.inTxn, l.resumed, l.dropResumed = false, false, false
+		l.in.reset()
 		if t.Resume {
 			l.resumedTransfer(t) // recover.go
 		}
@@ -606,10 +627,10 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return err
 	}
 	c.release(len(payload) + len(t.DeliveryTag))
-	d, done, err := l.join.Add(t, payload, c.maxMessage)
-	if held := l.join.Held(); held != l.joinHeld {
-		c.held += held - l.joinHeld
-		l.joinHeld = held
+	d, done, err := l.in.join.Add(t, payload, c.maxMessage)
+	if held := l.in.join.Held(); held != l.in.joinHeld {
+		c.held += held - l.in.joinHeld
+		l.in.joinHeld = held
 		if err := c.charge(0); err != nil {
 			return err
 		}
@@ -621,7 +642,8 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	if l.dropResumed {
+	if l.in.dropResumed {
+		l.in.reset()
 		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
 	}
 	dd := Delivery{Link: l, Delivery: d}
@@ -634,28 +656,8 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return l.creditTopUp()
 	}
 	err = l.delivered(&dd)
-	l.inTxn, l.resumed = false, false // Delivery.TxnID and Resumed are over
+	l.in.reset() // Delivery.TxnID and Resumed are over
 	return err
-}
-
-// onHeadTransfer is onTransfer for a transfer read by its head alone.
-func (l *Link) onHeadTransfer(h *frame.TransferHead, payload []byte) error {
-	t := h.Transfer()
-	return l.onTransfer(&t, payload)
-}
-
-// deliverOne takes a delivery in one transfer, read by its head, on a
-// receiving link this end has not detached: the common case, with no
-// Transfer built and no assembler.
-func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
-	if l.credit == 0 {
-		return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
-	}
-	l.credit--
-	l.deliveryCount++
-	d := Delivery{Link: l, Delivery: frame.Delivery{Channel: l.s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID,
-		DeliveryTag: h.DeliveryTag, MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}}
-	return l.delivered(&d)
 }
 
 // delivered reports a whole delivery: it is kept for its settlement when
@@ -670,27 +672,27 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
-	l.cur, l.curDone = d.DeliveryID, curNone
+	l.in.id, l.in.done = d.DeliveryID, curNone
 	c.h.OnDelivery(l, *d)
 	keep := !d.Aborted && !d.Settled
-	if keep && l.curDone == curNone && l.autoAccept {
+	if keep && l.in.done == curNone && l.autoAccept {
 		l.accept(d.DeliveryID)
 	}
-	done := l.curDone
-	l.curDone = curOver
+	done := l.in.done
+	l.in.done = curOver
 	if keep && done != curSettled && l.usable() {
 		r := &s.incoming
 		if r.n == len(r.e) {
 			// The ring grows: the budget counts it.
 			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
-				l.curCtx = nil
+				l.in.ctx = nil
 				return err
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
 		e := r.push(d.DeliveryID, l)
-		if l.curCtx != nil {
-			e.ctx = l.curCtx // a slot not in use holds none (rentry.settle)
+		if l.in.ctx != nil {
+			e.ctx = l.in.ctx // a slot not in use holds none (rentry.settle)
 		}
 		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
 			was := cap(e.tag)
@@ -703,13 +705,13 @@ func (l *Link) delivered(d *Delivery) error {
 			}
 		}
 	}
-	if l.curCtx != nil {
-		l.curCtx = nil
+	if l.in.ctx != nil {
+		l.in.ctx = nil
 	}
 	return l.creditTopUp()
 }
 
-// What became of the delivery of the current OnDelivery (Link.curDone).
+// What became of the delivery of the current OnDelivery (inDelivery.done).
 const (
 	curOver     uint8 = iota // no OnDelivery is running
 	curNone                  // not disposed of yet
@@ -792,12 +794,12 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
 		settle = false
 	}
-	if id == l.cur && l.curDone != curOver && !l.sender {
+	if id == l.in.id && l.in.done != curOver && !l.sender {
 		// The delivery of the OnDelivery running: not in the ring yet.
 		if settle {
-			l.curDone = curSettled
-		} else if l.curDone == curNone {
-			l.curDone = curDisposed
+			l.in.done = curSettled
+		} else if l.in.done == curNone {
+			l.in.done = curDisposed
 		}
 		return role, settle
 	}
@@ -829,8 +831,8 @@ func (l *Link) SetDeliveryContext(id uint32, v any) error {
 	if l.reported {
 		return ErrState
 	}
-	if !l.sender && id == l.cur && l.curDone != curOver {
-		l.curCtx = v // the delivery of the OnDelivery running: not in the ring yet
+	if !l.sender && id == l.in.id && l.in.done != curOver {
+		l.in.ctx = v // the delivery of the OnDelivery running: not in the ring yet
 		return nil
 	}
 	r := &l.s.incoming

@@ -313,15 +313,18 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
 //
-// The fast path reads the transfer's head alone (frame.TransferHead) and
-// takes a delivery in one transfer straight to its link; anything else
-// (a delivery in several transfers, an abort, a state, or a transfer the
-// head does not read) is parsed whole and goes through the assembler.
+// The transfer's head is read once (frame.TransferHead). A delivery in
+// one transfer on a receiving link this end has not detached takes the
+// fast path, here: credit, then the delivery (Link.delivered), with no
+// Transfer built and no join. Any other transfer the head reads (a
+// delivery in several, a coordinator's) goes to the link's join
+// (Link.onTransfer); one it does not read (a state, resume or abort,
+// another encoding, a fault) is parsed whole, once (onTransferWhole).
 func (s *Session) onTransfer(body []byte) error {
 	h := &s.c.th
 	payload, ok := h.Parse(body)
 	if !ok {
-		return s.onFullTransfer(body)
+		return s.onTransferWhole(body)
 	}
 	if err := s.took(); err != nil || s.st.local != active {
 		return err
@@ -330,10 +333,18 @@ func (s *Session) onTransfer(body []byte) error {
 	if err != nil || l == nil {
 		return err
 	}
-	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage {
-		err = l.onHeadTransfer(h, payload)
-	} else {
-		err = l.deliverOne(h, payload)
+	switch {
+	case h.More || !h.HasDeliveryID || l.in.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage:
+		t := h.Transfer()
+		err = l.onTransfer(&t, payload)
+	case l.credit == 0:
+		return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
+	default:
+		l.credit--
+		l.deliveryCount++
+		d := Delivery{Link: l, Delivery: frame.Delivery{Channel: s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID,
+			DeliveryTag: h.DeliveryTag, MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}}
+		err = l.delivered(&d)
 	}
 	if err != nil {
 		return err
@@ -342,9 +353,11 @@ func (s *Session) onTransfer(body []byte) error {
 	return nil
 }
 
-// onFullTransfer is onTransfer for a transfer parsed whole.
-func (s *Session) onFullTransfer(body []byte) error {
-	t, payload, err := frame.ParseTransfer(body)
+// onTransferWhole is onTransfer for a transfer the head does not read:
+// parsed whole (frame.ParseTransferWhole, the head not read again), to
+// the link's join.
+func (s *Session) onTransferWhole(body []byte) error {
+	t, payload, err := frame.ParseTransferWhole(body)
 	if err != nil {
 		return decodeError(err)
 	}
