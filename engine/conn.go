@@ -13,11 +13,14 @@ import (
 )
 
 // This file is the connection (part 2 §2.4): the Conn and its
-// constructors, Feed and the frame loop (protocol headers, then each
-// frame by channel and performative), open and close, the output buffer
-// (Output, Written, WantRead), Tick (heartbeats, idle and handshake
-// time-outs), and begin, where the session's own file takes over
-// (session.go). SASL is in sasl.go, links in link.go.
+// constructors, Feed and the frame loop, route (one switch on the
+// descriptor of each AMQP frame to its performative's onX: the
+// channel's session's, or the connection's onBegin and onClose;
+// routeHandshake for protocol headers, SASL and the open), open and
+// close, the output buffer (Output, Written, WantRead; startFrame and
+// endFrame around each frame written), Tick (heartbeats, idle and
+// handshake time-outs), and begin, where the session's own file takes
+// over (session.go). SASL is in sasl.go, links in link.go.
 
 // Phase is the stage a connection has reached in its exchange with the
 // peer: what it reads next (part 2 §2.2 headers, part 5 §5.2 TLS, §5.3

@@ -10,12 +10,13 @@ import (
 
 // This file is the link (part 2 §2.6): LinkOptions and Link with its
 // accessors, attach and detach, the flow of credit (onFlow, Flow,
-// KeepCredit, DrainCredit, SetAvailable; §2.6.7), incoming transfers
-// (onTransfer, deliverOne; a delivery in several transfers joined by the
-// link's frame.Join), settlement
-// (Dispose, Settle), and outgoing transfers (Send split at the peer's
-// max-frame-size, writeTransfer, sendPending when the window frees up,
-// Abort).
+// KeepCredit, DrainCredit, SetAvailable; §2.6.7), the incoming
+// delivery in progress (inDelivery) and the transfers the session's
+// onTransfer hands on (onTransfer: a delivery in several transfers
+// joined by frame.Join, a transactional or resumed one; delivered, for
+// every delivery), settlement (Dispose, Settle), and outgoing transfers
+// (Send split at the peer's max-frame-size, writeTransfer, sendPending
+// when the window frees up, Abort).
 
 // ErrMessageSize: Send of a message above the receiver's
 // max-message-size.
@@ -131,13 +132,13 @@ type Link struct {
 	// with unsettled-state), what it kept at its detach, the unsettled
 	// map of this end's attach and the tags it may resume, and what
 	// SendTxn or SendResume asks of the delivery being sent.
-	closing, keepTags    bool
-	kept                 []Unsettled
-	resumeMap            []byte
-	resumeInc            bool
-	resumeTags           map[string]struct{}
-	remoteIndex          map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
-	special              *sendSpecial      // set by SendTxn and SendResume around their Send
+	closing, keepTags bool
+	kept              []Unsettled
+	resumeMap         []byte
+	resumeInc         bool
+	resumeTags        map[string]struct{}
+	remoteIndex       map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
+	special           *sendSpecial      // set by SendTxn and SendResume around their Send
 
 	pend pendingSend // an outgoing delivery's frames waiting for the session window
 
@@ -476,7 +477,7 @@ func (l *Link) report() {
 		delete(c.names, k)
 	}
 	l.in.drop(c) // its buffer goes with the delivery in progress
-	l.keep()              // recover.go: what a detach without closing leaves unsettled
+	l.keep()     // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false

@@ -9,8 +9,11 @@ import (
 )
 
 // This file is the session (part 2 §2.5): Session and its accessors,
-// begin and end, the frames of a session by performative (flow with the
-// windows of §2.5.6, transfer, disposition over a range, attach, detach),
+// begin and end, and the performatives Conn.route brings to a session,
+// one onX each (onTransfer with the windows of §2.5.6 and a delivery's
+// fast path, onFlow, onDisposition over a range, onAttach, onDetach,
+// onEnd; frames are ignored while this end ends the session, transfers
+// still counted),
 // the ring of unsettled outgoing deliveries, and the dispositions this
 // end sends, merged into ranges before they are written.
 
