@@ -351,9 +351,12 @@ func (c *Conn) route(f *frame.Frame) error {
 	if len(b) == 0 || c.in != phOpened || f.Type != frame.TypeAMQP || f.IsHeader {
 		return c.routeHandshake(f)
 	}
-	d, err := descriptor(b)
-	if err != nil {
-		return decodeError(err)
+	d := amqpsax.Descriptor(b[min(2, len(b)-1)])
+	if len(b) < 3 || b[0] != 0 || b[1] != byte(amqpsax.CodeSmallUlong) { // every peer writes smallulong (descriptor)
+		var err error
+		if d, err = frame.Performative(b); err != nil {
+			return decodeError(err)
+		}
 	}
 	var s *Session
 	if int(f.Channel) < len(c.byRemote) {
@@ -393,9 +396,21 @@ func (c *Conn) route(f *frame.Frame) error {
 	case amqpsax.DescriptorOpen:
 		return &connError{frame.CondIllegalState, "second open"}
 	default:
-		return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
+		return notPerformative(d)
 	}
-	return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(f.Channel)) + ", where no session has begun"}
+	return noSession(f.Channel)
+}
+
+// noSession is the fault of a frame on channel ch, where no session has
+// begun.
+func noSession(ch uint16) error {
+	return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(ch)) + ", where no session has begun"}
+}
+
+// notPerformative is the fault of a frame whose descriptor d is no
+// performative's.
+func notPerformative(d amqpsax.Descriptor) error {
+	return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
 }
 
 // routeHandshake is route for what comes before the open is exchanged
