@@ -351,8 +351,10 @@ func (c *Conn) route(f *frame.Frame) error {
 	if len(b) == 0 || c.in != phOpened || f.Type != frame.TypeAMQP || f.IsHeader {
 		return c.routeHandshake(f)
 	}
-	d := amqpsax.Descriptor(b[min(2, len(b)-1)])
-	if len(b) < 3 || b[0] != 0 || b[1] != byte(amqpsax.CodeSmallUlong) { // every peer writes smallulong (descriptor)
+	var d amqpsax.Descriptor
+	if len(b) >= 3 && b[0] == 0 && b[1] == byte(amqpsax.CodeSmallUlong) { // every peer writes smallulong (descriptor)
+		d = amqpsax.Descriptor(b[2])
+	} else {
 		var err error
 		if d, err = frame.Performative(b); err != nil {
 			return decodeError(err)
@@ -363,12 +365,13 @@ func (c *Conn) route(f *frame.Frame) error {
 		s = c.byRemote[f.Channel]
 	}
 	// The peer's close ends the connection at once (onClose: finish), so
-	// nothing is routed after it.
+	// nothing is routed after it. The switch's common case first: a
+	// transfer on a begun session.
+	if d == amqpsax.DescriptorTransfer && s != nil {
+		return s.onTransfer(b)
+	}
 	switch d {
 	case amqpsax.DescriptorTransfer:
-		if s != nil {
-			return s.onTransfer(b)
-		}
 	case amqpsax.DescriptorFlow:
 		if s != nil {
 			return s.onFlow(b)
