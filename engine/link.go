@@ -952,33 +952,40 @@ func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	if s.outgoingWindow < 1<<30 {
 		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
 	}
+	// startFrame and endFrameFit, by hand: the frames go to out, stored
+	// back once, and nothing in the loop writes a disposition.
+	if c.disp.on {
+		c.flushDisp()
+	}
+	out := c.out
 	for {
-		start := c.startFrame(s.local)
+		start := len(out)
+		out = frame.BeginFrame(out, frame.TypeAMQP, s.local)
 		t.More = false
-		c.out = frame.AppendTransferHead(c.out, t)
-		room := maxFrame - (len(c.out) - start)
+		out = frame.AppendTransferHead(out, t)
+		room := maxFrame - (len(out) - start)
 		if len(payload)-sent > room {
-			c.out = c.out[:start+8]
+			out = out[:start+8]
 			t.More = true
-			c.out = frame.AppendTransferHead(c.out, t)
-			room = maxFrame - (len(c.out) - start)
+			out = frame.AppendTransferHead(out, t)
+			room = maxFrame - (len(out) - start)
 		}
 		k := min(room, len(payload)-sent)
-		c.out = append(c.out, payload[sent:sent+k]...)
-		c.endFrameFit(start) // each transfer is cut to fit
+		out = append(out, payload[sent:sent+k]...)
+		out = frame.EndFrame(out, start) // each transfer is cut to fit
 		sent += k
 		s.nextOutgoingID++
 		s.outgoingWindow--
 		s.remoteIncomingWindow--
-		if !t.More {
-			return sent
+		if !t.More || s.remoteIncomingWindow == 0 {
+			break
 		}
 		// continuation frames carry the handle and more only
 		*t = frame.TransferHead{Handle: t.Handle}
-		if s.remoteIncomingWindow == 0 {
-			return sent
-		}
 	}
+	c.out = out
+	c.lastSent = c.now
+	return sent
 }
 
 // writeSpecial is Send's writeTransfer for a transactional or resumed
