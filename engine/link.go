@@ -11,7 +11,7 @@ import (
 // This file is the link (part 2 §2.6): LinkOptions and Link with its
 // accessors, attach and detach, the flow of credit (onFlow, Flow,
 // KeepCredit, DrainCredit, SetAvailable; §2.6.7), the incoming
-// delivery in progress (inDelivery) and the transfers the session's
+// delivery in progress (recvDelivery) and the transfers the session's
 // onTransfer hands on (onTransfer: a delivery in several transfers
 // joined by frame.Join, a transactional or resumed one; delivered, for
 // every delivery), settlement (Dispose, Settle), and outgoing transfers
@@ -116,7 +116,7 @@ type Link struct {
 
 	autoCredit uint32 // Creditor.Credit
 	autoAccept bool
-	in         inDelivery // a receiver's incoming delivery in progress
+	recv       recvDelivery // a receiver's incoming delivery in progress
 
 	remoteMaxMessage uint64
 	format           uint32 // the message-format of outgoing deliveries (SetMessageFormat)
@@ -145,12 +145,12 @@ type Link struct {
 	mine attachFields // of this end's attach, until it is written
 }
 
-// inDelivery is a receiver's incoming delivery in progress (part 2
+// recvDelivery is a receiver's incoming delivery in progress (part 2
 // §2.6.12): its transfers joined so far, what its first transfer said
 // of it (a transaction, a resume), and, while OnDelivery runs, its
 // delivery-id, its context and what the handler did with it. reset
 // starts a delivery and ends one; drop ends the link's.
-type inDelivery struct {
+type recvDelivery struct {
 	join     frame.Join // a delivery in several transfers, joined
 	joinHeld int        // join's buffer's bytes, as the budget counts them
 	id       uint32     // the delivery-id of the current OnDelivery
@@ -165,15 +165,15 @@ type inDelivery struct {
 
 // reset forgets what the transfers of the last delivery said of it: at
 // the first transfer of a delivery, and once it is delivered or dropped.
-func (in *inDelivery) reset() { in.transactional, in.resumed, in.dropResumed = false, false, false }
+func (r *recvDelivery) reset() { r.transactional, r.resumed, r.dropResumed = false, false, false }
 
 // drop ends the delivery in progress of a link that is over: its buffer
 // is released from c's budget and let go.
-func (in *inDelivery) drop(c *Conn) {
-	c.release(in.joinHeld)
-	in.joinHeld = 0
-	in.join = frame.Join{}
-	in.reset()
+func (r *recvDelivery) drop(c *Conn) {
+	c.release(r.joinHeld)
+	r.joinHeld = 0
+	r.join = frame.Join{}
+	r.reset()
 }
 
 // attachFields are the fields of this end's attach beside its terminus
@@ -476,8 +476,8 @@ func (l *Link) report() {
 	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
-	l.in.drop(c) // its buffer goes with the delivery in progress
-	l.keep()     // recover.go: what a detach without closing leaves unsettled
+	l.recv.drop(c) // its buffer goes with the delivery in progress
+	l.keep()       // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
@@ -605,13 +605,13 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 	if l.sender {
 		return &linkError{l, frame.CondNotAllowed, "transfer on a link where the peer is the receiver"}
 	}
-	if !l.in.join.InProgress() {
+	if !l.recv.join.InProgress() {
 		if l.credit == 0 {
 			return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
 		}
 		l.credit--
 		l.deliveryCount++
-		l.in.reset()
+		l.recv.reset()
 		if t.Resume {
 			l.resumedTransfer(t) // recover.go
 		}
@@ -628,10 +628,10 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return err
 	}
 	c.release(len(payload) + len(t.DeliveryTag))
-	d, done, err := l.in.join.Add(t, payload, c.maxMessage)
-	if held := l.in.join.Held(); held != l.in.joinHeld {
-		c.held += held - l.in.joinHeld
-		l.in.joinHeld = held
+	d, done, err := l.recv.join.Add(t, payload, c.maxMessage)
+	if held := l.recv.join.Held(); held != l.recv.joinHeld {
+		c.held += held - l.recv.joinHeld
+		l.recv.joinHeld = held
 		if err := c.charge(0); err != nil {
 			return err
 		}
@@ -643,8 +643,8 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	if l.in.dropResumed {
-		l.in.reset()
+	if l.recv.dropResumed {
+		l.recv.reset()
 		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
 	}
 	dd := Delivery{Link: l, Delivery: d}
@@ -657,7 +657,7 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return l.creditTopUp()
 	}
 	err = l.delivered(&dd)
-	l.in.reset() // Delivery.TxnID and Resumed are over
+	l.recv.reset() // Delivery.TxnID and Resumed are over
 	return err
 }
 
@@ -673,27 +673,27 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
-	l.in.id, l.in.done = d.DeliveryID, curNone
+	l.recv.id, l.recv.done = d.DeliveryID, curNone
 	c.h.OnDelivery(l, *d)
 	keep := !d.Aborted && !d.Settled
-	if keep && l.in.done == curNone && l.autoAccept {
+	if keep && l.recv.done == curNone && l.autoAccept {
 		l.accept(d.DeliveryID)
 	}
-	done := l.in.done
-	l.in.done = curOver
+	done := l.recv.done
+	l.recv.done = curOver
 	if keep && done != curSettled && l.usable() {
 		r := &s.incoming
 		if r.n == len(r.e) {
 			// The ring grows: the budget counts it.
 			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
-				l.in.ctx = nil
+				l.recv.ctx = nil
 				return err
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
 		e := r.push(d.DeliveryID, l)
-		if l.in.ctx != nil {
-			e.ctx = l.in.ctx // a slot not in use holds none (rentry.settle)
+		if l.recv.ctx != nil {
+			e.ctx = l.recv.ctx // a slot not in use holds none (rentry.settle)
 		}
 		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
 			was := cap(e.tag)
@@ -706,13 +706,13 @@ func (l *Link) delivered(d *Delivery) error {
 			}
 		}
 	}
-	if l.in.ctx != nil {
-		l.in.ctx = nil
+	if l.recv.ctx != nil {
+		l.recv.ctx = nil
 	}
 	return l.creditTopUp()
 }
 
-// What became of the delivery of the current OnDelivery (inDelivery.done).
+// What became of the delivery of the current OnDelivery (receiving.done).
 const (
 	curOver     uint8 = iota // no OnDelivery is running
 	curNone                  // not disposed of yet
@@ -795,12 +795,12 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
 		settle = false
 	}
-	if id == l.in.id && l.in.done != curOver && !l.sender {
+	if id == l.recv.id && l.recv.done != curOver && !l.sender {
 		// The delivery of the OnDelivery running: not in the ring yet.
 		if settle {
-			l.in.done = curSettled
-		} else if l.in.done == curNone {
-			l.in.done = curDisposed
+			l.recv.done = curSettled
+		} else if l.recv.done == curNone {
+			l.recv.done = curDisposed
 		}
 		return role, settle
 	}
@@ -832,8 +832,8 @@ func (l *Link) SetDeliveryContext(id uint32, v any) error {
 	if l.reported {
 		return ErrState
 	}
-	if !l.sender && id == l.in.id && l.in.done != curOver {
-		l.in.ctx = v // the delivery of the OnDelivery running: not in the ring yet
+	if !l.sender && id == l.recv.id && l.recv.done != curOver {
+		l.recv.ctx = v // the delivery of the OnDelivery running: not in the ring yet
 		return nil
 	}
 	r := &l.s.incoming

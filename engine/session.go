@@ -267,10 +267,16 @@ func (s *Session) link(handle uint32) (*Link, error) {
 			return l, nil
 		}
 	}
+	return nil, s.noLink(handle)
+}
+
+// noLink is link's answer for a handle with no link: nil for one whose
+// detach exchange is over, else amqp:session:unattached-handle.
+func (s *Session) noLink(handle uint32) error {
 	if s.wasDetached(handle) {
-		return nil, nil
+		return nil
 	}
-	return nil, &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
+	return &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
 }
 
 // wasDetached reports that the peer's handle h was detached and not
@@ -332,12 +338,16 @@ func (s *Session) onTransfer(body []byte) error {
 	if err := s.took(); err != nil || s.st.local != active {
 		return err
 	}
-	l, err := s.link(h.Handle)
-	if err != nil || l == nil {
-		return err
+	var l *Link // s.link(h.Handle), its common case in line
+	if uint64(h.Handle) < uint64(len(s.byRemote)) {
+		l = s.byRemote[h.Handle]
 	}
+	if l == nil {
+		return s.noLink(h.Handle) // nil: a handle whose detach is over, its frames ignored
+	}
+	var err error
 	switch {
-	case h.More || !h.HasDeliveryID || l.in.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage:
+	case h.More || !h.HasDeliveryID || l.recv.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage:
 		t := h.Transfer()
 		err = l.onTransfer(&t, payload)
 	case l.credit == 0:

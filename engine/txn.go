@@ -206,15 +206,15 @@ func (l *Link) txnTransfer(st *frame.DeliveryState) error {
 	if c.cfg.Coordinator != nil && c.txn.open[string(ts.TxnID)] == nil {
 		return &linkError{l, frame.CondUnknownID, "transfer in transaction " + quoteID(ts.TxnID) + ", which is not open"}
 	}
-	was := cap(l.in.txnID)
-	l.in.txnID = append(l.in.txnID[:0], ts.TxnID...)
-	if grew := cap(l.in.txnID) - was; grew > 0 { // the peer's txn-id: the budget counts the buffer kept
+	was := cap(l.recv.txnID)
+	l.recv.txnID = append(l.recv.txnID[:0], ts.TxnID...)
+	if grew := cap(l.recv.txnID) - was; grew > 0 { // the peer's txn-id: the budget counts the buffer kept
 		if err := c.charge(grew); err != nil {
 			return err
 		}
 		l.held += grew
 	}
-	l.in.transactional = true
+	l.recv.transactional = true
 	return nil
 }
 
