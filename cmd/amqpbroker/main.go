@@ -107,7 +107,8 @@
 // amqpbroker_queue_detached_consumers (gauges) and
 // amqpbroker_queue_messages_total by event (enqueued, delivered,
 // accepted, rejected, released, modified, redelivered, dropped,
-// refused); amqpbroker_queues; amqpbroker_durable_links by state;
+// refused, filtered: passed over by a consumer's source filters);
+// amqpbroker_queues; amqpbroker_durable_links by state;
 // amqpbroker_connections and amqpbroker_connections_accepted_total; and
 // the Go runtime's and the process's.
 //

@@ -87,6 +87,7 @@ func TestBrokerWithGoAMQP(t *testing.T) {
 	m := scrape(t, metrics)
 	require.Contains(t, m, `amqpbroker_queue_depth{queue="orders"} 3`)
 	require.Contains(t, m, `amqpbroker_queue_messages_total{event="enqueued",queue="orders"} 3`)
+	require.Contains(t, m, `amqpbroker_queue_messages_total{event="filtered",queue="orders"} 0`)
 	require.Contains(t, m, `amqpbroker_queue_producers{queue="orders"} 1`)
 	require.Contains(t, m, `amqpbroker_queue_detached_consumers{queue="orders"} 0`)
 	require.Contains(t, m, `amqpbroker_durable_links{state="detached"} 0`)

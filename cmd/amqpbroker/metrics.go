@@ -94,6 +94,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			sum.Redelivered += s.Redelivered
 			sum.Dropped += s.Dropped
 			sum.Refused += s.Refused
+			sum.Filtered += s.Filtered
 		}
 		qs = []broker.QueueStats{sum}
 	}
@@ -115,7 +116,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			n     uint64
 		}{{"enqueued", s.Enqueued}, {"delivered", s.Delivered}, {"accepted", s.Accepted}, {"rejected", s.Rejected},
 			{"released", s.Released}, {"modified", s.Modified}, {"redelivered", s.Redelivered},
-			{"dropped", s.Dropped}, {"refused", s.Refused}} {
+			{"dropped", s.Dropped}, {"refused", s.Refused}, {"filtered", s.Filtered}} {
 			send(c.messages, prometheus.CounterValue, float64(e.n), append(q, e.event)...)
 		}
 	}
