@@ -873,9 +873,6 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	if b.nodes[n.name] == n {
 		delete(b.nodes, n.name)
 	}
-	if n.parent != nil {
-		b.unlinkSharedLocked(n) // shared.go
-	}
 	for len(n.subs) > 0 {
 		wake = b.removeLocked(n.subs[0], wake)
 	}
@@ -904,6 +901,9 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 		}
 		c.kill = true
 		wake = append(wake, c.conn)
+	}
+	if n.parent != nil {
+		b.unlinkSharedLocked(n) // shared.go
 	}
 	return b.unblockLocked(n, wake)
 }

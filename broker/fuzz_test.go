@@ -13,8 +13,10 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/driver"
+	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/require"
 )
 
@@ -716,6 +718,49 @@ func fuzzSeeds(t testing.TB) []seed {
 		declare() // left open: rolled back at the end
 		return [3][]byte{r.close(false)}
 	})
+	add("filters", 4095, 0, func(b *Broker) [3][]byte {
+		r := record(t, b, "filters", false)
+		var sel, nl, bad frame.SymbolMap
+		sel.Selector("k = 'v' AND to LIKE 'q%'").Described("xq", 0x0000468C00000099, encode.AppendString(nil, "//a"))
+		nl.Described("nl", 0x0000468C00000003, encode.AppendCodeList0(nil))
+		bad.Selector("k = ")
+		r.attach(false, engine.LinkOptions{Name: "sel", Source: &frame.Source{Address: []byte("q"), Filter: sel.Map()}, Credit: 3})
+		r.attach(false, engine.LinkOptions{Name: "bad", Source: &frame.Source{Address: []byte("q"), Filter: bad.Map()}, Credit: 3})
+		r.attach(false, engine.LinkOptions{Name: "nl", Source: &frame.Source{Address: []byte("topic/f"), Filter: nl.Map()}, Credit: 3})
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "q", Unsettled: true})
+		r.send(p, "q", 4, "f")
+		r.attach(false, engine.LinkOptions{Name: "browse", Source: &frame.Source{Address: []byte("q"), DistributionMode: []byte("copy")}, Credit: 10})
+		caps := frame.Symbols(frame.AppendSymbols(nil, "shared", "global"))
+		r.attach(false, engine.LinkOptions{Name: "sub", Source: &frame.Source{Address: []byte("topic/f"), Capabilities: caps}, Credit: 2})
+		r.attach(false, engine.LinkOptions{Name: "sub|2", Source: &frame.Source{Address: []byte("topic/f"), Capabilities: caps}, Credit: 2})
+		pub := r.attach(true, engine.LinkOptions{Name: "pt", Address: "topic/f"})
+		r.send(pub, "topic/f", 3, "s")
+		for _, d := range r.h.got["browse"] {
+			d.Accept()
+		}
+		for _, d := range r.h.got["sub"] {
+			d.Release()
+		}
+		r.step()
+		return [3][]byte{r.close(false)}
+	})
+	add("relay", 4095, 4, func(b *Broker) [3][]byte {
+		r := recordAs(t, b, engine.Config{ContainerID: "relay", Username: "alice", Password: "pw"})
+		relay := r.attach(true, engine.LinkOptions{Name: "relay", Unsettled: true})
+		for i, to := range []string{"q1", "q2", "", "q1", "secret"} {
+			var m []byte
+			if to != "" {
+				m, _ = message.AppendProperties(nil, message.Properties{To: []byte(to)})
+			}
+			m = encode.AppendBinary(append(m, 0x00, 0x53, 0x75), []byte("relayed"))
+			_, err := relay.Send([]byte(fmt.Sprint("r", i)), m, false)
+			require.NoError(t, err)
+		}
+		r.step()
+		relay.Detach(nil)
+		r.step()
+		return [3][]byte{r.close(false)}
+	})
 	durTarget := &frame.Target{Address: []byte("dq"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
 	add("durable producer", 4095, 0, func(b *Broker) [3][]byte {
 		var conns [3][]byte
@@ -930,6 +975,15 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 		require.Equal(t, uint64(5), st.Enqueued, "3 sent, 2 routed")
 		require.Equal(t, 1, st.Detached, "alice's durable subscription")
 		require.NoError(t, b.breach)
+	case "filters": // the selective consumer took 4 (its credit kept up), left at its close; the
+		// shared subscription was sent 3, 2 released and sent again; no-local left 3
+		require.Equal(t, counts{4, 4, 0, 0, 0, 0, 0}, of(q("q")))
+		st := q("topic/f")
+		require.Equal(t, counts{3, 5, 0, 0, 2, 0, 2}, of(st))
+		require.Equal(t, uint64(3), st.Filtered)
+	case "relay": // by to, one without a to rejected
+		require.Equal(t, []uint64{2, 1, 1}, []uint64{q("q1").Enqueued, q("q2").Enqueued, q("secret").Enqueued})
+		require.Len(t, b.Queues(), 3)
 	default:
 		t.Fatalf("no expectation for seed %q", s.name)
 	}

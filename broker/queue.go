@@ -237,6 +237,20 @@ type counters struct {
 	enqueued, delivered, acked, rejected, released, modified, redelivered, dropped, refused, filtered uint64
 }
 
+// add adds o's totals to c's.
+func (c *counters) add(o *counters) {
+	c.enqueued += o.enqueued
+	c.delivered += o.delivered
+	c.acked += o.acked
+	c.rejected += o.rejected
+	c.released += o.released
+	c.modified += o.modified
+	c.redelivered += o.redelivered
+	c.dropped += o.dropped
+	c.refused += o.refused
+	c.filtered += o.filtered
+}
+
 // sample is counters at a time, for rates.
 type sample struct {
 	at                  time.Time

@@ -84,12 +84,16 @@ func (b *Broker) leaveSharedLocked(s *node, closed bool, wake []*conn) []*conn {
 	return b.removeLocked(s, wake)
 }
 
-// unlinkSharedLocked forgets removed subscription s.
+// unlinkSharedLocked forgets removed subscription s, its totals added
+// to its fan-out node's (its enqueued are the node's already).
 func (b *Broker) unlinkSharedLocked(s *node) {
 	if b.shared[s.subKey] == s {
 		delete(b.shared, s.subKey)
 	}
 	p := s.parent
+	sc := s.c
+	sc.enqueued = 0
+	p.c.add(&sc)
 	for i, x := range p.subs {
 		if x == s {
 			p.subs = append(p.subs[:i], p.subs[i+1:]...)
