@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/client"
 	"github.com/amqpsax/amqpsax/goamqp/internal/buffer"
 	"github.com/amqpsax/amqpsax/goamqp/internal/encoding"
 )
@@ -63,6 +64,9 @@ type Message struct {
 	// constructed or seen (for example message hashes, HMACs, signatures and
 	// encryption details).
 	Footer Annotations
+
+	rcv *Receiver        // the Receiver that received it, while it is not settled
+	dlv *client.Delivery // its delivery, likewise
 }
 
 // NewMessage returns a *Message with data as the first payload in the Data field.
@@ -213,9 +217,10 @@ func (m *Message) section(d *encoding.Decoder) error {
 	case len(raw) > 9 && raw[1] == byte(amqpsax.CodeUlong):
 		code = binary.BigEndian.Uint64(raw[2:])
 	default:
+		// Walk it: a malformed value is the cursor's error, more to
+		// the point than this one.
 		c.Enter()
-		if c.Next() && c.Next() {
-			c.Next()
+		for c.Next() {
 		}
 		if err := c.Err(); err != nil {
 			return err

@@ -1,0 +1,137 @@
+package amqp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/amqpsax/amqpsax/client"
+)
+
+// Session is an AMQP session.
+//
+// A session multiplexes Receivers.
+type Session struct {
+	s    *client.Session
+	conn *Conn
+}
+
+// Close closes the session.
+//   - ctx controls waiting for the peer to acknowledge the session is closed
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, an error is returned.  However, the operation will continue to
+// execute in the background. Subsequent calls will return a *SessionError
+// that contains the context's error message.
+func (s *Session) Close(ctx context.Context) error {
+	return closeErr(s.s.Close(ctx), onSession, s.conn)
+}
+
+// closeErr is Close's error for a link or session: nil for a clean end.
+func closeErr(err error, on scope, c *Conn) error {
+	if err == nil || errors.Is(err, client.ErrClosed) {
+		return nil
+	}
+	return mapErr(err, on, c.c)
+}
+
+// Properties returns the peer's session properties.
+// Returns nil if the peer didn't send any properties.
+//
+// Not yet: it returns nil (see the package documentation).
+func (s *Session) Properties() map[string]any { return nil }
+
+// linkNames makes the names of links opened without one: unique in the
+// process, as a link's name must be between two containers.
+var linkNames atomic.Uint64
+
+func linkName(name string) string {
+	if name != "" {
+		return name
+	}
+	return fmt.Sprintf("amqpsax-goamqp-%d", linkNames.Add(1))
+}
+
+// NewSender opens a new sender link on the session.
+//   - ctx controls waiting for the peer to create a sending terminus
+//   - target is the name of the peer's receiving terminus
+//   - opts contains optional values, pass nil to accept the defaults
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, an error is returned. If the Sender was successfully
+// created, it will be cleaned up in future calls to NewSender.
+func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOptions) (*Sender, error) {
+	var o SenderOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.DynamicAddress {
+		return nil, errors.New("amqp: SenderOptions.DynamicAddress is not supported yet")
+	}
+	co := client.SenderOptions{Name: linkName(o.Name)}
+	mode := SenderSettleModeMixed
+	if o.SettlementMode != nil {
+		mode = *o.SettlementMode
+	}
+	switch mode {
+	case SenderSettleModeMixed:
+		co.SettlementMode = client.SenderSettleModeMixed
+	case SenderSettleModeUnsettled:
+		co.SettlementMode = client.SenderSettleModeUnsettled
+	case SenderSettleModeSettled:
+		co.SettlementMode = client.SenderSettleModeSettled
+	default:
+		return nil, fmt.Errorf("invalid SenderSettlementMode %d", uint8(mode))
+	}
+	if o.RequestedReceiverSettleMode != nil && *o.RequestedReceiverSettleMode > ReceiverSettleModeSecond {
+		return nil, fmt.Errorf("invalid RequestedReceiverSettleMode %d", uint8(*o.RequestedReceiverSettleMode))
+	}
+	snd, err := s.s.NewSender(ctx, target, &co)
+	if err != nil {
+		return nil, mapErr(err, onSession, s.conn.c)
+	}
+	return &Sender{s: snd, conn: s.conn, name: co.Name, mode: mode}, nil
+}
+
+// NewReceiver opens a new receiver link on the session.
+//   - ctx controls waiting for the peer to create a sending terminus
+//   - source is the name of the peer's sending terminus
+//   - opts contains optional values, pass nil to accept the defaults
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, an error is returned. If the Receiver was successfully
+// created, it will be cleaned up in future calls to NewReceiver.
+func (s *Session) NewReceiver(ctx context.Context, source string, opts *ReceiverOptions) (*Receiver, error) {
+	var o ReceiverOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.DynamicAddress {
+		return nil, errors.New("amqp: ReceiverOptions.DynamicAddress is not supported yet")
+	}
+	if o.Credit < -1 {
+		return nil, fmt.Errorf("invalid Credit %d", o.Credit)
+	}
+	co := client.ReceiverOptions{Name: linkName(o.Name), Credit: o.Credit}
+	if o.RequestedSenderSettleMode != nil {
+		switch *o.RequestedSenderSettleMode {
+		case SenderSettleModeMixed:
+			co.RequestedSenderSettleMode = client.SenderSettleModeMixed
+		case SenderSettleModeUnsettled:
+			co.RequestedSenderSettleMode = client.SenderSettleModeUnsettled
+		case SenderSettleModeSettled:
+			co.RequestedSenderSettleMode = client.SenderSettleModeSettled
+		default:
+			return nil, fmt.Errorf("invalid RequestedSenderSettleMode %d", uint8(*o.RequestedSenderSettleMode))
+		}
+	}
+	if o.SettlementMode != nil && *o.SettlementMode > ReceiverSettleModeSecond {
+		return nil, fmt.Errorf("invalid SettlementMode %d", uint8(*o.SettlementMode))
+	}
+	rcv, err := s.s.NewReceiver(ctx, source, &co)
+	if err != nil {
+		return nil, mapErr(err, onSession, s.conn.c)
+	}
+	return &Receiver{r: rcv, conn: s.conn, name: co.Name, manual: o.Credit == -1}, nil
+}
