@@ -18,10 +18,18 @@
 // byte for byte (maps in Go's map order, as there), and UnmarshalBinary
 // gives the Go values go-amqp gives: symbols as strings, a map whose keys
 // are all strings or symbols as map[string]any, arrays as typed slices
-// ([]int32, []string, []Symbol, []UUID, ArrayUByte …, nil when empty), a
+// ([]int32, []string, []Symbol, []UUID …, nil when empty; a ubyte array
+// as a []uint8 of a named type, as go-amqp's internal ArrayUByte), a
 // timestamp in the local zone (an array's in UTC), described values as
-// *Error, the delivery states or a DescribedType by their descriptor. The
-// module goamqp/internal/compat checks both against go-amqp itself.
+// *Error, the delivery states or, for other descriptors, a struct of
+// Descriptor and Value (go-amqp's internal DescribedType). The module
+// goamqp/internal/compat checks both against go-amqp itself.
+//
+// The package is one package with no internal ones: under the replace
+// line it is loaded as github.com/Azure/go-amqp, where an import of its
+// own module's path would not resolve. go-amqp's types that live in its
+// internal packages (encoding.Filter, buffer.Buffer, ArrayUByte …) are
+// unexported types here, out of a program's reach as go-amqp's are.
 //
 // Two faults of go-amqp's encoder are not copied: an []int32 or []int64
 // with an element below -128 is written with the four- or eight-byte

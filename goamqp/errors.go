@@ -5,12 +5,7 @@ import (
 	"errors"
 
 	"github.com/amqpsax/amqpsax/client"
-	"github.com/amqpsax/amqpsax/goamqp/internal/encoding"
 )
-
-// ErrCond is an AMQP defined error condition.
-// See http://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-transport-v1.0-os.html#type-amqp-error for info on their meaning.
-type ErrCond = encoding.ErrCond
 
 // Error Conditions
 const (
@@ -47,9 +42,6 @@ const (
 	ErrCondStolen                ErrCond = "amqp:link:stolen"
 	ErrCondTransferLimitExceeded ErrCond = "amqp:link:transfer-limit-exceeded"
 )
-
-// Error is an AMQP error.
-type Error = encoding.Error
 
 // LinkError is returned by methods on Sender/Receiver when the link has closed.
 type LinkError struct {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/client"
-	"github.com/amqpsax/amqpsax/goamqp/internal/buffer"
-	"github.com/amqpsax/amqpsax/goamqp/internal/encoding"
 )
 
 // Message is an AMQP message.
@@ -95,7 +93,7 @@ func (m *Message) GetData() []byte {
 type Null struct{}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (n Null) Marshal(wr *buffer.Buffer) error {
+func (n Null) Marshal(wr *buffer) error {
 	wr.AppendByte(byte(amqpsax.CodeNull))
 	return nil
 }
@@ -106,7 +104,7 @@ func (m *Message) MarshalBinary() ([]byte, error) {
 }
 
 // Marshal encodes the message into a buffer. It is not intended for public use.
-func (m *Message) Marshal(wr *buffer.Buffer) error {
+func (m *Message) Marshal(wr *buffer) error {
 	b, err := m.appendTo(nil)
 	if err != nil {
 		return err
@@ -118,7 +116,7 @@ func (m *Message) Marshal(wr *buffer.Buffer) error {
 // section appends a section's descriptor and then v.
 func section(dst []byte, code uint8, v any) ([]byte, error) {
 	dst = append(dst, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), code)
-	return encoding.Append(dst, v)
+	return appendValue(dst, v)
 }
 
 // appendTo appends m as go-amqp v1.7.0's MarshalBinary writes it, byte
@@ -131,12 +129,12 @@ func (m *Message) appendTo(dst []byte) ([]byte, error) {
 		}
 	}
 	if m.DeliveryAnnotations != nil {
-		if dst, err = section(dst, encoding.CodeDeliveryAnn, m.DeliveryAnnotations); err != nil {
+		if dst, err = section(dst, codeDeliveryAnn, m.DeliveryAnnotations); err != nil {
 			return dst, err
 		}
 	}
 	if m.Annotations != nil {
-		if dst, err = section(dst, encoding.CodeMessageAnn, m.Annotations); err != nil {
+		if dst, err = section(dst, codeMessageAnn, m.Annotations); err != nil {
 			return dst, err
 		}
 	}
@@ -146,27 +144,27 @@ func (m *Message) appendTo(dst []byte) ([]byte, error) {
 		}
 	}
 	if m.ApplicationProperties != nil {
-		if dst, err = section(dst, encoding.CodeAppProps, m.ApplicationProperties); err != nil {
+		if dst, err = section(dst, codeAppProps, m.ApplicationProperties); err != nil {
 			return dst, err
 		}
 	}
 	for _, p := range m.Data {
-		if dst, err = section(dst, encoding.CodeData, p); err != nil {
+		if dst, err = section(dst, codeData, p); err != nil {
 			return dst, err
 		}
 	}
 	if m.Value != nil {
-		if dst, err = section(dst, encoding.CodeValue, m.Value); err != nil {
+		if dst, err = section(dst, codeValue, m.Value); err != nil {
 			return dst, err
 		}
 	}
 	for _, s := range m.Sequence {
-		if dst, err = section(dst, encoding.CodeSequence, s); err != nil {
+		if dst, err = section(dst, codeSequence, s); err != nil {
 			return dst, err
 		}
 	}
 	if m.Footer != nil {
-		if dst, err = section(dst, encoding.CodeFooter, m.Footer); err != nil {
+		if dst, err = section(dst, codeFooter, m.Footer); err != nil {
 			return dst, err
 		}
 	}
@@ -181,7 +179,7 @@ func (m *Message) appendTo(dst []byte) ([]byte, error) {
 // maps whose keys are all strings as map[string]any, arrays as typed
 // slices; see the package documentation).
 func (m *Message) UnmarshalBinary(data []byte) error {
-	var d encoding.Decoder
+	var d decoder
 	d.C.Reset(data)
 	for d.C.Next() {
 		if err := m.section(&d); err != nil {
@@ -193,7 +191,7 @@ func (m *Message) UnmarshalBinary(data []byte) error {
 
 // Unmarshal decodes the message from a buffer, reading it to its end. It
 // is not intended for public use.
-func (m *Message) Unmarshal(r *buffer.Buffer) error {
+func (m *Message) Unmarshal(r *buffer) error {
 	err := m.UnmarshalBinary(r.Bytes())
 	if err == nil {
 		r.Skip(r.Len())
@@ -204,7 +202,7 @@ func (m *Message) Unmarshal(r *buffer.Buffer) error {
 var errSection = errors.New("amqp: decode: a message section must be a described value with a ulong descriptor")
 
 // section reads the section at d's cursor into m.
-func (m *Message) section(d *encoding.Decoder) error {
+func (m *Message) section(d *decoder) error {
 	c := &d.C
 	if c.Kind() != amqpsax.KindDescribed {
 		return fmt.Errorf("%w: offset %d", errSection, c.Offset())
@@ -228,12 +226,12 @@ func (m *Message) section(d *encoding.Decoder) error {
 		return fmt.Errorf("%w: offset %d", errSection, at)
 	}
 	switch code {
-	case encoding.CodeHeader:
+	case codeHeader:
 		if m.Header == nil {
 			m.Header = new(MessageHeader)
 		}
 		return m.Header.read(d)
-	case encoding.CodeProperties:
+	case codeProperties:
 		if m.Properties == nil {
 			m.Properties = new(MessageProperties)
 		}
@@ -250,35 +248,35 @@ func (m *Message) section(d *encoding.Decoder) error {
 	null := c.IsNull()
 	var err error
 	switch code {
-	case encoding.CodeDeliveryAnn:
+	case codeDeliveryAnn:
 		if !null {
 			m.DeliveryAnnotations, err = d.Annotations()
 		}
-	case encoding.CodeMessageAnn:
+	case codeMessageAnn:
 		if !null {
 			m.Annotations, err = d.Annotations()
 		}
-	case encoding.CodeAppProps:
+	case codeAppProps:
 		if !null {
 			m.ApplicationProperties, err = d.StringMap()
 		}
-	case encoding.CodeData:
+	case codeData:
 		var p []byte
 		if !null {
 			p, err = d.Binary()
 		}
 		m.Data = append(m.Data, p)
-	case encoding.CodeSequence:
+	case codeSequence:
 		var l []any
 		if !null {
 			l, err = d.List()
 		}
 		m.Sequence = append(m.Sequence, l)
-	case encoding.CodeValue:
+	case codeValue:
 		if !null {
 			m.Value, err = d.Any()
 		}
-	case encoding.CodeFooter:
+	case codeFooter:
 		if !null {
 			m.Footer, err = d.Annotations()
 		}
@@ -303,13 +301,13 @@ type MessageHeader struct {
 }
 
 func (h *MessageHeader) appendTo(dst []byte) ([]byte, error) {
-	return encoding.AppendComposite(dst, encoding.CodeHeader,
+	return appendFields(dst, codeHeader,
 		[]any{h.Durable, h.Priority, uint32(h.TTL / time.Millisecond), h.FirstAcquirer, h.DeliveryCount},
 		[]bool{false, h.Priority == 4, h.TTL == 0, !h.FirstAcquirer, h.DeliveryCount == 0})
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (h *MessageHeader) Marshal(wr *buffer.Buffer) error {
+func (h *MessageHeader) Marshal(wr *buffer) error {
 	b, err := h.appendTo(nil)
 	if err == nil {
 		wr.Append(b)
@@ -318,15 +316,15 @@ func (h *MessageHeader) Marshal(wr *buffer.Buffer) error {
 }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (h *MessageHeader) Unmarshal(r *buffer.Buffer) error {
-	return readOne(r, func(d *encoding.Decoder) error { return h.read(d) })
+func (h *MessageHeader) Unmarshal(r *buffer) error {
+	return readOne(r, func(d *decoder) error { return h.read(d) })
 }
 
 // read reads the header section at d's cursor (part 3 §3.2.1); a
 // priority left out or null is the default, 4.
-func (h *MessageHeader) read(d *encoding.Decoder) error {
+func (h *MessageHeader) read(d *decoder) error {
 	priority := false
-	err := d.Composite(encoding.CodeHeader, 5, func(i int) error {
+	err := d.Composite(codeHeader, 5, func(i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -413,7 +411,7 @@ type MessageProperties struct {
 	// than data. The binary representation of all other application-data section types
 	// is defined completely in terms of the AMQP type system.
 	//
-	// Implementations MUST NOT use the identity encoding. Instead, implementations
+	// Implementations MUST NOT use the identity  Instead, implementations
 	// SHOULD NOT set this property. Implementations SHOULD NOT use the compress encoding,
 	// except as to remain compatible with messages originally sent with other protocols,
 	// e.g. HTTP or SMTP.
@@ -446,9 +444,9 @@ func (p *MessageProperties) appendTo(dst []byte) ([]byte, error) {
 		if s == nil {
 			return nil
 		}
-		return encoding.Symbol(*s)
+		return Symbol(*s)
 	}
-	return encoding.AppendComposite(dst, encoding.CodeProperties,
+	return appendFields(dst, codeProperties,
 		[]any{p.MessageID, p.UserID, p.To, p.Subject, p.ReplyTo, p.CorrelationID,
 			sym(p.ContentType), sym(p.ContentEncoding), p.AbsoluteExpiryTime, p.CreationTime,
 			p.GroupID, p.GroupSequence, p.ReplyToGroupID},
@@ -458,7 +456,7 @@ func (p *MessageProperties) appendTo(dst []byte) ([]byte, error) {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (p *MessageProperties) Marshal(wr *buffer.Buffer) error {
+func (p *MessageProperties) Marshal(wr *buffer) error {
 	b, err := p.appendTo(nil)
 	if err == nil {
 		wr.Append(b)
@@ -467,14 +465,14 @@ func (p *MessageProperties) Marshal(wr *buffer.Buffer) error {
 }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (p *MessageProperties) Unmarshal(r *buffer.Buffer) error {
-	return readOne(r, func(d *encoding.Decoder) error { return p.read(d) })
+func (p *MessageProperties) Unmarshal(r *buffer) error {
+	return readOne(r, func(d *decoder) error { return p.read(d) })
 }
 
 // read reads the properties section at d's cursor (part 3 §3.2.4).
-func (p *MessageProperties) read(d *encoding.Decoder) error {
+func (p *MessageProperties) read(d *decoder) error {
 	str := func(dst **string) error {
-		s, err := d.String()
+		s, err := d.Str()
 		if err == nil {
 			*dst = &s
 		}
@@ -487,7 +485,7 @@ func (p *MessageProperties) read(d *encoding.Decoder) error {
 		}
 		return err
 	}
-	return d.Composite(encoding.CodeProperties, 13, func(i int) error {
+	return d.Composite(codeProperties, 13, func(i int) error {
 		var err error
 		switch i {
 		case 0:
@@ -526,8 +524,8 @@ func (p *MessageProperties) read(d *encoding.Decoder) error {
 
 // readOne reads the first value of r's unread bytes with read, and moves
 // r past it.
-func readOne(r *buffer.Buffer, read func(*encoding.Decoder) error) error {
-	var d encoding.Decoder
+func readOne(r *buffer, read func(*decoder) error) error {
+	var d decoder
 	d.C.Reset(r.Bytes())
 	if !d.C.Next() {
 		if err := d.C.Err(); err != nil {
@@ -542,14 +540,3 @@ func readOne(r *buffer.Buffer, read func(*encoding.Decoder) error) error {
 	r.Skip(n)
 	return nil
 }
-
-// Annotations keys must be of type string, int, or int64.
-//
-// String keys are encoded as AMQP Symbols.
-type Annotations = encoding.Annotations
-
-// UUID is a 128 bit identifier as defined in RFC 4122.
-type UUID = encoding.UUID
-
-// Symbol is an AMQP symbolic string.
-type Symbol = encoding.Symbol

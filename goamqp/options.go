@@ -7,8 +7,6 @@ package amqp
 import (
 	"crypto/tls"
 	"time"
-
-	"github.com/amqpsax/amqpsax/goamqp/internal/encoding"
 )
 
 // ConnOptions contains the optional settings for configuring an AMQP connection.
@@ -101,7 +99,7 @@ type SenderOptions struct {
 	// down from the timeout value.  If the link is subsequently re-attached before
 	// the timeout is reached, the count down is aborted.
 	//
-	// Default: ExpirySessionEnd.
+	// Default: ExpiryPolicySessionEnd.
 	ExpiryPolicy ExpiryPolicy
 
 	// ExpiryTimeout is the duration in seconds that the sender will be retained.
@@ -157,7 +155,7 @@ type SenderOptions struct {
 	// down from the timeout value.  If the link is subsequently re-attached before
 	// the timeout is reached, the count down is aborted.
 	//
-	// Default: ExpirySessionEnd.
+	// Default: ExpiryPolicySessionEnd.
 	TargetExpiryPolicy ExpiryPolicy
 
 	// TargetExpiryTimeout is the duration in seconds that the peer will be retained.
@@ -203,7 +201,7 @@ type ReceiverOptions struct {
 	// down from the timeout value.  If the link is subsequently re-attached before
 	// the timeout is reached, the count down is aborted.
 	//
-	// Default: ExpirySessionEnd.
+	// Default: ExpiryPolicySessionEnd.
 	ExpiryPolicy ExpiryPolicy
 
 	// ExpiryTimeout is the duration in seconds that the sender will be retained.
@@ -275,7 +273,7 @@ type ReceiverOptions struct {
 	// down from the timeout value.  If the link is subsequently re-attached before
 	// the timeout is reached, the count down is aborted.
 	//
-	// Default: ExpirySessionEnd.
+	// Default: ExpiryPolicySessionEnd.
 	SourceExpiryPolicy ExpiryPolicy
 
 	// SourceExpiryTimeout is the duration in seconds that the peer will be retained.
@@ -315,86 +313,68 @@ type ReceiverOptions struct {
 //
 //	http://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-messaging-v1.0-os.html#type-filter-set
 //	http://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-types-v1.0-os.html#section-descriptor-values
-type LinkFilter func(encoding.Filter)
+type LinkFilter func(filter)
 
 // Sender Settlement Modes
 const (
 	// Sender will send all deliveries initially unsettled to the receiver.
-	SenderSettleModeUnsettled SenderSettleMode = encoding.SenderSettleModeUnsettled
+	SenderSettleModeUnsettled SenderSettleMode = 0
 
 	// Sender will send all deliveries settled to the receiver.
-	SenderSettleModeSettled SenderSettleMode = encoding.SenderSettleModeSettled
+	SenderSettleModeSettled SenderSettleMode = 1
 
 	// Sender MAY send a mixture of settled and unsettled deliveries to the receiver.
-	SenderSettleModeMixed SenderSettleMode = encoding.SenderSettleModeMixed
+	SenderSettleModeMixed SenderSettleMode = 2
 )
-
-// SenderSettleMode specifies how the sender will settle messages.
-type SenderSettleMode = encoding.SenderSettleMode
 
 // Receiver Settlement Modes
 const (
 	// Receiver is the first to consider the message as settled.
 	// Once the corresponding disposition frame is sent, the message
 	// is considered to be settled.
-	ReceiverSettleModeFirst ReceiverSettleMode = encoding.ReceiverSettleModeFirst
+	ReceiverSettleModeFirst ReceiverSettleMode = 0
 
 	// Receiver is the second to consider the message as settled.
 	// Once the corresponding disposition frame is sent, the settlement
 	// is considered in-flight and the message will not be considered as
 	// settled until the sender replies acknowledging the settlement.
-	ReceiverSettleModeSecond ReceiverSettleMode = encoding.ReceiverSettleModeSecond
+	ReceiverSettleModeSecond ReceiverSettleMode = 1
 )
-
-// ReceiverSettleMode specifies how the receiver will settle messages.
-type ReceiverSettleMode = encoding.ReceiverSettleMode
 
 // Durability Policies
 const (
 	// No terminus state is retained durably.
-	DurabilityNone Durability = encoding.DurabilityNone
+	DurabilityNone Durability = 0
 
 	// Only the existence and configuration of the terminus is
 	// retained durably.
-	DurabilityConfiguration Durability = encoding.DurabilityConfiguration
+	DurabilityConfiguration Durability = 1
 
 	// In addition to the existence and configuration of the
 	// terminus, the unsettled state for durable messages is
 	// retained durably.
-	DurabilityUnsettledState Durability = encoding.DurabilityUnsettledState
+	DurabilityUnsettledState Durability = 2
 )
-
-// Durability specifies the durability of a link.
-type Durability = encoding.Durability
 
 // Expiry Policies
 const (
 	// The expiry timer starts when terminus is detached.
-	ExpiryPolicyLinkDetach ExpiryPolicy = encoding.ExpiryLinkDetach
+	ExpiryPolicyLinkDetach ExpiryPolicy = "link-detach"
 
 	// The expiry timer starts when the most recently
 	// associated session is ended.
-	ExpiryPolicySessionEnd ExpiryPolicy = encoding.ExpirySessionEnd
+	ExpiryPolicySessionEnd ExpiryPolicy = "session-end"
 
 	// The expiry timer starts when most recently associated
 	// connection is closed.
-	ExpiryPolicyConnectionClose ExpiryPolicy = encoding.ExpiryConnectionClose
+	ExpiryPolicyConnectionClose ExpiryPolicy = "connection-close"
 
 	// The terminus never expires.
-	ExpiryPolicyNever ExpiryPolicy = encoding.ExpiryNever
+	ExpiryPolicyNever ExpiryPolicy = "never"
 )
 
-// ExpiryPolicy specifies when the expiry timer of a terminus
-// starts counting down from the timeout value.
-//
-// If the link is subsequently re-attached before the terminus is expired,
-// then the count down is aborted. If the conditions for the
-// terminus-expiry-policy are subsequently re-met, the expiry timer restarts
-// from its originally configured timeout value.
-type ExpiryPolicy = encoding.ExpiryPolicy
-
 // SourceDistributionMode specifies the message distribution mode for a source.
-type SourceDistributionMode = encoding.Symbol
+type SourceDistributionMode = Symbol
 
 // Distribution Modes
 // https://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-messaging-v1.0-os.html#doc-idp328592
@@ -405,36 +385,6 @@ const (
 	// Messages are copied from the source. Messages can be browsed without being consumed.
 	SourceDistributionModeCopy SourceDistributionMode = "copy"
 )
-
-// DeliveryState encapsulates the various concrete delivery states.
-// Use a type switch to determine the concrete delivery state.
-//   - *StateAccepted
-//   - *StateModified
-//   - *StateReceived
-//   - *StateRejected
-//   - *StateReleased
-type DeliveryState = encoding.DeliveryState
-
-// StateAccepted indicates that an incoming message has been successfully processed,
-// and that the receiver of the message is expecting the sender to transition the
-// delivery to the accepted state at the source.
-type StateAccepted = encoding.StateAccepted
-
-// StateModifies indicates that a given transfer was not and will not be acted upon,
-// and that the message SHOULD be modified in the specified ways at the node.
-type StateModified = encoding.StateModified
-
-// StateReceived indicates the furthest point in the payload of the message which the
-// target will not need to have resent if the link is resumed.
-type StateReceived = encoding.StateReceived
-
-// StateRejected indicates that an incoming message is invalid and therefore unprocessable.
-// The rejected outcome when applied to a message will cause the delivery-count to be
-// incremented in the header of the rejected message.
-type StateRejected = encoding.StateRejected
-
-// StateReleased indicates that a given transfer was not and will not be acted upon.
-type StateReleased = encoding.StateReleased
 
 // SendOptions contains any optional values for the Sender.Send method.
 type SendOptions struct {
@@ -479,10 +429,10 @@ type ModifyMessageOptions struct {
 func NewLinkFilter(name string, code uint64, value any) LinkFilter {
 	var descriptor any = code
 	if code == 0 {
-		descriptor = encoding.Symbol(name) // a filter without a numeric code is described by its name
+		descriptor = Symbol(name) // a filter without a numeric code is described by its name
 	}
-	return func(f encoding.Filter) {
-		f[encoding.Symbol(name)] = &encoding.DescribedType{Descriptor: descriptor, Value: value}
+	return func(f filter) {
+		f[Symbol(name)] = &describedType{Descriptor: descriptor, Value: value}
 	}
 }
 

@@ -1,38 +1,53 @@
 package compat
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	ours "github.com/amqpsax/amqpsax/goamqp"
-	oenc "github.com/amqpsax/amqpsax/goamqp/internal/encoding"
 )
 
 // ourTypes maps go-amqp's named types (by name: its internal package
-// cannot be imported) to ours.
-var ourTypes = map[string]reflect.Type{
-	"amqp.Message":            reflect.TypeFor[ours.Message](),
-	"amqp.MessageHeader":      reflect.TypeFor[ours.MessageHeader](),
-	"amqp.MessageProperties":  reflect.TypeFor[ours.MessageProperties](),
-	"amqp.Null":               reflect.TypeFor[ours.Null](),
-	"encoding.Annotations":    reflect.TypeFor[oenc.Annotations](),
-	"encoding.UUID":           reflect.TypeFor[oenc.UUID](),
-	"encoding.Symbol":         reflect.TypeFor[oenc.Symbol](),
-	"encoding.DescribedType":  reflect.TypeFor[oenc.DescribedType](),
-	"encoding.ArrayUByte":     reflect.TypeFor[oenc.ArrayUByte](),
-	"encoding.LifetimePolicy": reflect.TypeFor[oenc.LifetimePolicy](),
-	"encoding.Error":          reflect.TypeFor[oenc.Error](),
-	"encoding.ErrCond":        reflect.TypeFor[oenc.ErrCond](),
-	"encoding.StateAccepted":  reflect.TypeFor[oenc.StateAccepted](),
-	"encoding.StateRejected":  reflect.TypeFor[oenc.StateRejected](),
-	"encoding.StateReleased":  reflect.TypeFor[oenc.StateReleased](),
-	"encoding.StateModified":  reflect.TypeFor[oenc.StateModified](),
-	"encoding.StateReceived":  reflect.TypeFor[oenc.StateReceived](),
-}
+// cannot be imported) to ours. Three of them are unexported in ours, as
+// go-amqp's are out of reach in its internal package: their types come
+// from values our decoder makes.
+var ourTypes = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{
+		"amqp.Message":           reflect.TypeFor[ours.Message](),
+		"amqp.MessageHeader":     reflect.TypeFor[ours.MessageHeader](),
+		"amqp.MessageProperties": reflect.TypeFor[ours.MessageProperties](),
+		"amqp.Null":              reflect.TypeFor[ours.Null](),
+		"encoding.Annotations":   reflect.TypeFor[ours.Annotations](),
+		"encoding.UUID":          reflect.TypeFor[ours.UUID](),
+		"encoding.Symbol":        reflect.TypeFor[ours.Symbol](),
+		"encoding.Error":         reflect.TypeFor[ours.Error](),
+		"encoding.ErrCond":       reflect.TypeFor[ours.ErrCond](),
+		"encoding.StateAccepted": reflect.TypeFor[ours.StateAccepted](),
+		"encoding.StateRejected": reflect.TypeFor[ours.StateRejected](),
+		"encoding.StateReleased": reflect.TypeFor[ours.StateReleased](),
+		"encoding.StateModified": reflect.TypeFor[ours.StateModified](),
+		"encoding.StateReceived": reflect.TypeFor[ours.StateReceived](),
+	}
+	for name, h := range map[string]string{
+		"encoding.DescribedType":  "00a30178a100",
+		"encoding.ArrayUByte":     "e0030150ff",
+		"encoding.LifetimePolicy": "00532b45",
+	} {
+		b, _ := hex.DecodeString("005377" + h)
+		var msg ours.Message
+		if err := msg.UnmarshalBinary(b); err != nil {
+			panic(err)
+		}
+		m[name] = reflect.TypeOf(msg.Value)
+	}
+	return m
+}()
 
 // conv returns go-amqp's value v rebuilt with our types, everything else
 // (Go's own types) as it is.
@@ -131,14 +146,14 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 		return
 	case reflect.Pointer:
 		if v.IsNil() {
-			fmt.Fprintf(b, "(%s)nil", t)
+			fmt.Fprintf(b, "(%s)nil", typeName(t))
 			return
 		}
 		b.WriteString("&")
 		dumpValue(b, v.Elem())
 		return
 	}
-	fmt.Fprintf(b, "%s", t)
+	fmt.Fprintf(b, "%s", typeName(t))
 	switch v.Kind() {
 	case reflect.Slice:
 		if v.IsNil() {
@@ -187,4 +202,15 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 	default:
 		fmt.Fprintf(b, "(%v)", v.Interface())
 	}
+}
+
+var exported = regexp.MustCompile(`\b(?:amqp|encoding)\.(\w)`)
+
+// typeName is t's name with go-amqp's package names and ours made one,
+// and the case of the name's first letter left out (our three
+// unexported types are go-amqp's exported ones of its internal package).
+func typeName(t reflect.Type) string {
+	return exported.ReplaceAllStringFunc(t.String(), func(s string) string {
+		return "amqp." + strings.ToLower(s[len(s)-1:])
+	})
 }

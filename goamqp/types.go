@@ -1,21 +1,18 @@
-// Package encoding holds the AMQP types package amqp exposes through
-// aliases (amqp.Symbol is encoding.Symbol …), as go-amqp does, and the
-// codec that turns go-amqp's Go values into AMQP bytes and back, written
-// on amqpsax's encode and stream packages.
-package encoding
+package amqp
+
+// The AMQP types of go-amqp's API (its internal/encoding package, which
+// it exposes through aliases), defined here.
 
 import (
 	"encoding/hex"
 	"fmt"
-
-	"github.com/amqpsax/amqpsax/goamqp/internal/buffer"
 )
 
 // Symbol is an AMQP symbolic string.
 type Symbol string
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (s Symbol) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, s) }
+func (s Symbol) Marshal(wr *buffer) error { return marshalInto(wr, s) }
 
 // UUID is a 128 bit identifier as defined in RFC 4122.
 type UUID [16]byte
@@ -36,10 +33,10 @@ func (u UUID) String() string {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (u UUID) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, u) }
+func (u UUID) Marshal(wr *buffer) error { return marshalInto(wr, u) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (u *UUID) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, u) }
+func (u *UUID) Unmarshal(r *buffer) error { return unmarshalFrom(r, u) }
 
 // Annotations keys must be of type string, int, or int64.
 //
@@ -47,79 +44,64 @@ func (u *UUID) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, u) }
 type Annotations map[any]any
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (a Annotations) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, a) }
+func (a Annotations) Marshal(wr *buffer) error { return marshalInto(wr, a) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (a *Annotations) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, a) }
+func (a *Annotations) Unmarshal(r *buffer) error { return unmarshalFrom(r, a) }
 
-// DescribedType is used for describing a filter.
+// describedType is used for describing a filter.
 // http://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-messaging-v1.0-os.html#type-filter-set
-type DescribedType struct {
+type describedType struct {
 	Descriptor any
 	Value      any
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (t DescribedType) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, t) }
+func (t describedType) Marshal(wr *buffer) error { return marshalInto(wr, t) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (t *DescribedType) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, t) }
+func (t *describedType) Unmarshal(r *buffer) error { return unmarshalFrom(r, t) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
-func (t DescribedType) String() string {
-	return fmt.Sprintf("DescribedType{descriptor: %v, value: %v}", t.Descriptor, t.Value)
+func (t describedType) String() string {
+	return fmt.Sprintf("describedType{descriptor: %v, value: %v}", t.Descriptor, t.Value)
 }
 
-// Filter is a set of named filters.
+// filter is a set of named filters.
 // http://docs.oasis-open.org/amqp/core/v1.0/os/amqp-core-messaging-v1.0-os.html#type-filter-set
-type Filter map[Symbol]*DescribedType
+type filter map[Symbol]*describedType
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (f Filter) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, f) }
+func (f filter) Marshal(wr *buffer) error { return marshalInto(wr, f) }
 
-// ArrayUByte allows encoding []uint8/[]byte as an array
+// arrayUByte allows encoding []uint8/[]byte as an array
 // rather than binary data.
-type ArrayUByte []uint8
+type arrayUByte []uint8
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (a ArrayUByte) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, a) }
+func (a arrayUByte) Marshal(wr *buffer) error { return marshalInto(wr, a) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (a *ArrayUByte) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, a) }
+func (a *arrayUByte) Unmarshal(r *buffer) error { return unmarshalFrom(r, a) }
 
-// LifetimePolicy is a dynamic node's lifetime policy (part 3 §3.5.10),
+// lifetimePolicy is a dynamic node's lifetime policy (part 3 §3.5.10),
 // as read from a described value with its descriptor.
-type LifetimePolicy uint8
+type lifetimePolicy uint8
 
 // The lifetime policies: each is the code of its descriptor.
 const (
-	DeleteOnClose             LifetimePolicy = 0x2b
-	DeleteOnNoLinks           LifetimePolicy = 0x2c
-	DeleteOnNoMessages        LifetimePolicy = 0x2d
-	DeleteOnNoLinksOrMessages LifetimePolicy = 0x2e
+	deleteOnClose             lifetimePolicy = 0x2b
+	deleteOnNoLinks           lifetimePolicy = 0x2c
+	deleteOnNoMessages        lifetimePolicy = 0x2d
+	deleteOnNoLinksOrMessages lifetimePolicy = 0x2e
 )
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (p LifetimePolicy) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, p) }
+func (p lifetimePolicy) Marshal(wr *buffer) error { return marshalInto(wr, p) }
 
 // Durability specifies the durability of a link.
 type Durability uint32
-
-// Durability Policies
-const (
-	// No terminus state is retained durably.
-	DurabilityNone Durability = 0
-
-	// Only the existence and configuration of the terminus is
-	// retained durably.
-	DurabilityConfiguration Durability = 1
-
-	// In addition to the existence and configuration of the
-	// terminus, the unsettled state for durable messages is
-	// retained durably.
-	DurabilityUnsettledState Durability = 2
-)
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -139,10 +121,10 @@ func (d *Durability) String() string {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (d Durability) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, uint32(d)) }
+func (d Durability) Marshal(wr *buffer) error { return marshalInto(wr, uint32(d)) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (d *Durability) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, (*uint32)(d)) }
+func (d *Durability) Unmarshal(r *buffer) error { return unmarshalFrom(r, (*uint32)(d)) }
 
 // ExpiryPolicy specifies when the expiry timer of a terminus
 // starts counting down from the timeout value.
@@ -153,41 +135,24 @@ func (d *Durability) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r,
 // from its originally configured timeout value.
 type ExpiryPolicy Symbol
 
-// Expiry Policies
-const (
-	// The expiry timer starts when terminus is detached.
-	ExpiryLinkDetach ExpiryPolicy = "link-detach"
-
-	// The expiry timer starts when the most recently
-	// associated session is ended.
-	ExpirySessionEnd ExpiryPolicy = "session-end"
-
-	// The expiry timer starts when most recently associated
-	// connection is closed.
-	ExpiryConnectionClose ExpiryPolicy = "connection-close"
-
-	// The terminus never expires.
-	ExpiryNever ExpiryPolicy = "never"
-)
-
-// ValidateExpiryPolicy returns an error for a policy that is none of the four.
-func ValidateExpiryPolicy(e ExpiryPolicy) error {
+// validateExpiryPolicy returns an error for a policy that is none of the four.
+func validateExpiryPolicy(e ExpiryPolicy) error {
 	switch e {
-	case ExpiryLinkDetach, ExpirySessionEnd, ExpiryConnectionClose, ExpiryNever:
+	case ExpiryPolicyLinkDetach, ExpiryPolicySessionEnd, ExpiryPolicyConnectionClose, ExpiryPolicyNever:
 		return nil
 	}
 	return fmt.Errorf("unknown expiry-policy %q", string(e))
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (e ExpiryPolicy) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, Symbol(e)) }
+func (e ExpiryPolicy) Marshal(wr *buffer) error { return marshalInto(wr, Symbol(e)) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (e *ExpiryPolicy) Unmarshal(r *buffer.Buffer) error {
+func (e *ExpiryPolicy) Unmarshal(r *buffer) error {
 	if err := unmarshalFrom(r, (*Symbol)(e)); err != nil {
 		return err
 	}
-	return ValidateExpiryPolicy(*e)
+	return validateExpiryPolicy(*e)
 }
 
 // String implements the [fmt.Stringer] interface.
@@ -201,18 +166,6 @@ func (e *ExpiryPolicy) String() string {
 
 // SenderSettleMode specifies how the sender will settle messages.
 type SenderSettleMode uint8
-
-// Sender Settlement Modes
-const (
-	// Sender will send all deliveries initially unsettled to the receiver.
-	SenderSettleModeUnsettled SenderSettleMode = 0
-
-	// Sender will send all deliveries settled to the receiver.
-	SenderSettleModeSettled SenderSettleMode = 1
-
-	// Sender MAY send a mixture of settled and unsettled deliveries to the receiver.
-	SenderSettleModeMixed SenderSettleMode = 2
-)
 
 // Ptr returns a pointer to the value of m.
 func (m SenderSettleMode) Ptr() *SenderSettleMode { return &m }
@@ -235,24 +188,13 @@ func (m *SenderSettleMode) String() string {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (m SenderSettleMode) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, uint8(m)) }
+func (m SenderSettleMode) Marshal(wr *buffer) error { return marshalInto(wr, uint8(m)) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (m *SenderSettleMode) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, (*uint8)(m)) }
+func (m *SenderSettleMode) Unmarshal(r *buffer) error { return unmarshalFrom(r, (*uint8)(m)) }
 
 // ReceiverSettleMode specifies how the receiver will settle messages.
 type ReceiverSettleMode uint8
-
-// Receiver Settlement Modes
-const (
-	// Receiver will spontaneously settle all incoming transfers.
-	ReceiverSettleModeFirst ReceiverSettleMode = 0
-
-	// Receiver will only settle after sending the disposition to the
-	// sender and receiving a disposition indicating settlement of
-	// the delivery from the sender.
-	ReceiverSettleModeSecond ReceiverSettleMode = 1
-)
 
 // Ptr returns a pointer to the value of m.
 func (m ReceiverSettleMode) Ptr() *ReceiverSettleMode { return &m }
@@ -273,10 +215,10 @@ func (m *ReceiverSettleMode) String() string {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (m ReceiverSettleMode) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, uint8(m)) }
+func (m ReceiverSettleMode) Marshal(wr *buffer) error { return marshalInto(wr, uint8(m)) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (m *ReceiverSettleMode) Unmarshal(r *buffer.Buffer) error {
+func (m *ReceiverSettleMode) Unmarshal(r *buffer) error {
 	return unmarshalFrom(r, (*uint8)(m))
 }
 
@@ -284,10 +226,10 @@ func (m *ReceiverSettleMode) Unmarshal(r *buffer.Buffer) error {
 type ErrCond string
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (ec ErrCond) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, Symbol(ec)) }
+func (ec ErrCond) Marshal(wr *buffer) error { return marshalInto(wr, Symbol(ec)) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (ec *ErrCond) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, (*Symbol)(ec)) }
+func (ec *ErrCond) Unmarshal(r *buffer) error { return unmarshalFrom(r, (*Symbol)(ec)) }
 
 // Error is an AMQP error.
 type Error struct {
@@ -305,10 +247,10 @@ type Error struct {
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (e *Error) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, e) }
+func (e *Error) Marshal(wr *buffer) error { return marshalInto(wr, e) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (e *Error) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, e) }
+func (e *Error) Unmarshal(r *buffer) error { return unmarshalFrom(r, e) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -353,10 +295,10 @@ type StateReceived struct {
 func (*StateReceived) deliveryState() {}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (sr *StateReceived) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, sr) }
+func (sr *StateReceived) Marshal(wr *buffer) error { return marshalInto(wr, sr) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (sr *StateReceived) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, sr) }
+func (sr *StateReceived) Unmarshal(r *buffer) error { return unmarshalFrom(r, sr) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -372,10 +314,10 @@ type StateAccepted struct{}
 func (*StateAccepted) deliveryState() {}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (sa *StateAccepted) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, sa) }
+func (sa *StateAccepted) Marshal(wr *buffer) error { return marshalInto(wr, sa) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (sa *StateAccepted) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, sa) }
+func (sa *StateAccepted) Unmarshal(r *buffer) error { return unmarshalFrom(r, sa) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -391,10 +333,10 @@ type StateRejected struct {
 func (*StateRejected) deliveryState() {}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (sr *StateRejected) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, sr) }
+func (sr *StateRejected) Marshal(wr *buffer) error { return marshalInto(wr, sr) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (sr *StateRejected) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, sr) }
+func (sr *StateRejected) Unmarshal(r *buffer) error { return unmarshalFrom(r, sr) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -406,10 +348,10 @@ type StateReleased struct{}
 func (*StateReleased) deliveryState() {}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (sr *StateReleased) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, sr) }
+func (sr *StateReleased) Marshal(wr *buffer) error { return marshalInto(wr, sr) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (sr *StateReleased) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, sr) }
+func (sr *StateReleased) Unmarshal(r *buffer) error { return unmarshalFrom(r, sr) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.
@@ -443,10 +385,10 @@ type StateModified struct {
 func (*StateModified) deliveryState() {}
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
-func (sm *StateModified) Marshal(wr *buffer.Buffer) error { return marshalInto(wr, sm) }
+func (sm *StateModified) Marshal(wr *buffer) error { return marshalInto(wr, sm) }
 
 // Unmarshal decodes a buffer into this type. It is not intended for public use.
-func (sm *StateModified) Unmarshal(r *buffer.Buffer) error { return unmarshalFrom(r, sm) }
+func (sm *StateModified) Unmarshal(r *buffer) error { return unmarshalFrom(r, sm) }
 
 // String implements the [fmt.Stringer] interface.
 // Note that the values are for diagnostic purposes and may change over time.

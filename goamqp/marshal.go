@@ -1,4 +1,4 @@
-package encoding
+package amqp
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/goamqp/internal/buffer"
 )
 
 // Descriptor codes of the composites and sections this package writes
@@ -21,27 +20,27 @@ const (
 	codeRejected     = 0x25
 	codeReleased     = 0x26
 	codeModified     = 0x27
-	CodeHeader       = 0x70 // message sections, for package amqp
-	CodeDeliveryAnn  = 0x71
-	CodeMessageAnn   = 0x72
-	CodeProperties   = 0x73
-	CodeAppProps     = 0x74
-	CodeData         = 0x75
-	CodeSequence     = 0x76
-	CodeValue        = 0x77
-	CodeFooter       = 0x78
+	codeHeader       = 0x70 // message sections, for package amqp
+	codeDeliveryAnn  = 0x71
+	codeMessageAnn   = 0x72
+	codeProperties   = 0x73
+	codeAppProps     = 0x74
+	codeData         = 0x75
+	codeSequence     = 0x76
+	codeValue        = 0x77
+	codeFooter       = 0x78
 	maxVariableBytes = math.MaxUint32 - 1
 )
 
-// Marshaler is what a value outside this package implements to be
-// written by Append (go-amqp's marshaler: amqp.Null is one).
-type Marshaler interface {
-	Marshal(*buffer.Buffer) error
+// marshaler is what a value outside this package implements to be
+// written by appendValue (go-amqp's marshaler: amqp.Null is one).
+type marshaler interface {
+	Marshal(*buffer) error
 }
 
-// marshalInto appends v to wr as Append writes it.
-func marshalInto(wr *buffer.Buffer, v any) error {
-	b, err := Append(nil, v)
+// marshalInto appends v to wr as appendValue writes it.
+func marshalInto(wr *buffer, v any) error {
+	b, err := appendValue(nil, v)
 	if err != nil {
 		return err
 	}
@@ -51,7 +50,7 @@ func marshalInto(wr *buffer.Buffer, v any) error {
 
 var errTooLong = errors.New("too long")
 
-// Append appends v to dst encoded as go-amqp v1.7.0 encodes it: the same
+// appendValue appends v to dst encoded as go-amqp v1.7.0 encodes it: the same
 // Go types accepted (the scalars and pointers to them, strings, []byte,
 // time.Time, the slices that are AMQP arrays, []any, the maps, and this
 // package's types), and the same encodings chosen byte for byte: maps
@@ -59,7 +58,7 @@ var errTooLong = errors.New("too long")
 // null fields left out, integers in their smallest encoding, arrays in
 // the smallest element width that holds every element. On an error dst
 // may hold part of v.
-func Append(dst []byte, v any) ([]byte, error) {
+func appendValue(dst []byte, v any) ([]byte, error) {
 	switch t := v.(type) {
 	case nil:
 		return encode.AppendNull(dst), nil
@@ -151,17 +150,17 @@ func Append(dst []byte, v any) ([]byte, error) {
 		return appendMap(dst, t, appendSymbol)
 	case *map[Symbol]any:
 		return appendMap(dst, *t, appendSymbol)
-	case Filter:
+	case filter:
 		return appendFilter(dst, t)
 	case []any:
 		return appendList(dst, t)
 	case *[]any:
 		return appendList(dst, *t)
-	case DescribedType:
+	case describedType:
 		return appendDescribed(dst, &t)
-	case *DescribedType:
+	case *describedType:
 		return appendDescribed(dst, t)
-	case LifetimePolicy:
+	case lifetimePolicy:
 		return appendComposite(dst, uint8(t), nil)
 	case *Error:
 		return appendError(dst, t)
@@ -183,8 +182,8 @@ func Append(dst []byte, v any) ([]byte, error) {
 	if b, ok, err := appendArray(dst, v); ok {
 		return b, err
 	}
-	if m, ok := v.(Marshaler); ok {
-		wr := buffer.New(dst)
+	if m, ok := v.(marshaler); ok {
+		wr := newBuffer(dst)
 		if err := m.Marshal(wr); err != nil {
 			return dst, err
 		}
@@ -217,7 +216,7 @@ func appendBinary(dst, p []byte) ([]byte, error) {
 	return encode.AppendBinary(dst, p), nil
 }
 
-func appendAnyKey(dst []byte, k any) ([]byte, error) { return Append(dst, k) }
+func appendAnyKey(dst []byte, k any) ([]byte, error) { return appendValue(dst, k) }
 
 // appendAnnotationKey writes an annotations key: a string as a symbol,
 // an int as a long (part 3 §3.2.10: keys are symbols or ulongs; go-amqp
@@ -236,7 +235,7 @@ func appendAnnotationKey(dst []byte, k any) ([]byte, error) {
 	return dst, fmt.Errorf("unsupported Annotations key type %T", k)
 }
 
-// appendMap writes m as a map32, keys by key, values by Append.
+// appendMap writes m as a map32, keys by key, values by appendValue.
 func appendMap[K comparable](dst []byte, m map[K]any, key func([]byte, K) ([]byte, error)) ([]byte, error) {
 	start := len(dst)
 	dst = encode.BeginMap(dst)
@@ -245,14 +244,14 @@ func appendMap[K comparable](dst []byte, m map[K]any, key func([]byte, K) ([]byt
 		if dst, err = key(dst, k); err != nil {
 			return dst, err
 		}
-		if dst, err = Append(dst, v); err != nil {
+		if dst, err = appendValue(dst, v); err != nil {
 			return dst, err
 		}
 	}
 	return encode.EndMap32(dst, start, len(m)), nil
 }
 
-func appendFilter(dst []byte, f Filter) ([]byte, error) {
+func appendFilter(dst []byte, f filter) ([]byte, error) {
 	start := len(dst)
 	dst = encode.BeginMap(dst)
 	var err error
@@ -279,19 +278,19 @@ func appendList(dst []byte, l []any) ([]byte, error) {
 	dst = encode.BeginList(dst)
 	var err error
 	for _, v := range l {
-		if dst, err = Append(dst, v); err != nil {
+		if dst, err = appendValue(dst, v); err != nil {
 			return dst, err
 		}
 	}
 	return encode.EndList32(dst, start, len(l)), nil
 }
 
-func appendDescribed(dst []byte, t *DescribedType) ([]byte, error) {
-	dst, err := Append(encode.AppendDescribed(dst), t.Descriptor)
+func appendDescribed(dst []byte, t *describedType) ([]byte, error) {
+	dst, err := appendValue(encode.AppendDescribed(dst), t.Descriptor)
 	if err != nil {
 		return dst, err
 	}
-	return Append(dst, t.Value)
+	return appendValue(dst, t.Value)
 }
 
 // field is one field of a composite: omitted fields are null, or left
@@ -321,16 +320,16 @@ func appendComposite(dst []byte, code uint8, fields []field) ([]byte, error) {
 			dst = encode.AppendNull(dst)
 			continue
 		}
-		if dst, err = Append(dst, f.v); err != nil {
+		if dst, err = appendValue(dst, f.v); err != nil {
 			return dst, err
 		}
 	}
 	return encode.EndList32(dst, start, n), nil
 }
 
-// AppendComposite is appendComposite for package amqp's header and
+// appendFields is appendComposite for package amqp's header and
 // properties: fields[i] is written unless omit[i].
-func AppendComposite(dst []byte, code uint8, values []any, omit []bool) ([]byte, error) {
+func appendFields(dst []byte, code uint8, values []any, omit []bool) ([]byte, error) {
 	fields := make([]field, len(values))
 	for i := range values {
 		fields[i] = field{v: values[i], omit: omit[i]}
@@ -354,7 +353,7 @@ func appendArray(dst []byte, v any) (b []byte, ok bool, err error) {
 		return arrayOf(dst, amqpsax.CodeByte, t, func(b []byte, x int8) []byte { return append(b, byte(x)) }), true, nil
 	case *[]int8:
 		return appendArray(dst, *t)
-	case ArrayUByte:
+	case arrayUByte:
 		return arrayOf(dst, amqpsax.CodeUbyte, t, func(b []byte, x uint8) []byte { return append(b, x) }), true, nil
 	case []uint16:
 		return arrayOf(dst, amqpsax.CodeUshort, t, func(b []byte, x uint16) []byte { return encode.AppendUintElem(b, amqpsax.CodeUshort, uint64(x)) }), true, nil

@@ -1,4 +1,4 @@
-package encoding
+package amqp
 
 import (
 	"errors"
@@ -7,20 +7,19 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/goamqp/internal/buffer"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
-// Decoder reads AMQP values into the Go values go-amqp v1.7.0 gives for
+// decoder reads AMQP values into the Go values go-amqp v1.7.0 gives for
 // them, with amqpsax's stream.Cursor: the cursor checks every size, count
-// and constructor, the Decoder picks the Go types. Move C to a value
+// and constructor, the decoder picks the Go types. Move C to a value
 // (Reset, Next), then call a reader; each reads the current value whole.
-type Decoder struct {
+type decoder struct {
 	C stream.Cursor
 }
 
 // fault returns an error naming what was wanted at the current value.
-func (d *Decoder) fault(want string) error {
+func (d *decoder) fault(want string) error {
 	if err := d.C.Err(); err != nil {
 		return err
 	}
@@ -28,10 +27,10 @@ func (d *Decoder) fault(want string) error {
 }
 
 // done returns the cursor's error after a walk inside a compound, or nil.
-func (d *Decoder) done() error { return d.C.Err() }
+func (d *decoder) done() error { return d.C.Err() }
 
 // Bool reads a boolean (any of its three encodings).
-func (d *Decoder) Bool() (bool, error) {
+func (d *decoder) Bool() (bool, error) {
 	if d.C.Kind() != amqpsax.KindBool {
 		return false, d.fault("boolean")
 	}
@@ -39,7 +38,7 @@ func (d *Decoder) Bool() (bool, error) {
 }
 
 // Ubyte reads a ubyte.
-func (d *Decoder) Ubyte() (uint8, error) {
+func (d *decoder) Ubyte() (uint8, error) {
 	if d.C.Kind() != amqpsax.KindUbyte {
 		return 0, d.fault("ubyte")
 	}
@@ -47,7 +46,7 @@ func (d *Decoder) Ubyte() (uint8, error) {
 }
 
 // Uint32 reads a uint (uint0, smalluint or uint).
-func (d *Decoder) Uint32() (uint32, error) {
+func (d *decoder) Uint32() (uint32, error) {
 	if d.C.Kind() != amqpsax.KindUint {
 		return 0, d.fault("uint")
 	}
@@ -55,7 +54,7 @@ func (d *Decoder) Uint32() (uint32, error) {
 }
 
 // Ulong reads a ulong (ulong0, smallulong or ulong).
-func (d *Decoder) Ulong() (uint64, error) {
+func (d *decoder) Ulong() (uint64, error) {
 	if d.C.Kind() != amqpsax.KindUlong {
 		return 0, d.fault("ulong")
 	}
@@ -63,7 +62,7 @@ func (d *Decoder) Ulong() (uint64, error) {
 }
 
 // Unsigned reads any unsigned integer (ubyte, ushort, uint, ulong).
-func (d *Decoder) Unsigned() (uint64, error) {
+func (d *decoder) Unsigned() (uint64, error) {
 	switch d.C.Kind() {
 	case amqpsax.KindUbyte, amqpsax.KindUshort, amqpsax.KindUint, amqpsax.KindUlong:
 		return d.C.Uint(), nil
@@ -71,8 +70,8 @@ func (d *Decoder) Unsigned() (uint64, error) {
 	return 0, d.fault("unsigned integer")
 }
 
-// String reads a string or a symbol.
-func (d *Decoder) String() (string, error) {
+// Str reads a string or a symbol.
+func (d *decoder) Str() (string, error) {
 	switch d.C.Kind() {
 	case amqpsax.KindString, amqpsax.KindSymbol:
 		return string(d.C.Bytes()), nil
@@ -81,7 +80,7 @@ func (d *Decoder) String() (string, error) {
 }
 
 // Binary reads a binary, copied; an empty one is an empty, non-nil slice.
-func (d *Decoder) Binary() ([]byte, error) {
+func (d *decoder) Binary() ([]byte, error) {
 	if d.C.Kind() != amqpsax.KindBinary {
 		return nil, d.fault("binary")
 	}
@@ -89,7 +88,7 @@ func (d *Decoder) Binary() ([]byte, error) {
 }
 
 // Timestamp reads a timestamp, in the local time zone as go-amqp gives it.
-func (d *Decoder) Timestamp() (time.Time, error) {
+func (d *decoder) Timestamp() (time.Time, error) {
 	if d.C.Kind() != amqpsax.KindTimestamp {
 		return time.Time{}, d.fault("timestamp")
 	}
@@ -99,12 +98,12 @@ func (d *Decoder) Timestamp() (time.Time, error) {
 // Any reads any value as go-amqp's ReadAny does: symbols as strings,
 // lists as []any, maps as map[any]any or, when every key is a string or
 // symbol, map[string]any, arrays as typed slices ([]int32, []string,
-// []Symbol, []UUID, ArrayUByte …), timestamps in the local time zone, and
-// described values as *Error, the delivery states, LifetimePolicy or
-// DescribedType by their descriptor. Decimals, chars, arrays of lists,
+// []Symbol, []UUID, arrayUByte …), timestamps in the local time zone, and
+// described values as *Error, the delivery states, lifetimePolicy or
+// describedType by their descriptor. Decimals, chars, arrays of lists,
 // arrays or described values, and map keys that are binaries, lists,
 // maps or arrays are errors, as there.
-func (d *Decoder) Any() (any, error) {
+func (d *decoder) Any() (any, error) {
 	c := &d.C
 	switch c.Kind() {
 	case amqpsax.KindNull:
@@ -159,7 +158,7 @@ func (d *Decoder) Any() (any, error) {
 }
 
 // List reads a list as []any; an empty list is a nil []any.
-func (d *Decoder) List() ([]any, error) {
+func (d *decoder) List() ([]any, error) {
 	c := &d.C
 	if c.Kind() != amqpsax.KindList {
 		return nil, d.fault("list")
@@ -185,7 +184,7 @@ func (d *Decoder) List() ([]any, error) {
 
 // anyMap reads a map as map[any]any, a later key replacing an earlier
 // equal one as go-amqp's does.
-func (d *Decoder) anyMap() (map[any]any, error) {
+func (d *decoder) anyMap() (map[any]any, error) {
 	c := &d.C
 	if c.Kind() != amqpsax.KindMap {
 		return nil, d.fault("map")
@@ -217,7 +216,7 @@ func (d *Decoder) anyMap() (map[any]any, error) {
 }
 
 // hashable reports whether k can key a Go map: go-amqp refuses slices
-// and maps as keys, and would panic on a DescribedType that holds one;
+// and maps as keys, and would panic on a describedType that holds one;
 // this refuses both.
 func hashable(k any) bool {
 	if k == nil {
@@ -273,13 +272,13 @@ func stringKeyed(m map[any]any) any {
 }
 
 // Annotations reads a map as Annotations (keys of any type).
-func (d *Decoder) Annotations() (Annotations, error) {
+func (d *decoder) Annotations() (Annotations, error) {
 	m, err := d.anyMap()
 	return Annotations(m), err
 }
 
 // StringMap reads a map whose keys are strings or symbols.
-func (d *Decoder) StringMap() (map[string]any, error) {
+func (d *decoder) StringMap() (map[string]any, error) {
 	c := &d.C
 	if c.Kind() != amqpsax.KindMap {
 		return nil, d.fault("map")
@@ -287,7 +286,7 @@ func (d *Decoder) StringMap() (map[string]any, error) {
 	out := make(map[string]any, c.Count())
 	c.Enter()
 	for c.Next() {
-		k, err := d.String()
+		k, err := d.Str()
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +307,7 @@ func (d *Decoder) StringMap() (map[string]any, error) {
 }
 
 // elems calls f for each element of the current array, then leaves it.
-func (d *Decoder) elems(f func(i int)) error {
+func (d *decoder) elems(f func(i int)) error {
 	c := &d.C
 	c.Enter()
 	for i := 0; c.Next(); i++ {
@@ -323,7 +322,7 @@ func (d *Decoder) elems(f func(i int)) error {
 
 // typedArray reads an array's elements with get into a []T, nil when the
 // array is empty, as go-amqp gives it.
-func typedArray[T any](d *Decoder, get func(*stream.Cursor) T) (any, error) {
+func typedArray[T any](d *decoder, get func(*stream.Cursor) T) (any, error) {
 	var out []T
 	if n := d.C.Count(); n > 0 {
 		out = make([]T, n)
@@ -339,7 +338,7 @@ func typedArray[T any](d *Decoder, get func(*stream.Cursor) T) (any, error) {
 	return out, nil
 }
 
-func (d *Decoder) array() (any, error) {
+func (d *decoder) array() (any, error) {
 	c := &d.C
 	if c.ElemKind() == amqpsax.KindDescribed {
 		return nil, fmt.Errorf("amqp: decode: array decoding not implemented for described elements, at offset %d", c.Offset())
@@ -352,7 +351,7 @@ func (d *Decoder) array() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ArrayUByte(v.([]uint8)), nil
+		return arrayUByte(v.([]uint8)), nil
 	case amqpsax.KindUshort:
 		return typedArray(d, func(c *stream.Cursor) uint16 { return uint16(c.Uint()) })
 	case amqpsax.KindShort:
@@ -410,7 +409,7 @@ func (d *Decoder) array() (any, error) {
 
 // descriptorCode returns the code go-amqp reads a described value by: a
 // smallulong or ulong descriptor's number, else 0.
-func (d *Decoder) descriptorCode() (uint64, error) {
+func (d *decoder) descriptorCode() (uint64, error) {
 	c := &d.C
 	if !c.Next() {
 		if err := c.Err(); err != nil {
@@ -425,7 +424,7 @@ func (d *Decoder) descriptorCode() (uint64, error) {
 	return 0, nil
 }
 
-func (d *Decoder) described() (any, error) {
+func (d *decoder) described() (any, error) {
 	c := &d.C
 	at := c.Offset()
 	c.Enter()
@@ -438,8 +437,8 @@ func (d *Decoder) described() (any, error) {
 	case codeError:
 		e := new(Error)
 		err, v = d.errorFields(e), e
-	case uint64(DeleteOnClose), uint64(DeleteOnNoLinks), uint64(DeleteOnNoMessages), uint64(DeleteOnNoLinksOrMessages):
-		err, v = d.Fields(0, nil), LifetimePolicy(code)
+	case uint64(deleteOnClose), uint64(deleteOnNoLinks), uint64(deleteOnNoMessages), uint64(deleteOnNoLinksOrMessages):
+		err, v = d.Fields(0, nil), lifetimePolicy(code)
 	case codeAccepted:
 		err, v = d.Fields(0, nil), new(StateAccepted)
 	case codeReleased:
@@ -457,7 +456,7 @@ func (d *Decoder) described() (any, error) {
 		0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x40, 0x41, 0x42, 0x43, 0x44:
 		return nil, fmt.Errorf("amqp: decode: described value %#02x (a performative, section or SASL frame) not implemented, at offset %d", code, at)
 	default:
-		var t DescribedType
+		var t describedType
 		if t.Descriptor, err = d.Any(); err != nil {
 			return nil, err
 		}
@@ -483,7 +482,7 @@ func (d *Decoder) described() (any, error) {
 // descriptor: a list of at most max fields, f called with the cursor on
 // each field that is not null (f may be nil when max is 0). The fields
 // the list leaves out, and null ones, are left to the caller.
-func (d *Decoder) Fields(max int, f func(i int) error) error {
+func (d *decoder) Fields(max int, f func(i int) error) error {
 	c := &d.C
 	if !c.Next() {
 		if err := c.Err(); err != nil {
@@ -515,21 +514,21 @@ func (d *Decoder) Fields(max int, f func(i int) error) error {
 
 // Composite reads the current value as a composite with descriptor code
 // (a ulong): Fields after the descriptor.
-func (d *Decoder) Composite(code uint64, max int, f func(i int) error) error {
+func (d *decoder) Composite(code uint64, max int, f func(i int) error) error {
 	return d.describedAs(code, func() error { return d.Fields(max, f) })
 }
 
-func (d *Decoder) errorFields(e *Error) error {
+func (d *decoder) errorFields(e *Error) error {
 	var cond bool
 	err := d.Fields(3, func(i int) error {
 		var err error
 		switch i {
 		case 0:
 			var s string
-			s, err = d.String()
+			s, err = d.Str()
 			e.Condition, cond = ErrCond(s), true
 		case 1:
-			e.Description, err = d.String()
+			e.Description, err = d.Str()
 		case 2:
 			e.Info, err = d.StringMap()
 		}
@@ -541,7 +540,7 @@ func (d *Decoder) errorFields(e *Error) error {
 	return err
 }
 
-func (d *Decoder) receivedFields(s *StateReceived) error {
+func (d *decoder) receivedFields(s *StateReceived) error {
 	var have [2]bool
 	err := d.Fields(2, func(i int) error {
 		var err error
@@ -559,7 +558,7 @@ func (d *Decoder) receivedFields(s *StateReceived) error {
 	return err
 }
 
-func (d *Decoder) rejectedFields(s *StateRejected) error {
+func (d *decoder) rejectedFields(s *StateRejected) error {
 	return d.Fields(1, func(int) error {
 		e := new(Error)
 		if err := d.describedAs(codeError, func() error { return d.errorFields(e) }); err != nil {
@@ -570,7 +569,7 @@ func (d *Decoder) rejectedFields(s *StateRejected) error {
 	})
 }
 
-func (d *Decoder) modifiedFields(s *StateModified) error {
+func (d *decoder) modifiedFields(s *StateModified) error {
 	return d.Fields(3, func(i int) error {
 		var err error
 		switch i {
@@ -588,8 +587,8 @@ func (d *Decoder) modifiedFields(s *StateModified) error {
 // unmarshalFrom reads one value from the unread bytes of r into v, which is one
 // of this package's types or a pointer to a Go value Any gives, and moves
 // r past it.
-func unmarshalFrom(r *buffer.Buffer, v any) error {
-	var d Decoder
+func unmarshalFrom(r *buffer, v any) error {
+	var d decoder
 	d.C.Reset(r.Bytes())
 	if !d.C.Next() {
 		if err := d.C.Err(); err != nil {
@@ -611,7 +610,7 @@ func unmarshalFrom(r *buffer.Buffer, v any) error {
 		*t, err = d.Uint32()
 	case *Symbol:
 		var s string
-		s, err = d.String()
+		s, err = d.Str()
 		*t = Symbol(s)
 	case *UUID:
 		if d.C.Kind() != amqpsax.KindUUID {
@@ -621,16 +620,16 @@ func unmarshalFrom(r *buffer.Buffer, v any) error {
 		}
 	case *Annotations:
 		*t, err = d.Annotations()
-	case *ArrayUByte:
+	case *arrayUByte:
 		if d.C.ElemKind() != amqpsax.KindUbyte {
 			err = d.fault("array of ubyte")
 			break
 		}
 		var a any
 		if a, err = d.array(); err == nil {
-			*t = a.(ArrayUByte)
+			*t = a.(arrayUByte)
 		}
-	case *DescribedType:
+	case *describedType:
 		if d.C.Kind() != amqpsax.KindDescribed {
 			err = d.fault("described value")
 			break
@@ -667,7 +666,7 @@ func unmarshalFrom(r *buffer.Buffer, v any) error {
 	return nil
 }
 
-func (d *Decoder) describedAs(code uint64, fields func() error) error {
+func (d *decoder) describedAs(code uint64, fields func() error) error {
 	c := &d.C
 	if c.Kind() != amqpsax.KindDescribed {
 		return d.fault("described value")
