@@ -139,7 +139,7 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 	if h == nil {
 		h = NopHandler{}
 	}
-	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: math.MaxUint16}
+	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: frame.SpecChannelMax}
 	c.maxMessage = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
@@ -206,7 +206,7 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 	for c.in != phDone && c.in != phTLS && len(p) > 0 {
 		f, n, err := frame.Split(p, c.cfg.MaxFrameSize)
 		if err != nil {
-			c.readFault(err, c.off+int64(fed-len(p)))
+			c.apply(c.readFault(err, c.off+int64(fed-len(p))))
 			break
 		}
 		if n == 0 {
@@ -256,7 +256,7 @@ func (c *Conn) fill(p []byte) []byte {
 	f, n, err := frame.Split(c.part, c.cfg.MaxFrameSize)
 	switch {
 	case err != nil:
-		c.readFault(err, c.partOff)
+		c.apply(c.readFault(err, c.partOff))
 	case n > 0:
 		c.apply(c.fastFrame(&f))
 	}
@@ -271,16 +271,15 @@ func (c *Conn) fedErr() error {
 	return nil
 }
 
-// readFault handles a stream that frame.Split cannot split, at offset
-// off of the stream.
-func (c *Conn) readFault(err error, off int64) {
+// readFault is the fault of a stream that frame.Split cannot split, at
+// offset off of the stream, for apply.
+func (c *Conn) readFault(err error, off int64) error {
 	var re *frame.ReadError
 	if errors.As(err, &re) {
 		re.Offset = off
 	}
 	if c.in == phHeader || c.in == phHeaderAMQP {
-		c.refuseHeader("protocol header expected")
-		return
+		return &headerError{frame.CondFramingError, "protocol header expected"}
 	}
 	desc := err.Error()
 	if errors.As(err, &re) && errors.Is(err, frame.ErrFrameTooLarge) {
@@ -288,10 +287,9 @@ func (c *Conn) readFault(err error, off int64) {
 			strconv.FormatUint(uint64(c.cfg.MaxFrameSize), 10) + " at offset " + strconv.FormatInt(off, 10)
 	}
 	if c.in == phSASL {
-		c.saslFail(NewError(frame.CondFramingError, desc))
-		return
+		return &saslError{frame.SASLSysPerm, frame.CondFramingError, desc}
 	}
-	c.fail(frame.CondFramingError, desc)
+	return &connError{frame.CondFramingError, desc}
 }
 
 // fastFrame handles a frame: a transfer on an open connection goes
@@ -310,53 +308,48 @@ func (c *Conn) fastFrame(f *frame.Frame) error {
 // the peer it found, for apply.
 func (c *Conn) frame(f frame.Frame) error {
 	if f.IsHeader {
-		c.header(f.Header)
-		return nil
+		return c.header(f.Header)
 	}
 	switch c.in {
 	case phHeader, phHeaderAMQP:
-		c.refuseHeader("protocol header expected")
+		return &headerError{frame.CondFramingError, "protocol header expected"}
 	case phSASL:
 		if f.Type != frame.TypeSASL {
-			c.saslFail(NewError(frame.CondFramingError, "AMQP frame during SASL"))
-			return nil
+			return &saslError{frame.SASLSysPerm, frame.CondFramingError, "AMQP frame during SASL"}
 		}
-		c.saslFrame(f.Body)
-	default:
-		if f.Type != frame.TypeAMQP {
-			return &connError{frame.CondFramingError, "frame of type " + strconv.Itoa(int(f.Type)) + " on an AMQP connection"}
-		}
-		return c.amqpFrame(f.Channel, f.Body)
+		return c.saslFrame(f.Body)
 	}
-	return nil
+	if f.Type != frame.TypeAMQP {
+		return &connError{frame.CondFramingError, "frame of type " + strconv.Itoa(int(f.Type)) + " on an AMQP connection"}
+	}
+	return c.amqpFrame(f.Channel, f.Body)
 }
 
-// header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3).
-func (c *Conn) header(h frame.ProtocolHeader) {
+// header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3); it
+// returns the fault it found, for apply.
+func (c *Conn) header(h frame.ProtocolHeader) error {
 	switch {
 	case c.in != phHeader && c.in != phHeaderAMQP:
-		c.fail(frame.CondFramingError, "protocol header in the middle of the stream")
+		return &connError{frame.CondFramingError, "protocol header in the middle of the stream"}
 	case c.client && c.tlsAsked:
 		if h != frame.HeaderTLS {
-			c.finish(NewError(frame.CondNotAllowed, "server answered "+h.String()+" to "+frame.HeaderTLS.String()))
-			return
+			return &headerError{frame.CondNotAllowed, "server answered " + h.String() + " to " + frame.HeaderTLS.String()}
 		}
 		c.in = phTLS
 	case h.ID == frame.ProtocolTLS && c.in == phHeader && !c.client && c.cfg.TLSHeader && !c.tlsUp:
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderTLS)
 		c.in = phTLS
 	case h.ID == frame.ProtocolTLS:
-		c.refuse(frame.CondNotAllowed, "TLS by protocol header is not accepted here (Config.TLSHeader)")
+		return &headerError{frame.CondNotAllowed, "TLS by protocol header is not accepted here (Config.TLSHeader)"}
 	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
-		c.refuseHeader("unsupported protocol version " + h.String())
+		return &headerError{frame.CondFramingError, "unsupported protocol version " + h.String()}
 	case c.client:
 		want := frame.HeaderAMQP
 		if c.in == phHeader && c.sasl {
 			want = frame.HeaderSASL
 		}
 		if h != want {
-			c.finish(NewError(frame.CondNotAllowed, "server answered "+h.String()+" to "+want.String()))
-			return
+			return &headerError{frame.CondNotAllowed, "server answered " + h.String() + " to " + want.String()}
 		}
 		if h.ID == frame.ProtocolSASL {
 			c.in = phSASL
@@ -365,8 +358,7 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 		}
 	case c.in == phHeaderAMQP:
 		if h.ID != frame.ProtocolAMQP {
-			c.refuseHeader("AMQP header expected after SASL, got " + h.String())
-			return
+			return &headerError{frame.CondFramingError, "AMQP header expected after SASL, got " + h.String()}
 		}
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
@@ -376,34 +368,23 @@ func (c *Conn) header(h frame.ProtocolHeader) {
 		c.saslMechanisms()
 		c.in = phSASL
 	case h.ID == frame.ProtocolAMQP && c.cfg.Auth != nil:
-		c.refuse(frame.CondNotAllowed, "SASL required")
+		return &headerError{frame.CondNotAllowed, "SASL required"}
 	case h.ID == frame.ProtocolAMQP:
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.in = phOpen
 	default:
-		c.refuseHeader("unsupported protocol " + h.String())
+		return &headerError{frame.CondFramingError, "unsupported protocol " + h.String()}
 	}
+	return nil
 }
 
-// refuseHeader answers a header the server will not speak with the one
-// it would (part 2 §2.2) and ends the connection.
-func (c *Conn) refuseHeader(desc string) {
-	if c.client {
-		c.finish(NewError(frame.CondFramingError, desc))
-		return
-	}
-	c.refuse(frame.CondFramingError, desc)
-}
-
-// refuse answers with the header the server speaks and ends the
-// connection with cond.
-func (c *Conn) refuse(cond frame.Condition, desc string) {
-	h := frame.HeaderAMQP
+// spokenHeader is the protocol header a server speaks at this point,
+// with which it answers a header it refuses (part 2 §2.2).
+func (c *Conn) spokenHeader() frame.ProtocolHeader {
 	if c.cfg.Auth != nil && c.in == phHeader {
-		h = frame.HeaderSASL
+		return frame.HeaderSASL
 	}
-	c.out = frame.AppendProtocolHeader(c.out, h)
-	c.finish(NewError(cond, desc))
+	return frame.HeaderAMQP
 }
 
 // UpgradeTLS reports that the TLS protocol header has been exchanged
@@ -505,7 +486,7 @@ func (c *Conn) onOpen(body []byte) error {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
 	}
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
-	c.peerChannelMax = o.ChannelMax.Or(math.MaxUint16)
+	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.peerContainer = string(o.ContainerID)
 	c.peerHostname = string(o.Hostname)

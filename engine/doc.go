@@ -4,7 +4,8 @@
 // Python's h11. The caller feeds a Conn the bytes it read and the time,
 // and writes out the bytes it returns, so one engine serves net.Conn, TLS,
 // an event loop or a test's byte slices; tests need no sleeps. Events
-// reach a [Handler], as values reach a [dispatch.Handler]: embed [NopHandler] to
+// reach a [Handler], as values reach an
+// [github.com/amqpsax/amqpsax.Handler]: embed [NopHandler] to
 // implement only the ones you need.
 //
 // # Contract
@@ -176,7 +177,9 @@
 // performative (amqp:decode-error), a frame on a channel with no session
 // (amqp:not-allowed), a channel above channel-max or handle above
 // handle-max (amqp:connection:framing-error, as §2.7.1 and §2.7.2 ask),
-// a handle not attached (amqp:session:unattached-handle, the session), a
+// a handle never attached (amqp:session:unattached-handle, the session;
+// frames for a handle whose detach exchange is over are ignored, as Qpid
+// Proton and RabbitMQ ignore a flow that crossed the detach), a
 // handle in use (amqp:session:handle-in-use), a transfer beyond the
 // session's incoming window (amqp:session:window-violation), a transfer
 // without link credit (amqp:link:transfer-limit-exceeded, the link), a

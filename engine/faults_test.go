@@ -204,3 +204,52 @@ func TestBadSASL(t *testing.T) {
 		})
 	}
 }
+
+// TestFramesAfterDetachIgnored: a flow, transfer or detach for a handle
+// whose detach exchange is over (frames the peer sent before it read the
+// answer, as Azure/go-amqp's closing receiver sends a flow) is ignored,
+// as Qpid Proton and RabbitMQ ignore it: the session and its other links
+// carry on. A handle never attached still ends the session with
+// amqp:session:unattached-handle, and the handle attached again is
+// served as new.
+func TestFramesAfterDetachIgnored(t *testing.T) {
+	h := &recorder{}
+	c := NewServer(Config{Credit: 10}, h)
+	r := newRaw(t, c)
+	r.feed(handshake())
+	r.feed(perf(nil, 0, attachSender(1, "other")))
+	r.frames()
+	r.feed(perf(nil, 0, func(b []byte) []byte { return frame.AppendDetach(b, frame.Detach{Handle: 0, Closed: true}) }))
+	if ps := r.performatives(); len(ps) != 1 || ps[0].desc != amqpsax.DescriptorDetach {
+		t.Fatalf("the detach is answered: %+v", ps)
+	}
+	late := perf(nil, 0, func(b []byte) []byte {
+		return frame.AppendFlow(b, frame.Flow{NextIncomingID: frame.Some[uint32](0), IncomingWindow: 100, OutgoingWindow: 100,
+			Handle: frame.Some[uint32](0), DeliveryCount: frame.Some[uint32](0), LinkCredit: frame.Some[uint32](5)})
+	})
+	late = perf(late, 0, transferBody(0, 0, []byte("late")))
+	late = perf(late, 0, func(b []byte) []byte { return frame.AppendDetach(b, frame.Detach{Handle: 0, Closed: true}) })
+	r.feed(late)
+	if ps := r.performatives(); len(ps) != 0 || c.Err() != nil {
+		t.Fatalf("frames for the detached handle answered: %+v, %v", ps, c.Err())
+	}
+	// the other link still takes deliveries
+	r.feed(perf(nil, 0, transferBody(1, 1, []byte("still"))))
+	if !strings.Contains(strings.Join(h.log, "\n"), `delivery 1 "still"`) {
+		t.Fatalf("the other link's delivery: %v", h.log)
+	}
+	// handle 0 attached again is a new link
+	r.feed(perf(nil, 0, attachSender(0, "again")))
+	if ps := r.performatives(); len(ps) == 0 || ps[0].desc != amqpsax.DescriptorAttach {
+		t.Fatalf("%+v", ps)
+	}
+	// a handle never attached is still a fault of the session
+	r.feed(perf(nil, 0, func(b []byte) []byte {
+		return frame.AppendFlow(b, frame.Flow{NextIncomingID: frame.Some[uint32](0), IncomingWindow: 100, OutgoingWindow: 100,
+			Handle: frame.Some[uint32](9), DeliveryCount: frame.Some[uint32](0), LinkCredit: frame.Some[uint32](5)})
+	}))
+	ps := r.performatives()
+	if len(ps) == 0 || ps[len(ps)-1].desc != amqpsax.DescriptorEnd || ps[len(ps)-1].cond != frame.CondUnattachedHandle.Symbol() {
+		t.Fatalf("%+v", ps)
+	}
+}

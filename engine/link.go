@@ -371,6 +371,7 @@ func (l *Link) gone(e *Error) {
 	l.join = frame.Join{} // its buffer goes with the delivery in progress
 	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
+		s.setDetached(l.remote, true)
 	}
 	if uint64(l.local) < uint64(len(s.byLocal)) && s.byLocal[l.local] == l {
 		s.byLocal[l.local] = nil

@@ -162,66 +162,50 @@ func (c *Conn) writeSASL(appendBody func([]byte) []byte) {
 	c.out = frame.EndFrame(c.out, start)
 }
 
-// saslFail ends the SASL layer for a fault: a server sends the outcome
-// sys-perm; there is no close at this layer.
-func (c *Conn) saslFail(e *Error) {
-	if !c.client {
-		c.writeSASL(func(b []byte) []byte {
-			return frame.AppendSASLOutcome(b, frame.SASLOutcome{Code: frame.SASLSysPerm})
-		})
-	}
-	c.finish(e)
-}
-
-func (c *Conn) saslFrame(body []byte) {
+func (c *Conn) saslFrame(body []byte) error {
 	d, err := descriptor(body)
 	if err != nil {
-		c.saslFail(NewError(frame.CondDecodeError, err.Error()))
-		return
+		return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 	}
 	if c.client {
-		c.saslClient(d, body)
-	} else {
-		c.saslServer(d, body)
+		return c.saslClient(d, body)
 	}
+	return c.saslServer(d, body)
 }
 
 // saslServer handles the client's sasl-init (part 5 §5.3.3.2) and its
 // sasl-responses (§5.3.3.4).
-func (c *Conn) saslServer(d amqpsax.Descriptor, body []byte) {
+func (c *Conn) saslServer(d amqpsax.Descriptor, body []byte) error {
 	switch {
 	case d == amqpsax.DescriptorSASLInit && c.saslMech == "":
 		in, err := frame.ParseSASLInit(body)
 		if err != nil {
-			c.saslFail(NewError(frame.CondDecodeError, err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 		}
 		c.saslMech = string(in.Mechanism)
 		if c.saslMech == "" {
 			c.saslMech = "(none)"
 		}
-		c.saslStart(c.saslMech, string(in.Hostname), in.InitialResponse)
+		return c.saslStart(c.saslMech, string(in.Hostname), in.InitialResponse)
 	case d == amqpsax.DescriptorSASLResponse && c.saslEx != nil:
 		r, err := frame.ParseSASLResponse(body)
 		if err != nil {
-			c.saslFail(NewError(frame.CondDecodeError, err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 		}
-		c.saslStep(c.saslEx.Step(r.Response))
+		return c.saslStep(c.saslEx.Step(r.Response))
 	case c.saslEx != nil:
-		c.saslFail(NewError(frame.CondNotAllowed, "sasl-response expected, got descriptor "+descName(d)))
+		return &saslError{frame.SASLSysPerm, frame.CondNotAllowed, "sasl-response expected, got descriptor " + d.String()}
 	default:
-		c.saslFail(NewError(frame.CondNotAllowed, "sasl-init expected, got descriptor "+descName(d)))
+		return &saslError{frame.SASLSysPerm, frame.CondNotAllowed, "sasl-init expected, got descriptor " + d.String()}
 	}
 }
 
 // saslStart starts the server's exchange of mech, the client's choice,
 // and takes its first step.
-func (c *Conn) saslStart(mech, host string, resp []byte) {
+func (c *Conn) saslStart(mech, host string, resp []byte) error {
 	offered, ownExternal := c.offered()
 	if !slices.Contains(offered, mech) {
-		c.saslRefuse()
-		return
+		return c.saslRefused()
 	}
 	peer := SASLPeer{Hostname: host, PeerCertificates: c.cfg.PeerCertificates}
 	var ex SASLExchange
@@ -232,19 +216,17 @@ func (c *Conn) saslStart(mech, host string, resp []byte) {
 		ex, err = c.auth().Start(mech, peer)
 	}
 	if err != nil || ex == nil {
-		c.saslRefuse()
-		return
+		return c.saslRefused()
 	}
 	c.saslEx = ex
-	c.saslStep(ex.Step(resp))
+	return c.saslStep(ex.Step(resp))
 }
 
 // saslStep acts on a step of the server's exchange: a challenge, the
 // outcome ok, or a refusal.
-func (c *Conn) saslStep(st SASLStep, err error) {
+func (c *Conn) saslStep(st SASLStep, err error) error {
 	if err != nil {
-		c.saslRefuse()
-		return
+		return c.saslRefused()
 	}
 	if !st.Done {
 		ch := frame.SASLChallenge{Challenge: st.Challenge}
@@ -252,20 +234,20 @@ func (c *Conn) saslStep(st SASLStep, err error) {
 			ch.Challenge = []byte{}
 		}
 		c.writeSASL(func(b []byte) []byte { return frame.AppendSASLChallenge(b, ch) })
-		return
+		return nil
 	}
 	c.saslEx, c.identity = nil, st.Identity
 	c.writeSASL(func(b []byte) []byte {
 		return frame.AppendSASLOutcome(b, frame.SASLOutcome{Code: frame.SASLOk, AdditionalData: st.Data})
 	})
 	c.in = phHeaderAMQP
+	return nil
 }
 
-// saslRefuse ends a server's exchange with the outcome auth.
-func (c *Conn) saslRefuse() {
-	c.saslEx = nil
-	c.writeSASL(func(b []byte) []byte { return frame.AppendSASLOutcome(b, frame.SASLOutcome{Code: frame.SASLAuth}) })
-	c.finish(NewError(frame.CondUnauthorizedAccess, "SASL "+c.saslMech+" authentication failed"))
+// saslRefused is a server's refusal of the client's credentials: the
+// outcome auth.
+func (c *Conn) saslRefused() error {
+	return &saslError{frame.SASLAuth, frame.CondUnauthorizedAccess, "SASL " + c.saslMech + " authentication failed"}
 }
 
 // clientMechanisms returns the client's mechanisms in its order of
@@ -289,13 +271,12 @@ func (c *Conn) clientMechanisms() []ClientMechanism {
 
 // saslClient handles sasl-mechanisms, sasl-challenge and sasl-outcome
 // (part 5 §5.3.3.1, §5.3.3.3, §5.3.3.5).
-func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
+func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) error {
 	switch {
 	case d == amqpsax.DescriptorSASLMechanisms && c.saslMech == "":
 		m, err := frame.ParseSASLMechanisms(body)
 		if err != nil {
-			c.finish(NewError(frame.CondDecodeError, err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 		}
 		var pick ClientMechanism
 		var names []byte
@@ -307,14 +288,12 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 			names = append(append(names, ' '), cm.Name()...)
 		}
 		if pick == nil {
-			c.finish(NewError(frame.CondNotImplemented, "server offers none of SASL"+string(names)))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondNotImplemented, "server offers none of SASL" + string(names)}
 		}
 		c.saslMech = pick.Name()
 		ex, resp, err := pick.Start()
 		if err != nil {
-			c.finish(NewError(frame.CondUnauthorizedAccess, "SASL "+c.saslMech+": "+err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondUnauthorizedAccess, "SASL " + c.saslMech + ": " + err.Error()}
 		}
 		c.saslCli = ex
 		init := frame.SASLInit{Mechanism: []byte(c.saslMech), InitialResponse: resp}
@@ -325,13 +304,11 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 	case d == amqpsax.DescriptorSASLChallenge && c.saslCli != nil:
 		ch, err := frame.ParseSASLChallenge(body)
 		if err != nil {
-			c.finish(NewError(frame.CondDecodeError, err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 		}
 		resp, err := c.saslCli.Challenge(ch.Challenge)
 		if err != nil {
-			c.finish(NewError(frame.CondUnauthorizedAccess, "SASL "+c.saslMech+": "+err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondUnauthorizedAccess, "SASL " + c.saslMech + ": " + err.Error()}
 		}
 		if resp == nil {
 			resp = []byte{}
@@ -340,30 +317,20 @@ func (c *Conn) saslClient(d amqpsax.Descriptor, body []byte) {
 	case d == amqpsax.DescriptorSASLOutcome && c.saslCli != nil:
 		o, err := frame.ParseSASLOutcome(body)
 		if err != nil {
-			c.finish(NewError(frame.CondDecodeError, err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondDecodeError, err.Error()}
 		}
 		if o.Code != frame.SASLOk {
-			c.finish(NewError(frame.CondUnauthorizedAccess, "SASL outcome "+o.Code.String()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondUnauthorizedAccess, "SASL outcome " + o.Code.String()}
 		}
 		if err := c.saslCli.Outcome(o.AdditionalData); err != nil {
-			c.finish(NewError(frame.CondUnauthorizedAccess, "SASL "+c.saslMech+": "+err.Error()))
-			return
+			return &saslError{frame.SASLSysPerm, frame.CondUnauthorizedAccess, "SASL " + c.saslMech + ": " + err.Error()}
 		}
 		c.saslCli = nil
 		c.out = frame.AppendProtocolHeader(c.out, frame.HeaderAMQP)
 		c.writeOpen() // pipelined after the header (part 2 §2.4.1)
 		c.in = phHeaderAMQP
 	default:
-		c.finish(NewError(frame.CondNotAllowed, "unexpected SASL frame (descriptor "+descName(d)+")"))
+		return &saslError{frame.SASLSysPerm, frame.CondNotAllowed, "unexpected SASL frame (descriptor " + d.String() + ")"}
 	}
-}
-
-func descName(d amqpsax.Descriptor) string {
-	const hex = "0123456789abcdef"
-	if d < 256 {
-		return "0x" + string([]byte{hex[d>>4], hex[d&15]})
-	}
-	return "0x.."
+	return nil
 }

@@ -41,6 +41,9 @@ type Session struct {
 	peerHandleMax uint32
 
 	byRemote []*Link // by the peer's handle
+	// detached has bit h set while the peer's handle h is detached and
+	// not attached again: frames for it are ignored (link).
+	detached []uint64
 	byLocal  []*Link // by this end's handle
 	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
@@ -220,7 +223,9 @@ func (s *Session) onFlow(body []byte) error {
 		if err != nil {
 			return err
 		}
-		l.onFlow(&f)
+		if l != nil {
+			l.onFlow(&f)
+		}
 	} else if f.Echo {
 		s.writeFlow(nil, false)
 	}
@@ -246,14 +251,44 @@ func (s *Session) reopened() {
 
 // link returns the link the peer's handle names, or the session error
 // amqp:session:unattached-handle (part 2 §2.8.15). A link this end is
-// detaching is returned too: its frames are ignored there.
+// detaching is returned too: its frames are ignored there. For a handle
+// whose detach exchange is over it returns nil and no error: the frames
+// a peer sent for it before it read the answer (a flow that crossed
+// the detach, as Azure/go-amqp sends when a receiver closes) are ignored,
+// as Qpid Proton and RabbitMQ ignore them, instead of ending the session
+// under the peer's other links. Transfers for it still count against
+// the session window.
 func (s *Session) link(handle uint32) (*Link, error) {
 	if uint64(handle) < uint64(len(s.byRemote)) {
 		if l := s.byRemote[handle]; l != nil {
 			return l, nil
 		}
 	}
+	if s.wasDetached(handle) {
+		return nil, nil
+	}
 	return nil, &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
+}
+
+// wasDetached reports that the peer's handle h was detached and not
+// attached since.
+func (s *Session) wasDetached(h uint32) bool {
+	return uint64(h/64) < uint64(len(s.detached)) && s.detached[h/64]&(1<<(h%64)) != 0
+}
+
+// setDetached marks the peer's handle h detached (on) or attached again.
+func (s *Session) setDetached(h uint32, on bool) {
+	for uint64(h/64) >= uint64(len(s.detached)) {
+		if !on {
+			return
+		}
+		s.detached = append(s.detached, 0)
+	}
+	if on {
+		s.detached[h/64] |= 1 << (h % 64)
+	} else {
+		s.detached[h/64] &^= 1 << (h % 64)
+	}
 }
 
 // writeFlow writes a flow with the session's state and, for l, the
@@ -292,7 +327,7 @@ func (s *Session) onTransfer(body []byte) error {
 		return err
 	}
 	l, err := s.link(h.Handle)
-	if err != nil {
+	if err != nil || l == nil {
 		return err
 	}
 	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage {
@@ -317,7 +352,7 @@ func (s *Session) onFullTransfer(body []byte) error {
 		return err
 	}
 	l, err := s.link(t.Handle)
-	if err != nil {
+	if err != nil || l == nil {
 		return err
 	}
 	if err := l.onTransfer(&t, payload); err != nil {
@@ -509,6 +544,7 @@ func (s *Session) onAttach(body []byte) error {
 		s.byRemote = append(s.byRemote, nil)
 	}
 	s.byRemote[a.Handle] = l
+	s.setDetached(a.Handle, false)
 	l.remote = a.Handle
 	l.st.remote = active
 	l.attach, l.attachBuf = a, buf
@@ -585,7 +621,7 @@ func (s *Session) onDetach(body []byte) error {
 		return decodeError(err)
 	}
 	l, err := s.link(d.Handle)
-	if err != nil {
+	if err != nil || l == nil {
 		return err
 	}
 	l.remoteClosed = d.Closed

@@ -95,7 +95,27 @@ type linkError struct {
 	desc string
 }
 
+// headerError refuses a protocol header (part 2 §2.2), before there is a
+// close to send: a server answers with the header it speaks, then the
+// connection ends; a client's connection just ends.
+type headerError struct {
+	cond frame.Condition
+	desc string
+}
+
+// saslError ends the SASL layer (part 5 §5.3), which has no close: a
+// server sends the outcome code (sys-perm for a fault of the protocol,
+// auth for credentials it refuses), then the connection ends; a
+// client's connection just ends (it sends no outcome: code is unused).
+type saslError struct {
+	code frame.SASLCode
+	cond frame.Condition
+	desc string
+}
+
 func (e *connError) Error() string    { return "connection: " + e.cond.Symbol() + ": " + e.desc }
+func (e *headerError) Error() string  { return "header: " + e.cond.Symbol() + ": " + e.desc }
+func (e *saslError) Error() string    { return "sasl: " + e.cond.Symbol() + ": " + e.desc }
 func (e *sessionError) Error() string { return "session: " + e.cond.Symbol() + ": " + e.desc }
 func (e *linkError) Error() string    { return "link: " + e.cond.Symbol() + ": " + e.desc }
 
@@ -110,6 +130,17 @@ func (c *Conn) apply(err error) {
 	case nil:
 	case *connError:
 		c.fail(e.cond, e.desc)
+	case *headerError:
+		if !c.client {
+			c.out = frame.AppendProtocolHeader(c.out, c.spokenHeader())
+		}
+		c.finish(NewError(e.cond, e.desc))
+	case *saslError:
+		if !c.client {
+			c.saslEx = nil
+			c.writeSASL(func(b []byte) []byte { return frame.AppendSASLOutcome(b, frame.SASLOutcome{Code: e.code}) })
+		}
+		c.finish(NewError(e.cond, e.desc))
 	case *sessionError:
 		e.s.fail(e.cond, e.desc)
 	case *linkError:

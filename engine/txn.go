@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/amqpsax/amqpsax/stream"
 )
 
 // This file is transactions (part 4): the coordinator a server
@@ -103,7 +106,7 @@ func (l *Link) coordinate(d *Delivery) error {
 	}
 	c := l.s.c
 	co := c.cfg.Coordinator
-	kind, value, err := frame.ControlBody(d.Payload)
+	kind, value, err := controlBody(d.Payload)
 	if err != nil {
 		return l.txnAnswer(d, frame.DeliveryState{}, NewError(frame.CondDecodeError, err.Error()))
 	}
@@ -350,4 +353,38 @@ func (c *Conn) oversize(start int) {
 	}
 	c.fail(frame.CondFrameSizeTooSmall, "a "+d.TypeName()+" of "+strconv.Itoa(size)+" bytes is above the peer's max-frame-size "+
 		strconv.FormatUint(uint64(c.peerMaxFrame), 10))
+}
+
+// errNotControl: a message sent to a coordinator whose body is not one
+// amqp-value holding a declare or a discharge.
+var errNotControl = errors.New("engine: not a declare or discharge message")
+
+// controlBody returns what a message sent to a coordinator asks (part 4
+// §4.3, §4.4): payload is the message as a delivery carries it, whose
+// body must be one amqp-value holding a described value; d is its
+// descriptor (DescriptorDeclare or DescriptorDischarge, numeric or
+// symbolic on the wire, as Qpid Proton writes it) and value its encoding,
+// for frame.ParseDeclare or frame.ParseDischarge. Any other message is
+// errNotControl, a message that does not scan is the scan's error. It
+// does not allocate; value is a view into payload.
+func controlBody(payload []byte) (d amqpsax.Descriptor, value []byte, err error) {
+	secs, err := message.Scan(payload)
+	if err != nil {
+		return 0, nil, err
+	}
+	if secs.BodyKind != message.BodyValue {
+		return 0, nil, errNotControl
+	}
+	var c stream.Cursor
+	c.Reset(secs.Body)
+	// amqp-value: described(0x77, value)
+	if !c.Next() || !c.Enter() || !c.Next() || !c.Next() || c.Kind() != amqpsax.KindDescribed {
+		return 0, nil, errNotControl
+	}
+	value = c.Raw()
+	d, _, ok := c.Descriptor()
+	if !ok || value == nil || d != amqpsax.DescriptorDeclare && d != amqpsax.DescriptorDischarge {
+		return 0, nil, errNotControl
+	}
+	return d, value, nil
 }

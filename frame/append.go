@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 )
 
 // BeginFrame appends the 8-byte header of a frame of type typ (TypeAMQP,

@@ -50,8 +50,8 @@
 // other described value is kept raw as [StateOther]) are decoded as part of
 // the performatives that hold them. Part 4's values are decoded on their
 // own: a [StateOther]'s Raw by [ParseDeclared] and
-// [ParseTransactionalState], the amqp-value of a controller's message
-// ([ControlBody]) by [ParseDeclare] and [ParseDischarge]; a state alone,
+// [ParseTransactionalState], the described value in the amqp-value of a
+// controller's message by [ParseDeclare] and [ParseDischarge]; a state alone,
 // as an attach's unsettled map holds them, by [ParseDeliveryState].
 //
 // Every field is read through a [github.com/amqpsax/amqpsax/stream.Cursor] and checked against the

@@ -2,14 +2,14 @@ package frame
 
 import (
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
 // This file is laid out from the errors down to the composites:
 //
 //   - the causes (ErrPerformative …) and FieldError, then parser, frame's
-//     face of internal/composite's Reader (its error as frame reports it,
+//     face of internal/protocol/composite's Reader (its error as frame reports it,
 //     the trailing-bytes rule, the restricted types' readers);
 //   - Performative, then ParseTransfer (its fast path is in fast.go) and
 //     the Parse function of every other performative and SASL frame, in

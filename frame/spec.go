@@ -2,7 +2,7 @@ package frame
 
 import (
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 )
 
 // FieldIndex is the position of a field in the list of a composite type, from

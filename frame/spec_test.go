@@ -10,7 +10,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

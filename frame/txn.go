@@ -1,12 +1,9 @@
 package frame
 
 import (
-	"errors"
-
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/composite"
-	"github.com/amqpsax/amqpsax/message"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
@@ -223,40 +220,6 @@ func appendTxnState(b []byte, s *TransactionalState) []byte {
 	w.Binary(true, s.TxnID)
 	w.state(s.Has(TransactionalStateOutcome) || s.Outcome.Type != StateNone, &s.Outcome)
 	return w.end(s.Fields)
-}
-
-// ErrNotControl: a message sent to a coordinator whose body is not one
-// amqp-value holding a declare or a discharge.
-var ErrNotControl = errors.New("frame: not a declare or discharge message")
-
-// ControlBody returns what a message sent to a coordinator asks (part 4
-// §4.3, §4.4): payload is the message as a delivery carries it, whose
-// body must be one amqp-value holding a described value; d is its
-// descriptor (DescriptorDeclare or DescriptorDischarge, numeric or
-// symbolic on the wire, as Qpid Proton writes it) and value its encoding,
-// for [ParseDeclare] or [ParseDischarge]. Any other message is
-// [ErrNotControl], a message that does not scan is the scan's error. It
-// does not allocate; value is a view into payload.
-func ControlBody(payload []byte) (d amqpsax.Descriptor, value []byte, err error) {
-	secs, err := message.Scan(payload)
-	if err != nil {
-		return 0, nil, err
-	}
-	if secs.BodyKind != message.BodyValue {
-		return 0, nil, ErrNotControl
-	}
-	var c stream.Cursor
-	c.Reset(secs.Body)
-	// amqp-value: described(0x77, value)
-	if !c.Next() || !c.Enter() || !c.Next() || !c.Next() || c.Kind() != amqpsax.KindDescribed {
-		return 0, nil, ErrNotControl
-	}
-	value = c.Raw()
-	d, _, ok := c.Descriptor()
-	if !ok || value == nil || d != amqpsax.DescriptorDeclare && d != amqpsax.DescriptorDischarge {
-		return 0, nil, ErrNotControl
-	}
-	return d, value, nil
 }
 
 // AppendControl appends the message a controller sends a coordinator:

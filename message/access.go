@@ -9,7 +9,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 )
@@ -154,7 +154,7 @@ func ParseHeader(sec []byte) (Header, error) {
 // DefaultHeader.
 func AppendHeader(b []byte, h Header) []byte { return appendHeader(b, &h) }
 
-// headerDefault is the header's defaults, as internal/composite's table
+// headerDefault is the header's defaults, as internal/protocol/composite's table
 // gives them (DefaultHeader is a variable callers can change).
 var headerDefault = DefaultHeader
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -2,13 +2,13 @@ package message
 
 import (
 	"github.com/amqpsax/amqpsax"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/internal/wire"
 )
 
 // ParseHeader, ParseProperties and Decode read the header and properties
 // with the wire primitives directly rather than through a stream.Cursor,
-// by the rules of internal/composite's table (which kinds each field
+// by the rules of internal/protocol/composite's table (which kinds each field
 // takes): a third of the work of the cursor-based composite.Reader, which
 // TestFastFields and FuzzMessage hold them to on every input
 // (oracle_test.go reads the same table with it).

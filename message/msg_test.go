@@ -15,8 +15,8 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/dispatch"
-	"github.com/amqpsax/amqpsax/internal/composite"
 	"github.com/amqpsax/amqpsax/internal/corpus"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/stream"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"

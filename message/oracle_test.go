@@ -3,12 +3,12 @@ package message
 import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
-	"github.com/amqpsax/amqpsax/internal/composite"
+	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/stream"
 )
 
 // The oracle of the header and properties readers: the same table
-// (internal/composite) read through its cursor-based Reader, as package
+// (internal/protocol/composite) read through its cursor-based Reader, as package
 // frame reads its performatives. ParseHeader and ParseProperties read with
 // the wire primitives instead (fast.go), a third of the work; TestFastFields
 // and FuzzMessage hold them to this on every input.
