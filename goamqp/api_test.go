@@ -239,11 +239,11 @@ func TestMapErr(t *testing.T) {
 		t.Error("context error changed")
 	}
 	for _, o := range []*client.OutcomeError{{Outcome: frame.StateReleased}, {Outcome: frame.StateModified, DeliveryFailed: true}} {
-		if err := sendErr(o, nil); err != nil {
+		if err := sendErr(o, &Session{conn: &Conn{}}); err != nil {
 			t.Errorf("Send's error for %v: %v, want nil as go-amqp", o, err)
 		}
 	}
-	if err := sendErr(&client.OutcomeError{Outcome: frame.StateRejected}, nil); err != errRejectedBare {
+	if err := sendErr(&client.OutcomeError{Outcome: frame.StateRejected}, &Session{conn: &Conn{}}); err != errRejectedBare {
 		t.Errorf("bare rejection: %v", err)
 	}
 }
@@ -276,4 +276,54 @@ func TestDialOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
+}
+
+// TestSessionRules: what go-amqp's session checks before an attach, and
+// the scope of a link's error once its session is closed.
+func TestSessionRules(t *testing.T) {
+	srv := amqptest.NewServer(t, nil)
+	ctx := testCtx(t)
+	c, err := Dial(ctx, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.NewSession(ended, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("NewSession with an ended ctx: %v", err)
+	}
+	s, err := c.NewSession(ctx, &SessionOptions{MaxLinks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NewSender(ended, "q", nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("NewSender with an ended ctx: %v", err)
+	}
+	snd, err := s.NewSender(ctx, "q", &SenderOptions{Name: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NewSender(ctx, "q", &SenderOptions{Name: "n"}); err == nil || !strings.Contains(err.Error(), "link with name 'n' already exists") {
+		t.Errorf("a second sender named n: %v", err)
+	}
+	rcv, err := s.NewReceiver(ctx, "q", &ReceiverOptions{Name: "n"}) // the other direction: allowed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snd.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NewSender(ctx, "q", &SenderOptions{Name: "n"}); err != nil {
+		t.Errorf("the name again after Close: %v", err)
+	}
+	_, err = s.NewSender(ctx, "q", nil) // a third link past MaxLinks 2
+	var se *SessionError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "handle max (2)") {
+		t.Errorf("past MaxLinks: %v", err)
+	}
+	_, err = rcv.Receive(ctx, nil)
+	if !errors.As(err, &se) {
+		t.Errorf("Receive on a link of a closed session: %T %v", err, err)
+	}
 }

@@ -174,11 +174,18 @@ func (c *Conn) Err() error {
 // completes, an error is returned. If the Session was successfully
 // created, it will be cleaned up in future calls to NewSession.
 func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // go-amqp begins nothing with an ended ctx
+	}
+	var max int
+	if opts != nil && opts.MaxLinks > 0 {
+		max = int(min(uint64(opts.MaxLinks), 1<<31-1))
+	}
 	s, err := c.c.NewSession(ctx, nil)
 	if err != nil {
 		return nil, mapErr(err, onConn, c.c)
 	}
-	return &Session{s: s, conn: c}, nil
+	return &Session{s: s, conn: c, maxLinks: max}, nil
 }
 
 // Properties returns the peer's connection properties.

@@ -57,7 +57,10 @@
 // every outcome as a DeliveryState. With no SASLType and no user in the
 // URL, Dial negotiates no SASL, as go-amqp does (client's default is SASL
 // ANONYMOUS); a user in the URL means SASL PLAIN whatever SASLType says.
-// IdleTimeout is one minute unless set (negative: none).
+// IdleTimeout is one minute unless set (negative: none). NewSession,
+// NewSender and NewReceiver with an ended ctx return its error and send
+// nothing; a second link of one name in one direction on a session is
+// refused before its attach, with go-amqp's words.
 //
 // Errors are go-amqp's: a link, session or connection that ended is a
 // *LinkError, *SessionError or *ConnError, with RemoteErr the peer's
@@ -83,7 +86,9 @@
 // come as client grows them.
 //
 //   - ConnOptions.Properties, MaxSessions, WriteTimeout; Conn.Properties
-//     and Session.Properties return nil; SessionOptions.MaxLinks.
+//     and Session.Properties return nil. SessionOptions.MaxLinks bounds
+//     the links here (past it the session ends with go-amqp's
+//     *SessionError) but is not sent as the begin's handle-max.
 //   - SenderOptions and ReceiverOptions: Capabilities,
 //     DesiredCapabilities, Properties, Durability, ExpiryPolicy,
 //     ExpiryTimeout, the Source… and Target… terminus fields,

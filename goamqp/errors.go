@@ -187,7 +187,7 @@ var errRejectedBare = errors.New("the peer rejected the message without specifyi
 
 // sendErr is Send's error: go-amqp returns nil for the released and
 // modified outcomes, and the peer's *Error for rejected.
-func sendErr(err error, conn *client.Conn) error {
+func sendErr(err error, s *Session) error {
 	var oe *client.OutcomeError
 	if errors.As(err, &oe) {
 		switch {
@@ -198,5 +198,5 @@ func sendErr(err error, conn *client.Conn) error {
 		}
 		return errRejectedBare
 	}
-	return mapErr(err, onLink, conn)
+	return s.linkErr(err)
 }

@@ -10,7 +10,7 @@ import (
 // Receiver receives messages on a single AMQP link.
 type Receiver struct {
 	r      *client.Receiver
-	conn   *Conn
+	sess   *Session
 	name   string
 	manual bool // Credit -1: IssueCredit and DrainCredit are the caller's
 }
@@ -40,7 +40,7 @@ func (r *Receiver) IssueCredit(credit uint32) error {
 	if !r.manual {
 		return errors.New("issueCredit can only be used with receiver links using manual credit management")
 	}
-	return mapErr(r.r.IssueCredit(credit), onLink, r.conn.c)
+	return r.sess.linkErr(r.r.IssueCredit(credit))
 }
 
 // DrainCredit sets the drain flag on the next outbound FLOW frame and blocks until
@@ -62,7 +62,7 @@ func (r *Receiver) DrainCredit(ctx context.Context, _ *DrainCreditOptions) error
 	if !r.manual {
 		return errors.New("drain can only be used with receiver links using manual credit management")
 	}
-	return mapErr(r.r.DrainCredit(ctx), onLink, r.conn.c)
+	return r.sess.linkErr(r.r.DrainCredit(ctx))
 }
 
 // Receive returns the next message from the sender.
@@ -74,7 +74,7 @@ func (r *Receiver) DrainCredit(ctx context.Context, _ *DrainCreditOptions) error
 func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Message, error) {
 	d, err := r.r.Receive(ctx, nil)
 	if err != nil {
-		return nil, mapErr(err, onLink, r.conn.c)
+		return nil, r.sess.linkErr(err)
 	}
 	return r.message(d)
 }
@@ -124,7 +124,7 @@ func (r *Receiver) settle(msg *Message, do func(*client.Delivery) error) error {
 	}
 	d := msg.dlv
 	msg.rcv, msg.dlv = nil, nil
-	return mapErr(do(d), onLink, r.conn.c)
+	return r.sess.linkErr(do(d))
 }
 
 // AcceptMessage notifies the server that the message has been accepted and does not require redelivery.
@@ -185,5 +185,6 @@ func (r *Receiver) ModifyMessage(ctx context.Context, msg *Message, options *Mod
 // execute in the background. Subsequent calls will return a *LinkError
 // that contains the context's error message.
 func (r *Receiver) Close(ctx context.Context) error {
-	return closeErr(r.r.Close(ctx), onLink, r.conn)
+	defer r.sess.detached(r.name, true)
+	return r.sess.closeLinkErr(r.r.Close(ctx))
 }

@@ -12,7 +12,7 @@ import (
 // Sender sends messages on a single AMQP link.
 type Sender struct {
 	s    *client.Sender
-	conn *Conn
+	sess *Session
 	name string
 	mode SenderSettleMode
 }
@@ -40,7 +40,8 @@ func (s *Sender) Address() string { return s.s.Address() }
 // execute in the background. Subsequent calls will return a *LinkError
 // that contains the context's error message.
 func (s *Sender) Close(ctx context.Context) error {
-	return closeErr(s.s.Close(ctx), onLink, s.conn)
+	defer s.sess.detached(s.name, false)
+	return s.sess.closeLinkErr(s.s.Close(ctx))
 }
 
 // outgoing is a message being sent: its go-amqp encoding and the
@@ -111,7 +112,7 @@ func (s *Sender) Send(ctx context.Context, msg *Message, opts *SendOptions) erro
 	if settled {
 		so = &client.SendOptions{Settled: true}
 	}
-	return sendErr(s.s.Send(ctx, &o.m, so), s.conn.c)
+	return sendErr(s.s.Send(ctx, &o.m, so), s.sess)
 }
 
 // SendWithReceipt sends a Message and returns a [SendReceipt] which is used
@@ -141,9 +142,9 @@ func (s *Sender) SendWithReceipt(ctx context.Context, msg *Message, opts *SendWi
 	}
 	p, err := s.s.SendAsync(ctx, &o.m, nil)
 	if err != nil {
-		return SendReceipt{}, mapErr(err, onLink, s.conn.c)
+		return SendReceipt{}, s.sess.linkErr(err)
 	}
-	return SendReceipt{r: &receipt{p: p, conn: s.conn.c}}, nil
+	return SendReceipt{r: &receipt{p: p, sess: s.sess}}, nil
 }
 
 // SendReceipt is returned by [Sender.SendWithReceipt] and is used
@@ -154,7 +155,7 @@ type SendReceipt struct {
 
 type receipt struct {
 	p    client.Pending
-	conn *client.Conn
+	sess *Session
 
 	mu    sync.Mutex
 	state DeliveryState
@@ -206,7 +207,7 @@ func (s *SendReceipt) Wait(ctx context.Context) (DeliveryState, error) {
 			r.state = &StateModified{DeliveryFailed: oe.DeliveryFailed, UndeliverableHere: oe.UndeliverableHere}
 		}
 	default:
-		return nil, mapErr(err, onLink, r.conn)
+		return nil, r.sess.linkErr(err)
 	}
 	return r.state, nil
 }

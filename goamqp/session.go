@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/amqpsax/amqpsax/client"
@@ -13,8 +14,72 @@ import (
 //
 // A session multiplexes Receivers.
 type Session struct {
-	s    *client.Session
-	conn *Conn
+	s        *client.Session
+	conn     *Conn
+	maxLinks int         // SessionOptions.MaxLinks, 0 for no bound
+	closed   atomic.Bool // Close was called: its links' calls end with a *SessionError
+
+	mu    sync.Mutex
+	links map[linkKey]struct{} // the links attached and not closed, by name and role
+}
+
+// linkKey is a link's name and role: a name is unique per direction.
+type linkKey struct {
+	name     string
+	receiver bool
+}
+
+// attaching reserves a link's name and a handle for it, as go-amqp's
+// session does before its attach: a name in use in that direction, or a
+// link past MaxLinks, is an error (the latter ends the session, as there).
+func (s *Session) attaching(ctx context.Context, name string, receiver bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	k := linkKey{name, receiver}
+	if _, ok := s.links[k]; ok {
+		s.mu.Unlock()
+		return fmt.Errorf("link with name '%v' already exists", name)
+	}
+	if s.maxLinks > 0 && len(s.links) >= s.maxLinks {
+		s.mu.Unlock()
+		if err := s.Close(ctx); err != nil {
+			return err
+		}
+		return &SessionError{inner: fmt.Errorf("reached session handle max (%d)", s.maxLinks)}
+	}
+	if s.links == nil {
+		s.links = make(map[linkKey]struct{})
+	}
+	s.links[k] = struct{}{}
+	s.mu.Unlock()
+	return nil
+}
+
+// detached frees what attaching reserved.
+func (s *Session) detached(name string, receiver bool) {
+	s.mu.Lock()
+	delete(s.links, linkKey{name, receiver})
+	s.mu.Unlock()
+}
+
+// linkErr is the error of a call on one of s's links: a link that ended
+// with s (closed by this end) is a *SessionError, as in go-amqp.
+func (s *Session) linkErr(err error) error {
+	on := onLink
+	if s.closed.Load() {
+		on = onSession
+	}
+	return mapErr(err, on, s.conn.c)
+}
+
+// closeLinkErr is a link's Close's error: nil for a clean end.
+func (s *Session) closeLinkErr(err error) error {
+	if err == nil || errors.Is(err, client.ErrClosed) {
+		return nil
+	}
+	return s.linkErr(err)
 }
 
 // Close closes the session.
@@ -25,15 +90,12 @@ type Session struct {
 // execute in the background. Subsequent calls will return a *SessionError
 // that contains the context's error message.
 func (s *Session) Close(ctx context.Context) error {
-	return closeErr(s.s.Close(ctx), onSession, s.conn)
-}
-
-// closeErr is Close's error for a link or session: nil for a clean end.
-func closeErr(err error, on scope, c *Conn) error {
+	s.closed.Store(true)
+	err := s.s.Close(ctx)
 	if err == nil || errors.Is(err, client.ErrClosed) {
 		return nil
 	}
-	return mapErr(err, on, c.c)
+	return mapErr(err, onSession, s.conn.c)
 }
 
 // Properties returns the peer's session properties.
@@ -87,11 +149,15 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if o.RequestedReceiverSettleMode != nil && *o.RequestedReceiverSettleMode > ReceiverSettleModeSecond {
 		return nil, fmt.Errorf("invalid RequestedReceiverSettleMode %d", uint8(*o.RequestedReceiverSettleMode))
 	}
+	if err := s.attaching(ctx, co.Name, false); err != nil {
+		return nil, err
+	}
 	snd, err := s.s.NewSender(ctx, target, &co)
 	if err != nil {
-		return nil, mapErr(err, onSession, s.conn.c)
+		s.detached(co.Name, false)
+		return nil, s.linkErr(err)
 	}
-	return &Sender{s: snd, conn: s.conn, name: co.Name, mode: mode}, nil
+	return &Sender{s: snd, sess: s, name: co.Name, mode: mode}, nil
 }
 
 // NewReceiver opens a new receiver link on the session.
@@ -129,9 +195,13 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if o.SettlementMode != nil && *o.SettlementMode > ReceiverSettleModeSecond {
 		return nil, fmt.Errorf("invalid SettlementMode %d", uint8(*o.SettlementMode))
 	}
+	if err := s.attaching(ctx, co.Name, true); err != nil {
+		return nil, err
+	}
 	rcv, err := s.s.NewReceiver(ctx, source, &co)
 	if err != nil {
-		return nil, mapErr(err, onSession, s.conn.c)
+		s.detached(co.Name, true)
+		return nil, s.linkErr(err)
 	}
-	return &Receiver{r: rcv, conn: s.conn, name: co.Name, manual: o.Credit == -1}, nil
+	return &Receiver{r: rcv, sess: s, name: co.Name, manual: o.Credit == -1}, nil
 }
