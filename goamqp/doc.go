@@ -46,8 +46,12 @@
 // cannot hold its count, a section descriptor that is a ulong above 255
 // (go-amqp reads its low byte). A map key that cannot key a Go map (a
 // described value holding a slice) is an error here where go-amqp
-// panics. Whatever this accepts, go-amqp accepts too and reads to the
-// same Message (FuzzMessage in goamqp/internal/compat).
+// panics. go-amqp's own limits hold here too: a list or array of more
+// than 65536 elements, or a map of more than 65536 keys and values, and
+// an array that claims more elements than its size has bytes (an array
+// of true or uint0 can do so in fact) are errors. Whatever this accepts,
+// go-amqp accepts too and reads to the same Message (FuzzMessage in
+// goamqp/internal/compat).
 //
 // # Behaviour kept from go-amqp
 //

@@ -2,6 +2,7 @@ package amqp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"reflect"
 	"testing"
 	"time"
@@ -122,4 +123,31 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("a re-encoded message does not decode: %v\n%x", err, b2)
 		}
 	})
+}
+
+// TestGoAMQPLimits: what go-amqp's decoder refuses though the encoding
+// allows it is refused here too, so that a message this decodes decodes
+// with go-amqp.
+func TestGoAMQPLimits(t *testing.T) {
+	value := func(v []byte) []byte { return append([]byte{0x00, 0x53, 0x77}, v...) }
+	// An array32 of 48 trues: zero-width elements, a size of 5.
+	trues := value([]byte{0xf0, 0, 0, 0, 5, 0, 0, 0, 48, 0x41})
+	var m Message
+	if err := m.UnmarshalBinary(trues); err == nil {
+		t.Errorf("48 zero-width elements in 5 bytes: %v", m.Value)
+	}
+	// A list32 of 65537 uint0.
+	n := 65537
+	list := []byte{0xd0, 0, 0, 0, 0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(list[1:], uint32(4+n))
+	binary.BigEndian.PutUint32(list[5:], uint32(n))
+	list = append(list, bytes.Repeat([]byte{0x43}, n)...)
+	if err := m.UnmarshalBinary(value(list)); err == nil {
+		t.Error("a list of 65537 elements decoded")
+	}
+	binary.BigEndian.PutUint32(list[1:], uint32(4+n-1))
+	binary.BigEndian.PutUint32(list[5:], uint32(n-1))
+	if err := m.UnmarshalBinary(value(list[:len(list)-1])); err != nil {
+		t.Errorf("a list of 65536 elements: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package amqp
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -157,11 +158,51 @@ func (d *decoder) Any() (any, error) {
 	return nil, fmt.Errorf("amqp: decode: %s not implemented, at offset %d", c.Kind(), c.Offset())
 }
 
+// maxCount is go-amqp's bound on the elements of a list or array and the
+// keys and values of a map.
+const maxCount = 65536
+
+// counted refuses, at the current list, map or array, what go-amqp's
+// decoder refuses though the encoding allows it: more than maxCount
+// elements, and an array that claims more elements than its size has
+// bytes (go-amqp's bound, which an array of zero-width elements such as
+// true or uint0 can pass in fact).
+func (d *decoder) counted() error {
+	c := &d.C
+	n := c.Count()
+	if c.Kind() == amqpsax.KindMap {
+		n *= 2
+	}
+	if n > maxCount {
+		return fmt.Errorf("amqp: decode: %s count %d exceeds maximum %d, at offset %d", c.Kind(), n, maxCount, c.Offset())
+	}
+	if c.Kind() != amqpsax.KindArray {
+		return nil
+	}
+	raw := c.Raw()
+	var size, countBytes int
+	switch {
+	case len(raw) >= 2 && raw[0] == byte(amqpsax.CodeArray8):
+		size, countBytes = int(raw[1]), 1
+	case len(raw) >= 5 && raw[0] == byte(amqpsax.CodeArray32):
+		size, countBytes = int(binary.BigEndian.Uint32(raw[1:5])), 4
+	default:
+		return nil // an array inside an array: refused as such
+	}
+	if n > size-countBytes {
+		return fmt.Errorf("amqp: decode: array count %d exceeds body length %d, at offset %d", n, size-countBytes, c.Offset())
+	}
+	return nil
+}
+
 // List reads a list as []any; an empty list is a nil []any.
 func (d *decoder) List() ([]any, error) {
 	c := &d.C
 	if c.Kind() != amqpsax.KindList {
 		return nil, d.fault("list")
+	}
+	if err := d.counted(); err != nil {
+		return nil, err
 	}
 	var out []any
 	if n := c.Count(); n > 0 {
@@ -188,6 +229,9 @@ func (d *decoder) anyMap() (map[any]any, error) {
 	c := &d.C
 	if c.Kind() != amqpsax.KindMap {
 		return nil, d.fault("map")
+	}
+	if err := d.counted(); err != nil {
+		return nil, err
 	}
 	out := make(map[any]any, c.Count())
 	c.Enter()
@@ -283,6 +327,9 @@ func (d *decoder) StringMap() (map[string]any, error) {
 	if c.Kind() != amqpsax.KindMap {
 		return nil, d.fault("map")
 	}
+	if err := d.counted(); err != nil {
+		return nil, err
+	}
 	out := make(map[string]any, c.Count())
 	c.Enter()
 	for c.Next() {
@@ -340,6 +387,9 @@ func typedArray[T any](d *decoder, get func(*stream.Cursor) T) (any, error) {
 
 func (d *decoder) array() (any, error) {
 	c := &d.C
+	if err := d.counted(); err != nil {
+		return nil, err
+	}
 	if c.ElemKind() == amqpsax.KindDescribed {
 		return nil, fmt.Errorf("amqp: decode: array decoding not implemented for described elements, at offset %d", c.Offset())
 	}
