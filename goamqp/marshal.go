@@ -161,23 +161,21 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case *describedType:
 		return appendDescribed(dst, t)
 	case lifetimePolicy:
-		return appendComposite(dst, uint8(t), nil)
+		return appendFields(dst, uint8(t), nil, nil)
 	case *Error:
 		return appendError(dst, t)
 	case *StateReceived:
-		return appendComposite(dst, codeReceived, []field{{v: t.SectionNumber}, {v: t.SectionOffset}})
+		return appendFields(dst, codeReceived, []any{t.SectionNumber, t.SectionOffset}, []bool{false, false})
 	case *StateAccepted:
-		return appendComposite(dst, codeAccepted, nil)
+		return appendFields(dst, codeAccepted, nil, nil)
 	case *StateRejected:
-		return appendComposite(dst, codeRejected, []field{{v: t.Error, omit: t.Error == nil}})
+		return appendFields(dst, codeRejected, []any{t.Error}, []bool{t.Error == nil})
 	case *StateReleased:
-		return appendComposite(dst, codeReleased, nil)
+		return appendFields(dst, codeReleased, nil, nil)
 	case *StateModified:
-		return appendComposite(dst, codeModified, []field{
-			{v: t.DeliveryFailed, omit: !t.DeliveryFailed},
-			{v: t.UndeliverableHere, omit: !t.UndeliverableHere},
-			{v: t.MessageAnnotations, omit: t.MessageAnnotations == nil},
-		})
+		return appendFields(dst, codeModified,
+			[]any{t.DeliveryFailed, t.UndeliverableHere, t.MessageAnnotations},
+			[]bool{!t.DeliveryFailed, !t.UndeliverableHere, t.MessageAnnotations == nil})
 	}
 	if b, ok, err := appendArray(dst, v); ok {
 		return b, err
@@ -293,19 +291,13 @@ func appendDescribed(dst []byte, t *describedType) ([]byte, error) {
 	return appendValue(dst, t.Value)
 }
 
-// field is one field of a composite: omitted fields are null, or left
-// out when no field after them is written.
-type field struct {
-	v    any
-	omit bool
-}
-
-// appendComposite writes a described list with a smallulong descriptor:
-// list0 when every field is omitted, else a list32 up to the last field
-// written (part 1 §1.4).
-func appendComposite(dst []byte, code uint8, fields []field) ([]byte, error) {
-	n := len(fields)
-	for n > 0 && fields[n-1].omit {
+// appendFields writes a composite (part 1 §1.4): a described list with a
+// smallulong descriptor, values[i] written unless omit[i] (then null), the
+// list ending at the last value written, list0 when none is (go-amqp's
+// encoding: list32 otherwise).
+func appendFields(dst []byte, code uint8, values []any, omit []bool) ([]byte, error) {
+	n := len(values)
+	for n > 0 && omit[n-1] {
 		n--
 	}
 	dst = encode.AppendCodeSmallUlong(encode.AppendDescribed(dst), code)
@@ -315,34 +307,22 @@ func appendComposite(dst []byte, code uint8, fields []field) ([]byte, error) {
 	start := len(dst)
 	dst = encode.BeginList(dst)
 	var err error
-	for _, f := range fields[:n] {
-		if f.omit {
+	for i, v := range values[:n] {
+		if omit[i] {
 			dst = encode.AppendNull(dst)
 			continue
 		}
-		if dst, err = appendValue(dst, f.v); err != nil {
+		if dst, err = appendValue(dst, v); err != nil {
 			return dst, err
 		}
 	}
 	return encode.EndList32(dst, start, n), nil
 }
 
-// appendFields is appendComposite for package amqp's header and
-// properties: fields[i] is written unless omit[i].
-func appendFields(dst []byte, code uint8, values []any, omit []bool) ([]byte, error) {
-	fields := make([]field, len(values))
-	for i := range values {
-		fields[i] = field{v: values[i], omit: omit[i]}
-	}
-	return appendComposite(dst, code, fields)
-}
-
 func appendError(dst []byte, e *Error) ([]byte, error) {
-	return appendComposite(dst, codeError, []field{
-		{v: Symbol(e.Condition)},
-		{v: e.Description, omit: e.Description == ""},
-		{v: e.Info, omit: len(e.Info) == 0},
-	})
+	return appendFields(dst, codeError,
+		[]any{Symbol(e.Condition), e.Description, e.Info},
+		[]bool{false, e.Description == "", len(e.Info) == 0})
 }
 
 // appendArray writes the Go slices that are AMQP arrays (part 1 §1.6.24).

@@ -100,7 +100,17 @@ func (n Null) Marshal(wr *buffer) error {
 
 // MarshalBinary encodes the message into binary form.
 func (m *Message) MarshalBinary() ([]byte, error) {
-	return m.appendTo(nil)
+	return m.appendTo(make([]byte, 0, m.sizeHint()))
+}
+
+// sizeHint is a guess at m's encoded size, so that MarshalBinary grows
+// its buffer once or not at all: the payloads, and room for the rest.
+func (m *Message) sizeHint() int {
+	n := 256
+	for _, p := range m.Data {
+		n += len(p) + 8
+	}
+	return n
 }
 
 // Marshal encodes the message into a buffer. It is not intended for public use.
