@@ -254,6 +254,9 @@ func TestDialOptions(t *testing.T) {
 	if _, err := Dial(ctx, srv.URL, &ConnOptions{MaxFrameSize: 100}); err == nil {
 		t.Error("MaxFrameSize 100 accepted")
 	}
+	if _, err := Dial(ctx, "amqp://u:s3cret@host:port:x", nil); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a bad URL: %v", err)
+	}
 	if _, err := Dial(ctx, "ftp://x", nil); err == nil {
 		t.Error("scheme ftp accepted")
 	}
@@ -269,6 +272,10 @@ func TestDialOptions(t *testing.T) {
 	var ce *ConnError
 	if !errors.As(err, &ce) || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("a refused login: %T %v", err, err)
+	}
+	_, err = Dial(ctx, strings.Replace(srv.URL, "amqp://", "amqp://u:s3cret@", 1), nil)
+	if !errors.As(err, &ce) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a refused login from the URL: %T %v", err, err)
 	}
 	u := strings.Replace(srv.URL, "amqp://", "amqp://u:p@", 1)
 	c, err = Dial(ctx, u, nil)

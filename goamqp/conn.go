@@ -77,7 +77,11 @@ func connOptions(opts *ConnOptions, urlUser bool) (client.ConnOptions, error) {
 func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 	u, err := url.Parse(addr)
 	if err != nil {
-		return nil, err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // not its URL, which may hold a password
+		}
+		return nil, fmt.Errorf("amqp: address: %w", err)
 	}
 	switch u.Scheme {
 	case "amqp", "amqps":
@@ -94,9 +98,26 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 	}
 	cc, err := client.Dial(ctx, addr, &co)
 	if err != nil {
-		return nil, mapErr(err, onConn, nil)
+		return nil, mapErr(redactDialError(err), onConn, nil)
 	}
 	return &Conn{c: cc}, nil
+}
+
+// redactDialError returns err with the password of its address
+// replaced by "xxxxx": client.DialError's text holds the URL as given.
+func redactDialError(err error) error {
+	de, ok := err.(*client.DialError)
+	if !ok {
+		return err
+	}
+	u, perr := url.Parse(de.Addr)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if _, has := u.User.Password(); !has {
+		return err
+	}
+	return &client.DialError{Addr: u.Redacted(), Stage: de.Stage, Err: de.Err}
 }
 
 // NewConn establishes a new AMQP client connection over conn.
