@@ -20,7 +20,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite api/amqpsax.txt from the
 
 // apiPackages are the library's public packages, whose exported API
 // api/amqpsax.txt records.
-var apiPackages = []string{".", "amqptest", "broker", "client", "dispatch", "encode", "engine", "frame", "message", "stream"}
+var apiPackages = []string{".", "amqptest", "broker", "client", "dispatch", "driver", "encode", "engine", "frame", "message", "stream"}
 
 // TestAPI holds the exported API to api/amqpsax.txt, one declaration a
 // line, as the Go project's api/ files do: every change to it shows in

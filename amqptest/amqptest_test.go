@@ -8,6 +8,7 @@ import (
 
 	"github.com/amqpsax/amqpsax/amqptest"
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestNewServer(t *testing.T) {
 	require.True(t, strings.HasPrefix(srv.URL, "amqp://127.0.0.1:"), srv.URL)
 	h := &sender{addr: "orders", payload: encode.AppendBinary([]byte{0, 0x53, 0x75}, []byte("order 1")),
 		outcome: make(chan string, 1)}
-	d, err := engine.Dial(context.Background(), "tcp", srv.Addr, engine.Config{}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", srv.Addr, engine.Config{}, nil, h)
 	require.NoError(t, err)
 	defer d.Close()
 	select {
@@ -66,7 +67,7 @@ func TestClosedAtCleanup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h := &sender{outcome: make(chan string, 1)}
-	d, err := engine.Dial(ctx, "tcp", addr, engine.Config{}, nil, h)
+	d, err := driver.Dial(ctx, "tcp", addr, engine.Config{}, nil, h)
 	if err == nil {
 		// a port reused at once by another listener is possible, not a broker of ours
 		d.Close()

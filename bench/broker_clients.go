@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -21,7 +22,7 @@ import (
 
 // BrokerProducer sends messages to one address, unsettled.
 type BrokerProducer struct {
-	d *engine.Driver
+	d *driver.Driver
 	h *brokerSend
 }
 
@@ -206,7 +207,7 @@ func (h *brokerSend) finish(err error) {
 
 // BrokerConsumer receives from one address and accepts every message.
 type BrokerConsumer struct {
-	d *engine.Driver
+	d *driver.Driver
 	h *brokerRecv
 }
 
@@ -239,7 +240,7 @@ func (c *BrokerConsumer) Received() int64 { return c.h.received.Load() }
 func (c *BrokerConsumer) Flow(n uint32) { c.d.Do(func(*engine.Conn) { c.h.link.Flow(n) }) }
 
 // Driver returns the consumer's driver (to cut its socket).
-func (c *BrokerConsumer) Driver() *engine.Driver { return c.d }
+func (c *BrokerConsumer) Driver() *driver.Driver { return c.d }
 
 // Close closes the connection.
 func (c *BrokerConsumer) Close() error {
@@ -287,8 +288,8 @@ func (h *brokerRecv) OnConnectionClose(c *engine.Conn, e *engine.Error) {
 
 // dialReady dials addr with h and waits for ready (h's link is up, or
 // the error it failed with) within ctx.
-func dialReady(ctx context.Context, addr string, cfg engine.Config, h engine.Handler, ready <-chan error) (*engine.Driver, error) {
-	d, err := engine.Dial(ctx, "tcp", addr, cfg, nil, h)
+func dialReady(ctx context.Context, addr string, cfg engine.Config, h engine.Handler, ready <-chan error) (*driver.Driver, error) {
+	d, err := driver.Dial(ctx, "tcp", addr, cfg, nil, h)
 	if err != nil {
 		return nil, err
 	}

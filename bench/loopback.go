@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -33,7 +34,7 @@ var LoopbackMessage = func() []byte {
 type LoopbackSink struct {
 	engine.NopHandler
 	Delivered atomic.Int64
-	srv       *engine.Server
+	srv       *driver.Server
 	Addr      string
 }
 
@@ -46,7 +47,7 @@ func StartLoopbackSink() (*LoopbackSink, error) {
 		return nil, err
 	}
 	s := &LoopbackSink{Addr: ln.Addr().String()}
-	s.srv = &engine.Server{Config: engine.Config{ContainerID: "bench-sink", Credit: 5000, Window: 20000, AutoAccept: true}, Handler: s}
+	s.srv = &driver.Server{Config: engine.Config{ContainerID: "bench-sink", Credit: 5000, Window: 20000, AutoAccept: true}, Handler: s}
 	go s.srv.Serve(ln)
 	return s, nil
 }
@@ -57,7 +58,7 @@ func (s *LoopbackSink) Close() error { return s.srv.Close() }
 // LoopbackSender is an engine client with one sending link, ready to send
 // once its link has credit.
 type LoopbackSender struct {
-	d *engine.Driver
+	d *driver.Driver
 	h *loopSender
 }
 
@@ -82,7 +83,7 @@ type loopSender struct {
 // unsettled fence), unsettled otherwise.
 func DialLoopback(ctx context.Context, addr, address string, cfg engine.Config, presettled bool) (*LoopbackSender, error) {
 	h := &loopSender{address: address, presettled: presettled, ready: make(chan struct{}), done: make(chan error, 1)}
-	d, err := engine.Dial(ctx, "tcp", addr, cfg, nil, h)
+	d, err := driver.Dial(ctx, "tcp", addr, cfg, nil, h)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/internal/accept"
 )
 
 // Defaults of the zero Options.
@@ -106,7 +108,7 @@ type Broker struct {
 	start    time.Time
 	closed   bool
 	lns      []net.Listener
-	drivers  map[*engine.Driver]struct{}
+	drivers  map[*driver.Driver]struct{}
 	scratch  []byte // for header rewrites, under mu
 	wg       sync.WaitGroup
 	accepted atomic.Uint64       // connections accepted
@@ -121,7 +123,7 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*engine.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
+		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -174,6 +176,10 @@ var ErrClosed = errors.New("broker: closed")
 
 // Serve accepts connections from ln and serves each on its own goroutine
 // until ln fails or the broker is shut down (then it returns ErrClosed).
+// An accept error that passes (too many open files, a time-out) ends
+// nothing: Serve logs it (Options.Log) and accepts again after a pause,
+// 5 ms doubling to at most 1 s while the errors go on, as net/http's
+// Server does.
 func (b *Broker) Serve(ln net.Listener) error {
 	b.mu.Lock()
 	if b.closed {
@@ -183,6 +189,7 @@ func (b *Broker) Serve(ln net.Listener) error {
 	}
 	b.lns = append(b.lns, ln)
 	b.mu.Unlock()
+	var pause time.Duration // after an accept error that passes
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -192,13 +199,15 @@ func (b *Broker) Serve(ln net.Listener) error {
 			if closed {
 				return ErrClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !accept.Passing(err) {
+				return err
 			}
-			return err
+			pause = accept.Pause(pause)
+			b.logf("accept: %v; retrying in %v", err, pause)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		b.accepted.Add(1)
 		b.wg.Add(1)
 		go b.serveConn(nc)
@@ -220,21 +229,21 @@ func (b *Broker) serveConn(nc net.Conn) {
 	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
 		// TLS already (a *tls.Conn of the caller's listener, or a
 		// WebSocket over wss:// from the ws module): not wrapped again.
-		cfg.PeerCertificates = sc.ConnectionState().PeerCertificates
+		cfg.PeerCertificates = driver.VerifiedPeer(sc.ConnectionState())
 	} else if b.opts.TLSConfig != nil {
 		tc := tls.Server(nc, b.opts.TLSConfig)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
-			b.logf("tls handshake from %s: %v", nc.RemoteAddr(), err)
+			b.logf("tls handshake from %s: %q", nc.RemoteAddr(), err)
 			nc.Close()
 			return
 		}
-		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		cfg.PeerCertificates = driver.VerifiedPeer(tc.ConnectionState())
 		nc = tc
 	}
-	d := engine.NewDriver(nc, engine.NewServer(cfg, handler{b}))
+	d := driver.NewDriver(nc, engine.NewServer(cfg, handler{b}))
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -245,7 +254,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 	b.mu.Unlock()
 	err := d.Run(context.Background())
 	if err != nil {
-		b.logf("connection from %s: %v", nc.RemoteAddr(), err)
+		b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
 	}
 	b.mu.Lock()
 	delete(b.drivers, d)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -70,7 +71,7 @@ type tlink struct {
 type tclient struct {
 	engine.NopHandler
 	t      *testing.T
-	d      *engine.Driver
+	d      *driver.Driver
 	open   chan struct{}
 	closed chan *engine.Error
 	sess   *engine.Session
@@ -81,7 +82,7 @@ type tclient struct {
 func dial(t *testing.T, addr string, cfg engine.Config, tc *tls.Config) *tclient {
 	t.Helper()
 	c := &tclient{t: t, open: make(chan struct{}), closed: make(chan *engine.Error, 1), links: map[*engine.Link]*tlink{}}
-	d, err := engine.Dial(context.Background(), "tcp", addr, cfg, tc, c)
+	d, err := driver.Dial(context.Background(), "tcp", addr, cfg, tc, c)
 	require.NoError(t, err)
 	c.d = d
 	select {

@@ -64,7 +64,7 @@
 // A message is copied once, out of the frame into a buffer the broker
 // recycles (nothing is allocated per message once warm), and sent to a
 // consumer on another connection by that connection's goroutine: the
-// broker kicks it (engine.Driver.Do, at most one queued per connection),
+// broker kicks it (driver.Driver.Do, at most one queued per connection),
 // and no lock is held while it does.
 //
 // # Transactions

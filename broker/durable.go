@@ -109,7 +109,7 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 		d.handed = ch
 		old := d.cn.drv
 		b.mu.Unlock()
-		b.logf("durable link %q of %s attached again: closing its old connection", key.name, key.container)
+		b.logf("durable link %q of %q attached again: closing its old connection", key.name, key.container)
 		if old != nil {
 			old.NetConn().Close()
 		}
@@ -250,7 +250,7 @@ func (b *Broker) detachedLocked(d *durable, wake []*conn) []*conn {
 			}
 		}
 		if oldest != nil {
-			b.logf("durable link %q of %s expired early: the broker keeps at most %d", oldest.key.name,
+			b.logf("durable link %q of %q expired early: the broker keeps at most %d", oldest.key.name,
 				oldest.key.container, b.opts.MaxDurableLinks)
 			wake = b.expireLocked(oldest, wake)
 		}

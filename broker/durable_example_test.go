@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -76,7 +77,7 @@ func Example_durableSubscription() {
 	defer b.Close()
 
 	h := &subscriber{away: make(chan struct{}), outcomes: make(chan string, 2), got: make(chan string, 2)}
-	d, err := engine.Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{ContainerID: "reader"}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{ContainerID: "reader"}, nil, h)
 	if err != nil {
 		panic(err)
 	}

@@ -85,7 +85,7 @@ func (b *Broker) reattachConsumer(l *engine.Link, cn *conn, key durKey, addr []b
 	c.resume = c.resume[:0]
 	for i := len(c.acquired) - 1; i >= 0; i-- {
 		m := c.acquired[i]
-		if _, known := l.RemoteUnsettled(c.tagOf(m)); known {
+		if a := l.ResumeAction(c.tagOf(m)); a == engine.ResumeSettle || a == engine.ResumeResend {
 			c.resume = append(c.resume, m)
 			continue
 		}
@@ -109,10 +109,11 @@ func (b *Broker) resumeSome(c *consumer) bool {
 	for len(c.resume) > 0 && l.Credit() > 0 {
 		m := c.resume[0]
 		tag := c.tagOf(m)
+		settle := l.ResumeAction(tag) == engine.ResumeSettle
 		st, _ := l.RemoteUnsettled(tag)
 		var wb [8]*conn
 		wake := wb[:0]
-		if terminal(st.Type) {
+		if settle {
 			if _, err := l.SendResume(tag, nil, true); err != nil {
 				return false
 			}
@@ -139,14 +140,6 @@ func (b *Broker) resumeSome(c *consumer) bool {
 		b.wake(c.conn, wake)
 	}
 	return len(c.resume) == 0
-}
-
-func terminal(t frame.StateType) bool {
-	switch t {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-		return true
-	}
-	return false
 }
 
 // detachSubLocked keeps the subscription of durable consumer c that

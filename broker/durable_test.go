@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/assert"
@@ -136,9 +137,9 @@ func (p *durProducer) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 	}
 }
 
-func dialAs(t *testing.T, addr, container string, h engine.Handler) *engine.Driver {
+func dialAs(t *testing.T, addr, container string, h engine.Handler) *driver.Driver {
 	t.Helper()
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container}, nil, h)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close(); d.Wait() })
 	return d
@@ -260,9 +261,9 @@ func keptCut(t *testing.T, addr, container string, policy frame.ExpiryPolicy) *k
 }
 
 // keptDial connects p as container and waits for its link's answer.
-func keptDial(t *testing.T, addr, container string, p *keptProducer) *engine.Driver {
+func keptDial(t *testing.T, addr, container string, p *keptProducer) *driver.Driver {
 	t.Helper()
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container, ManualSettle: true}, nil, p)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container, ManualSettle: true}, nil, p)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close(); d.Wait() })
 	select {
@@ -277,7 +278,7 @@ func keptDial(t *testing.T, addr, container string, p *keptProducer) *engine.Dri
 // returns the broker's answer.
 func keptAgain(t *testing.T, addr, container string, p *keptProducer) *frame.Attach {
 	t.Helper()
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container, ManualSettle: true}, nil, p)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: container, ManualSettle: true}, nil, p)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close(); d.Wait() })
 	select {

@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 )
@@ -48,7 +49,7 @@ func Example() {
 	defer b.Close()
 
 	h := &echo{got: make(chan string, 1)}
-	d, err := engine.Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
 	if err != nil {
 		panic(err)
 	}

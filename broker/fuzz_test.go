@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -103,7 +104,7 @@ func fuzzOptions(flags uint8) Options {
 const hang = time.Minute
 
 // serveInput serves one connection whose peer sends in (read bytes at a
-// time) and then ends its side, through serveConn (an engine.Driver on
+// time) and then ends its side, through serveConn (an driver.Driver on
 // its own goroutines), and waits for the connection to end.
 func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	t.Helper()
@@ -135,7 +136,7 @@ func feedInput(t testing.TB, b *Broker, in []byte, read int) {
 	t.Helper()
 	nc := newMemConn(in, read, true)
 	c := engine.NewServer(b.cfg, handler{b})
-	engine.NewDriver(nc, c) // never run
+	driver.NewDriver(nc, c) // never run
 	now := time.Unix(1e9, 0)
 	buf := make([]byte, 4096)
 	for !c.Closed() {
@@ -482,7 +483,7 @@ func record(t testing.TB, b *Broker, container string, manualSettle bool) *recor
 		now: time.Unix(1e9, 0)}
 	r.raw = newMemConn(nil, 0, false)
 	r.srv = engine.NewServer(b.cfg, handler{b})
-	engine.NewDriver(r.raw, r.srv) // for the handler's Driver; never run
+	driver.NewDriver(r.raw, r.srv) // for the handler's Driver; never run
 	r.cli = engine.NewClient(engine.Config{ContainerID: container, MaxFrameSize: 4096, ManualSettle: manualSettle,
 		NoSASL: true}, r.h)
 	r.step()
@@ -795,9 +796,9 @@ func fuzzSeeds(t testing.TB) []seed {
 // each passes FuzzBroker's checks.
 func TestFuzzSeeds(t *testing.T) {
 	for _, s := range fuzzSeeds(t) {
-		for _, driver := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/driver=%v", strings.ReplaceAll(s.name, " ", "_"), driver), func(t *testing.T) {
-				seedRun(t, s, driver)
+		for _, viaDriver := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/driver=%v", strings.ReplaceAll(s.name, " ", "_"), viaDriver), func(t *testing.T) {
+				seedRun(t, s, viaDriver)
 			})
 		}
 	}
@@ -805,14 +806,14 @@ func TestFuzzSeeds(t *testing.T) {
 
 // seedRun serves seed s (through serveConn, or feedInput) and checks
 // what it is recorded for.
-func seedRun(t *testing.T, s seed, driver bool) {
+func seedRun(t *testing.T, s seed, viaDriver bool) {
 	base := runtime.NumGoroutine()
 	b := New(fuzzOptions(s.flags))
 	for i, in := range s.conns {
 		if len(in) == 0 {
 			continue
 		}
-		if driver {
+		if viaDriver {
 			serveInput(t, b, in, int(s.read%4096)+1)
 		} else {
 			feedInput(t, b, in, int(s.read%4096)+1)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
@@ -30,8 +31,8 @@ var _ engine.Handler = handler{}
 type conn struct {
 	b         *Broker
 	c         *engine.Conn
-	drv       *engine.Driver
-	wake      *engine.Waker // runs the service on the connection's goroutine, queued at most once
+	drv       *driver.Driver
+	wake      *driver.Waker // runs the service on the connection's goroutine, queued at most once
 	consumers []*consumer
 	producers []*producer
 	txns      map[string]*txn         // open transactions (txn.go)
@@ -106,7 +107,7 @@ func (p *producer) reject(d *engine.Delivery, e *engine.Error) {
 }
 
 // kick runs the service of cn on its connection's goroutine, queued at
-// most once at a time (engine.Waker coalesces: memory is one Waker per
+// most once at a time (driver.Waker coalesces: memory is one Waker per
 // connection, however many messages arrive), from any goroutine, never
 // blocking. It is the one place the broker crosses connections.
 func (b *Broker) kick(cn *conn) {
@@ -149,16 +150,16 @@ func connOf(c *engine.Conn) *conn {
 }
 
 func (h handler) OnConnectionOpen(c *engine.Conn) {
-	cn := &conn{b: h.b, c: c, drv: c.Driver()}
+	cn := &conn{b: h.b, c: c, drv: driver.Of(c)}
 	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
 	c.Context = cn
-	h.b.logf("open %s (%s)", c.RemoteContainerID(), c.Identity())
+	h.b.logf("open %q (%q)", c.RemoteContainerID(), c.Identity()) // %q: peer-chosen text, a newline in it must not forge a line
 }
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
-	h.b.logf("close %s: %v", c.RemoteContainerID(), err)
+	h.b.logf("close %q: %q", c.RemoteContainerID(), err)
 	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
 }
 
@@ -663,7 +664,7 @@ func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
 	if d.TxnID != nil && b.txnDisposition(c, &d) {
 		return // txn.go: applied at the commit
 	}
-	if !d.Settled && !terminal(d.State.Type) {
+	if !d.Settled && !d.State.Type.Terminal() {
 		return
 	}
 	delete(c.unacked, d.ID)

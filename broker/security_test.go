@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -35,7 +36,7 @@ func routedMessage(queue, body string) []byte {
 // (nil when it opened).
 func dialErr(t *testing.T, addr string, cfg engine.Config) error {
 	c := &tclient{t: t, open: make(chan struct{}), closed: make(chan *engine.Error, 1), links: map[*engine.Link]*tlink{}}
-	d, err := engine.Dial(context.Background(), "tcp", addr, cfg, nil, c)
+	d, err := driver.Dial(context.Background(), "tcp", addr, cfg, nil, c)
 	require.NoError(t, err)
 	defer func() { d.Close(); d.Wait() }()
 	select {
@@ -80,6 +81,38 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
+}
+
+// A client certificate the broker asks for without verifying it
+// (tls.RequireAnyClientCert) is no identity: a self-signed one does not
+// get SASL EXTERNAL, whether the broker does the handshake or its
+// listener did.
+func TestTLSExternalUnverified(t *testing.T) {
+	srvCert, pool := selfSigned(t)
+	forged, _ := selfSigned(t)
+	stls := &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientAuth: tls.RequireAnyClientCert}
+	ctls := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{forged}}
+	addr, _ := start(t, broker.Options{TLSConfig: stls})
+	// The listener's handshake: the broker takes the *tls.Conn as it is.
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", stls)
+	require.NoError(t, err)
+	b := broker.New(broker.Options{TLSConfig: stls})
+	go b.Serve(ln)
+	t.Cleanup(func() { b.Close() })
+	for _, addr := range []string{addr, ln.Addr().String()} {
+		c := &tclient{t: t, open: make(chan struct{}), closed: make(chan *engine.Error, 1), links: map[*engine.Link]*tlink{}}
+		d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{Mechanism: "EXTERNAL"}, ctls, c)
+		require.NoError(t, err)
+		select {
+		case <-c.open:
+			t.Fatal("a self-signed certificate logged in with EXTERNAL")
+		case <-d.Done():
+		case <-timeAfter():
+			d.Close()
+			t.Fatal("neither open nor closed")
+		}
+		require.Error(t, d.Wait())
+	}
 }
 
 func TestTLS(t *testing.T) {

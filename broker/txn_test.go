@@ -7,6 +7,7 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,7 +81,7 @@ func (h *txnClient) OnDisposition(l *engine.Link, d engine.Disposition) {
 
 func runTxn(t *testing.T, addr string, h *txnClient) string {
 	h.discharge = make(chan string, 1)
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 	require.NoError(t, err)
 	defer func() { d.Close(); d.Wait() }()
 	select {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,7 @@ func (s *source) OnWritable(c *engine.Conn) {}
 func serveEngine(t testing.TB, cfg engine.Config, h engine.Handler) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &engine.Server{Config: cfg, Handler: h}
+	srv := &driver.Server{Config: cfg, Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "amqp://" + ln.Addr().String()

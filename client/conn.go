@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
@@ -129,8 +130,8 @@ type Conn struct {
 type gen struct {
 	c      *Conn
 	n      int // 1 for the first
-	d      *engine.Driver
-	tap    *tapConn
+	d      *driver.Driver
+	nc     net.Conn      // the network connection d runs
 	opened chan struct{} // closed by OnConnectionOpen
 	ended  chan struct{} // closed by OnConnectionClose
 	endErr error         // set before ended is closed
@@ -286,13 +287,11 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case st.mech != "":
 		cfg.Mechanism, cfg.Username, cfg.Password = st.mech, st.user, st.pass
 	}
-	tap := &tapConn{Conn: nc}
-	tap.tracking.Store(true)
 	c.mu.Lock()
 	c.gens++
-	g := &gen{c: c, n: c.gens, tap: tap, opened: make(chan struct{}), ended: make(chan struct{})}
+	g := &gen{c: c, n: c.gens, nc: nc, opened: make(chan struct{}), ended: make(chan struct{})}
 	c.mu.Unlock()
-	g.d = engine.NewDriver(tap, engine.NewClient(cfg, &handler{g: g}))
+	g.d = driver.NewDriver(nc, engine.NewClient(cfg, &handler{g: g}))
 	go g.d.Run(context.Background())
 	var err error
 	select {
@@ -317,13 +316,13 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case <-ctx.Done():
 		nc.Close() // the driver sees the stream end at once
 		<-g.d.Done()
-		return &DialError{Addr: c.addr, Stage: tap.stage(), Err: ctxErr(ctx)}
+		return &DialError{Addr: c.addr, Stage: stageOf(g.d.Conn()), Err: ctxErr(ctx)}
 	}
 	var ce *Error
 	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
 		return &DialError{Addr: c.addr, Stage: "sasl", Err: err}
 	}
-	return &DialError{Addr: c.addr, Stage: tap.stage(), Err: err}
+	return &DialError{Addr: c.addr, Stage: stageOf(g.d.Conn()), Err: err}
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -444,7 +443,7 @@ func (c *Conn) CloseContext(ctx context.Context) error {
 		select {
 		case <-g.d.Done():
 		case <-ctx.Done():
-			g.tap.Conn.Close()
+			g.nc.Close()
 			<-g.d.Done()
 			err = ctxErr(ctx)
 		}
@@ -527,10 +526,7 @@ type handler struct {
 	g *gen
 }
 
-func (h *handler) OnConnectionOpen(ec *engine.Conn) {
-	h.g.tap.tracking.Store(false)
-	close(h.g.opened)
-}
+func (h *handler) OnConnectionOpen(ec *engine.Conn) { close(h.g.opened) }
 
 func (h *handler) OnConnectionClose(ec *engine.Conn, e *engine.Error) {
 	g := h.g
@@ -705,92 +701,15 @@ func (c *Conn) reconnecting() bool {
 	return c.rc != nil && !c.closing && c.err == nil
 }
 
-// tapConn is the network connection the engine reads; until the open, it
-// follows the peer's bytes to tell which stage of the exchange a failure
-// came in: the protocol header, SASL, or the open.
-type tapConn struct {
-	net.Conn
-	tracking atomic.Bool
-	st       atomic.Int32 // stage*
-	// followed on the reader's goroutine only
-	hdr  int // bytes of a protocol header seen
-	fh   [11]byte
-	fn   int    // bytes of the frame header (and descriptor) seen
-	skip uint32 // bytes of the current frame left to skip
-}
-
-const (
-	stageHeader int32 = iota
-	stageSASL
-	stageOpen
-)
-
-func (t *tapConn) stage() string {
-	switch t.st.Load() {
-	case stageSASL:
+// stageOf names the stage of the open exchange that a connection ended
+// in, for a DialError: "header" until the peer's protocol header, "sasl"
+// until its SASL outcome, then "open".
+func stageOf(c *engine.Conn) string {
+	switch c.Phase() {
+	case engine.PhaseSASL:
 		return "sasl"
-	case stageOpen:
+	case engine.PhaseHeaderAMQP, engine.PhaseOpen, engine.PhaseOpened:
 		return "open"
 	}
 	return "header"
-}
-
-func (t *tapConn) Read(b []byte) (int, error) {
-	n, err := t.Conn.Read(b)
-	if n > 0 && t.tracking.Load() {
-		t.follow(b[:n])
-	}
-	return n, err
-}
-
-// follow walks the peer's bytes: a protocol header ("AMQP" id 1.0.0),
-// then, after the SASL one, SASL frames until the outcome (descriptor
-// 0x44), then the AMQP header.
-func (t *tapConn) follow(p []byte) {
-	for len(p) > 0 {
-		switch st := t.st.Load(); {
-		case st == stageOpen:
-			return
-		case t.hdr < 8:
-			k := min(8-t.hdr, len(p))
-			copy(t.fh[t.hdr:], p[:k])
-			t.hdr += k
-			p = p[k:]
-			if t.hdr < 8 {
-				return
-			}
-			// "AMQP", then the protocol id: 3 SASL, 0 AMQP
-			switch {
-			case string(t.fh[:4]) != "AMQP":
-				t.tracking.Store(false) // not AMQP: the header stage failed
-				return
-			case t.fh[4] == 3:
-				t.st.Store(stageSASL)
-			default:
-				t.st.Store(stageOpen)
-			}
-		case t.skip > 0:
-			k := uint32(min(uint64(t.skip), uint64(len(p))))
-			t.skip -= k
-			p = p[k:]
-		default:
-			k := min(len(t.fh)-t.fn, len(p))
-			copy(t.fh[t.fn:], p[:k])
-			t.fn += k
-			p = p[k:]
-			if t.fn < len(t.fh) {
-				return
-			}
-			size := uint32(t.fh[0])<<24 | uint32(t.fh[1])<<16 | uint32(t.fh[2])<<8 | uint32(t.fh[3])
-			t.fn = 0
-			if size > uint32(len(t.fh)) {
-				t.skip = size - uint32(len(t.fh))
-			}
-			if t.fh[8] == 0x00 && t.fh[9] == 0x53 && t.fh[10] == 0x44 { // sasl-outcome
-				t.hdr = 0 // the AMQP header follows
-				t.st.Store(stageOpen)
-				return
-			}
-		}
-	}
 }

@@ -13,7 +13,7 @@
 //
 // # One goroutine per connection
 //
-// A connection runs on one goroutine (engine.Driver, with its reader),
+// A connection runs on one goroutine (driver.Driver, with its reader),
 // which owns the engine. Every call hands its work to it and waits on a
 // completion of its own with its ctx, as net/http's persistConn and
 // x/net/http2's ClientConn do; no goroutine is started per session, link

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -144,7 +145,7 @@ func TestDialStages(t *testing.T) {
 	t.Run("sasl", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		srv := &engine.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
+		srv := &driver.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
 		go srv.Serve(ln)
 		defer srv.Close()
 		_, err = client.Dial(ctx, "amqp://u:wrong@"+ln.Addr().String(), nil)

@@ -295,12 +295,12 @@ func (r *Receiver) delivered(d *engine.Delivery) {
 // topUp grants credit again, up to the prefetch less the deliveries
 // waiting, once the sender has used up what it had and Receive has taken
 // at least half the prefetch. Credit is granted only while none is
-// outstanding, so that no transfer is in flight when the flow goes out:
-// topping up while transfers cross the flow is where peers disagree on
-// the credit left (RabbitMQ 3.10 then sends beyond it, and the engine
-// detaches with amqp:link:transfer-limit-exceeded). It costs one round
-// trip per prefetch's worth of deliveries. It runs on the connection's
-// goroutine.
+// outstanding (engine.Creditor, WhenDrained), so that no transfer is in
+// flight when the flow goes out: topping up while transfers cross the
+// flow is where peers disagree on the credit left (RabbitMQ 3.10 then
+// sends beyond it, and the engine detaches with
+// amqp:link:transfer-limit-exceeded). It costs one round trip per
+// prefetch's worth of deliveries. It runs on the connection's goroutine.
 func (r *Receiver) topUp() {
 	l := r.l
 	if r.prefetch == 0 || l == nil || r.draining {
@@ -308,10 +308,9 @@ func (r *Receiver) topUp() {
 	}
 	r.mu.Lock()
 	waiting := uint32(len(r.q) - r.head)
-	want := r.prefetch - min(waiting, r.prefetch)
 	cur := l.Credit()
 	starve := false
-	if want > cur && cur == 0 && want >= (r.prefetch+1)/2 {
+	if want := (engine.Creditor{Credit: r.prefetch, WhenDrained: true}).Grant(cur, waiting); want > 0 {
 		r.mu.Unlock()
 		l.Flow(want)
 		return

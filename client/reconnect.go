@@ -53,7 +53,7 @@ func (c *Conn) dialAgain() {
 			return
 		}
 		if g != nil {
-			g.tap.Conn.Close() // lost while attaching again: the next attempt
+			g.nc.Close() // lost while attaching again: the next attempt
 			<-g.ended
 		}
 		if stopped.Err() != nil {
@@ -144,7 +144,7 @@ func (c *Conn) install(g *gen) bool {
 	}
 	if c.closing || c.err != nil {
 		c.mu.Unlock()
-		g.tap.Conn.Close()
+		g.nc.Close()
 		return true
 	}
 	if g.endErr != nil { // set by OnConnectionClose under c.mu

@@ -156,16 +156,15 @@ func (snd *Sender) resolve(l *engine.Link) {
 	if len(snd.resume) == 0 {
 		return
 	}
-	a := l.RemoteAttach()
 	out := snd.resume[:0]
 	for _, r := range snd.resume {
-		st, known := l.RemoteUnsettled(r.tag[:]) // indexed at the first call
-		switch {
-		case known && terminalState(st.Type):
+		switch l.ResumeAction(r.tag[:]) { // the peer's map indexed at the first call
+		case engine.ResumeSettle:
+			st, _ := l.RemoteUnsettled(r.tag[:])
 			r.res, r.err = resSettle, outcome(&st)
-		case known:
+		case engine.ResumeResend:
 			r.res = resAgain
-		case a.IncompleteUnsettled:
+		case engine.ResumeUnknown:
 			snd.complete(r, snd.lostErr) // the receiver may have it: unknown
 			continue
 		default:
@@ -175,14 +174,6 @@ func (snd *Sender) resolve(l *engine.Link) {
 	}
 	snd.backlog = append(out, snd.backlog...)
 	snd.resume = nil
-}
-
-func terminalState(t frame.StateType) bool {
-	switch t {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-		return true
-	}
-	return false
 }
 
 // sendResumed sends a kept request as resolve resolved it; false when
@@ -199,11 +190,11 @@ func (snd *Sender) sendResumed(l *engine.Link, r *sendReq) bool {
 	default:
 		id, err = l.Send(r.tag[:], r.buf, false)
 	}
-	switch err {
-	case nil:
-	case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
+	switch {
+	case err == nil:
+	case errors.Is(err, engine.ErrTryLater):
 		return false
-	case engine.ErrState:
+	case err == engine.ErrState:
 		if l.Err() == nil && !l.Conn().Closed() {
 			// not carried by this end's attach (its unsettled map was
 			// cut at the peer's max-frame-size): its fate is unknown

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ import (
 // first each delivery the receiver's unsettled map holds.
 type subServer struct {
 	engine.NopHandler
-	srv  *engine.Server
+	srv  *driver.Server
 	addr string
 	msgs [][]byte
 
@@ -44,7 +45,7 @@ func startSub(t *testing.T, n int) *subServer {
 		require.NoError(t, err)
 		b.msgs = append(b.msgs, p)
 	}
-	b.srv = &engine.Server{Config: engine.Config{ContainerID: "sub-server"}, Handler: b}
+	b.srv = &driver.Server{Config: engine.Config{ContainerID: "sub-server"}, Handler: b}
 	go b.srv.Serve(ln)
 	t.Cleanup(func() { b.srv.Close() })
 	return b

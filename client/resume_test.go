@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/assert"
@@ -24,7 +25,7 @@ import (
 // resumed message it has is not stored again.
 type durableServer struct {
 	engine.NopHandler
-	srv  *engine.Server
+	srv  *driver.Server
 	addr string
 
 	hold atomic.Bool // store, give no outcome
@@ -42,7 +43,7 @@ type durableServer struct {
 	settled  int                            // resumed settlements
 	again    int                            // resumed messages it had
 	dupNew   int                            // new deliveries with a tag it had: duplicates
-	conns    []*engine.Driver
+	conns    []*driver.Driver
 }
 
 func startDurable(t testing.TB) *durableServer { return startDurableWith(t, 0) }
@@ -64,14 +65,14 @@ func newDurable(maxFrame uint32) (*durableServer, error) {
 	b := &durableServer{addr: ln.Addr().String(), byTag: map[string]string{}, bodies: map[string]int{},
 		states: map[string]frame.DeliveryState{}, kept: map[string][]engine.Unsettled{},
 		live: map[string]chan struct{}{}, forget: map[string]bool{}}
-	b.srv = &engine.Server{Config: engine.Config{ContainerID: "durable-server", Credit: 200, Window: 5000, MaxFrameSize: maxFrame}, Handler: b}
+	b.srv = &driver.Server{Config: engine.Config{ContainerID: "durable-server", Credit: 200, Window: 5000, MaxFrameSize: maxFrame}, Handler: b}
 	go b.srv.Serve(ln)
 	return b, nil
 }
 
 func (b *durableServer) OnConnectionOpen(c *engine.Conn) {
 	b.mu.Lock()
-	b.conns = append(b.conns, c.Driver())
+	b.conns = append(b.conns, driver.Of(c))
 	b.mu.Unlock()
 }
 

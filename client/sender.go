@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
-	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 )
 
@@ -555,9 +554,9 @@ func (snd *Sender) pump() {
 			snd.complete(r, err)
 			continue
 		}
-		switch err {
-		case nil:
-		case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
+		switch {
+		case err == nil:
+		case errors.Is(err, engine.ErrTryLater):
 			// OnFlow (credit, the window reopened, the busy delivery
 			// sent) or OnWritable resumes.
 			r.state.Store(reqQueued)
@@ -619,12 +618,8 @@ func (snd *Sender) disposed(d *engine.Disposition) {
 	if r == nil {
 		return
 	}
-	switch d.State.Type {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-	default:
-		if !d.Settled {
-			return // received, or a state of no outcome yet
-		}
+	if !d.Settled && !d.State.Type.Terminal() {
+		return // received, or a state of no outcome yet
 	}
 	delete(snd.inflight, d.ID)
 	snd.complete(r, outcome(&d.State))

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,7 @@ import (
 // its consumers in turn, as their credit allows.
 type testBroker struct {
 	engine.NopHandler
-	srv  *engine.Server
+	srv  *driver.Server
 	addr string
 
 	mu     sync.Mutex
@@ -45,12 +46,12 @@ type testBroker struct {
 	blockBegin atomic.Bool
 	unblock    chan struct{}
 	late       []*engine.Link
-	conns      []*engine.Driver
+	conns      []*driver.Driver
 }
 
 func (b *testBroker) OnConnectionOpen(c *engine.Conn) {
 	b.mu.Lock()
-	b.conns = append(b.conns, c.Driver())
+	b.conns = append(b.conns, driver.Of(c))
 	b.mu.Unlock()
 }
 
@@ -72,7 +73,7 @@ func (b *testBroker) grant() {
 	ls := b.late
 	b.mu.Unlock()
 	for _, l := range ls {
-		l.Conn().Driver().Do(func(*engine.Conn) { l.Flow(10) })
+		driver.Of(l.Conn()).Do(func(*engine.Conn) { l.Flow(10) })
 	}
 }
 
@@ -94,7 +95,7 @@ func newBroker() (*testBroker, error) {
 		return nil, err
 	}
 	b := &testBroker{addr: ln.Addr().String(), queues: map[string]*tqueue{}, unblock: make(chan struct{})}
-	b.srv = &engine.Server{Config: engine.Config{ContainerID: "test-broker", Window: 5000}, Handler: b}
+	b.srv = &driver.Server{Config: engine.Config{ContainerID: "test-broker", Window: 5000}, Handler: b}
 	go b.srv.Serve(ln)
 	return b, nil
 }
@@ -198,7 +199,7 @@ func (b *testBroker) OnDelivery(l *engine.Link, d engine.Delivery) {
 		b.held.Add(1)
 		return
 	case "drop":
-		l.Conn().Driver().NetConn().Close()
+		driver.Of(l.Conn()).NetConn().Close()
 		return
 	}
 	b.mu.Lock()
@@ -213,7 +214,7 @@ func (b *testBroker) OnDelivery(l *engine.Link, d engine.Delivery) {
 		if c.Conn() == l.Conn() {
 			b.dispatch(c)
 		} else {
-			c.Conn().Driver().Do(func(*engine.Conn) { b.dispatch(c) })
+			driver.Of(c.Conn()).Do(func(*engine.Conn) { b.dispatch(c) })
 		}
 	}
 }

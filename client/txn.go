@@ -370,11 +370,11 @@ func (ctl *txnCtl) pump() {
 		} else {
 			id, err = l.Declare()
 		}
-		switch err {
-		case nil:
+		switch {
+		case err == nil:
 			ctl.inflight[id] = op
 			continue
-		case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
+		case errors.Is(err, engine.ErrTryLater):
 			goto out // OnFlow or OnWritable resumes
 		}
 		ctl.forget(op.t)
@@ -694,8 +694,7 @@ func sendOne(l *engine.Link, r *sendReq, tag []byte) (id uint32, withdrawn bool,
 		return 0, true, err
 	}
 	id, err = l.SendTxn(t.id, nil, r.buf, r.settled)
-	switch err {
-	case engine.ErrNoCredit, engine.ErrNoWindow, engine.ErrBusy, engine.ErrOutputFull:
+	if errors.Is(err, engine.ErrTryLater) {
 		return id, false, err // still to write
 	}
 	r.untxn()

@@ -14,6 +14,7 @@ import (
 	"github.com/amqpsax/amqpsax/amqptest"
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
@@ -463,7 +464,7 @@ func (h *lateSink) grant(n uint32) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, l := range h.links {
-		l.Conn().Driver().Do(func(*engine.Conn) { l.Flow(n) })
+		driver.Of(l.Conn()).Do(func(*engine.Conn) { l.Flow(n) })
 	}
 }
 

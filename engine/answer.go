@@ -18,7 +18,10 @@ import "github.com/amqpsax/amqpsax/frame"
 // then. A
 // non-nil *Error refuses the link: the answer has no terminus at this
 // end and the detach that follows carries the error; the link is never
-// reported (no OnLinkAttach, no OnLinkDetach). It is not called for a
+// reported (no OnLinkAttach, no OnLinkDetach). The answer's properties
+// and capabilities are the Answerer's to set too, with
+// Link.SetAnswerFields (none otherwise: the peer's are not echoed). It
+// is not called for a
 // link the engine refuses itself (a name in use, a coordinator without
 // Config.Coordinator) or runs itself (a transaction coordinator).
 type Answerer interface {
@@ -49,5 +52,24 @@ func (l *Link) answerHook(a *frame.Attach) *Error {
 	if tgt != nil {
 		a.Target = frame.Some(*tgt)
 	}
+	return nil
+}
+
+// SetAnswerFields sets the properties, offered and desired capabilities
+// (part 2 §2.7.3) of the attach with which this end answers the peer's:
+// it is for Answerer.AnswerAttach (and Recoverer.Recover), before the
+// answer is written, and returns ErrState at any other time (a link this
+// end attaches takes them from LinkOptions). As in LinkOptions,
+// properties is the encoding of a map of symbol keys (frame.SymbolMap)
+// and each capabilities field that of a symbol or an array of them
+// (frame.AppendSymbols), written exactly as given; nil sends none. The
+// bytes are copied into the answer as soon as AnswerAttach returns, and
+// need stay valid only until then. A refusal's answer carries none of
+// them.
+func (l *Link) SetAnswerFields(properties frame.Map, offered, desired frame.Symbols) error {
+	if l.st.local != unset || l.st.remote != active {
+		return ErrState
+	}
+	l.mine = attachFields{properties, offered, desired}
 	return nil
 }

@@ -7,13 +7,18 @@ import (
 )
 
 // The per-connection memory budget (Config.MaxMemory): the bytes the
-// engine holds for what the peer can make it keep — sessions, links with
-// their attach, the ring of unsettled incoming deliveries, deliveries
-// being joined — are counted as they are taken and given back as they
-// go. A peer that would take the connection past its budget gets the
-// connection closed with amqp:resource-limit-exceeded. What this end's
-// own application creates (its sessions, links and sends) is counted the
-// same way, so the figure is the connection's whole holding.
+// engine holds for what the peer can make it keep — its open (with its
+// properties and capabilities), sessions, links with their attach (name,
+// terminus, filter, properties, capabilities, unsettled map: one copy,
+// the rest views of it, and the index of that map) and the table of its
+// handles, the ring of unsettled incoming deliveries with the tags a
+// durable receiver keeps, a transfer's txn-id kept, deliveries being
+// joined — are counted as they are taken and given back as they go, at
+// the size allocated. A peer that would take the connection past its
+// budget gets the connection closed with amqp:resource-limit-exceeded.
+// What this end's own application creates (its sessions, links and
+// sends) is counted the same way, so the figure is the connection's
+// whole holding.
 
 // DefaultMaxMemory is the budget of a connection whose Config.MaxMemory is
 // 0: room for one message of the default MaxMessageSize being joined and
@@ -23,10 +28,21 @@ const DefaultMaxMemory = 96 << 20
 // What the budget counts for each object, beyond the bytes it keeps: the
 // engine's own structures, rounded up.
 const (
-	sessionCost  = 1024 // a Session with its slices of links
-	linkCost     = 768  // a Link, its name and its place in the maps
-	deliveryCost = 48   // one place in a ring of unsettled deliveries
+	sessionCost = 1024 // a Session with its slices of links
+	// a Link (about 1.5 KiB with the peer's attach parsed: TestLinkCost
+	// holds it under 2,048 bytes) and its places in the maps; its name is
+	// in the attach it keeps, counted apart
+	linkCost     = 2560
+	deliveryCost = 48 // one place in a ring of unsettled deliveries
+	// one entry of the index of a peer's unsettled map (Link.RemoteUnsettled
+	// builds it when first asked; its keys are copies, counted apart):
+	// counted with the attach, whether or not it is built
+	unsettledEntryCost = 96
 )
+
+// ptrSize is what one place in a table of links by the peer's handle
+// (Session.byRemote) costs.
+const ptrSize = 4 << (^uintptr(0) >> 63)
 
 // charge takes n bytes of the budget, or returns the connection error
 // amqp:resource-limit-exceeded when the budget has not that much left.

@@ -71,9 +71,9 @@ type Config struct {
 	// link with amqp:link:message-size-exceeded.
 	MaxMessageSize uint64
 	// MaxMemory is the connection's memory budget in bytes: what the
-	// engine holds for sessions, links and their attach frames,
-	// unsettled incoming deliveries and deliveries being joined (see
-	// Conn.Held). 0 means DefaultMaxMemory. Past it the connection is
+	// engine holds for the peer's open, sessions, links and their attach
+	// frames, unsettled incoming deliveries and deliveries being joined
+	// (see Conn.Held). 0 means DefaultMaxMemory. Past it the connection is
 	// closed with amqp:resource-limit-exceeded. A connection's memory is
 	// then at most MaxMemory, plus the frame being read (MaxFrameSize),
 	// plus the output not yet written (MaxOutput and the last write).
@@ -85,6 +85,21 @@ type Config struct {
 	// direction between two containers): answered without a terminus
 	// and detached with amqp:not-allowed.
 	LinkStealing bool
+	// Properties are the properties of this end's open (part 2 §2.7.1: a
+	// map of symbol keys, fields §2.8.13), sent by a client and a server
+	// alike: the product and version a service logs, a vendor's settings
+	// (Azure's "com.microsoft:…", RabbitMQ's "product"). It is the
+	// map's encoding, written exactly as given (a symbol stays a
+	// symbol); frame.SymbolMap builds one. nil sends none. The peer's
+	// are in RemoteOpen().Properties.
+	Properties frame.Map
+	// OfferedCapabilities and DesiredCapabilities are the capabilities
+	// of this end's open (part 2 §2.7.1): what this end supports for
+	// the peer's use, and what it wants of the peer (such as
+	// "ANONYMOUS-RELAY", "DELAYED_DELIVERY", "com.microsoft:…"). Each is
+	// the encoding of a symbol or an array of symbols, written exactly;
+	// frame.AppendSymbols builds one. nil sends none.
+	OfferedCapabilities, DesiredCapabilities frame.Symbols
 	// Coordinator, on a server, is the transaction coordinator (part 4):
 	// a peer's link to a coordinator is run by the engine with it (see
 	// Coordinator). Nil refuses such links with amqp:not-implemented.
@@ -110,15 +125,28 @@ type Config struct {
 	Mechanism string
 	NoSASL    bool
 	// TLSHeader asks for TLS by protocol header (part 5 §5.2): a client
-	// sends the TLS header first, a server accepts it (and, under the
-	// Driver and Server, direct TLS too: a first byte that starts a TLS
-	// record), and once the headers are exchanged the driver upgrades
-	// the transport (Conn.UpgradeTLS; the Driver with Driver.TLSConfig).
+	// sends the TLS header first, a server accepts it (and, under package
+	// driver's Driver and Server, direct TLS too: a first byte that
+	// starts a TLS record, Conn.DirectTLS), and once the headers are
+	// exchanged the driver upgrades the transport (Conn.UpgradeTLS;
+	// driver.Driver with its TLSConfig).
 	// Then SASL or AMQP follows over TLS. A server with TLSHeader still
-	// takes clients that send the SASL or AMQP header in the clear.
+	// takes clients that send the SASL or AMQP header in the clear,
+	// unless RequireTLS is set.
 	TLSHeader bool
+	// RequireTLS, on a server with TLSHeader, refuses a client that does
+	// not use TLS: a SASL or AMQP header before the TLS header is
+	// answered with the TLS header and the connection ends
+	// (amqp:not-allowed), so that no credentials or messages cross in the
+	// clear. Direct TLS (Conn.DirectTLS) and TLS by header are taken.
+	// Without TLSHeader it does nothing: a server whose listener is TLS
+	// already requires it.
+	RequireTLS bool
 	// PeerCertificates are the TLS peer's verified certificates, set by
-	// a driver that terminates TLS: a server then offers EXTERNAL.
+	// a driver that terminates TLS: a server then offers EXTERNAL. Only a
+	// chain crypto/tls verified belongs here (ConnectionState's
+	// VerifiedChains, as driver.VerifiedPeer gives), never the
+	// certificates a peer merely presented.
 	PeerCertificates []*x509.Certificate
 }
 

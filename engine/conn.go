@@ -19,17 +19,52 @@ import (
 // time-outs), and begin, where the session's own file takes over
 // (session.go). SASL is in sasl.go, links in link.go.
 
-// phase is what a connection expects to read next.
-type phase uint8
+// Phase is the stage a connection has reached in its exchange with the
+// peer: what it reads next (part 2 §2.2 headers, part 5 §5.2 TLS, §5.3
+// SASL, part 2 §2.4.1 open). Conn.Phase reports it.
+type Phase uint8
 
 const (
-	phHeader     phase = iota // the peer's first protocol header
-	phTLS                     // the TLS header exchanged: the driver's TLS handshake (UpgradeTLS)
-	phSASL                    // SASL frames
-	phHeaderAMQP              // the AMQP header after a SASL outcome
-	phOpen                    // the peer's open
-	phOpened                  // sessions, links, transfers
-	phDone                    // nothing more is read: closed or failed
+	PhaseHeader     Phase = iota // the peer's protocol header: the first, or the first over TLS after the upgrade
+	PhaseTLS                     // the TLS header exchanged: the TLS handshake is due (Conn.UpgradeTLS)
+	PhaseSASL                    // SASL frames, after the SASL header
+	PhaseHeaderAMQP              // the AMQP header, after a SASL outcome
+	PhaseOpen                    // the peer's open, after the AMQP header
+	PhaseOpened                  // the open exchanged: sessions, links, transfers
+)
+
+// String returns the phase's name: "header", "tls", "sasl",
+// "amqp-header", "open", "opened".
+func (p Phase) String() string {
+	switch p {
+	case PhaseHeader:
+		return "header"
+	case PhaseTLS:
+		return "tls"
+	case PhaseSASL:
+		return "sasl"
+	case PhaseHeaderAMQP:
+		return "amqp-header"
+	case PhaseOpen:
+		return "open"
+	case PhaseOpened:
+		return "opened"
+	}
+	return "Phase(" + strconv.Itoa(int(p)) + ")"
+}
+
+// phase is Phase with the short names the engine's code uses, and phDone,
+// which Conn.Phase never reports.
+type phase = Phase
+
+const (
+	phHeader     = PhaseHeader
+	phTLS        = PhaseTLS
+	phSASL       = PhaseSASL
+	phHeaderAMQP = PhaseHeaderAMQP
+	phOpen       = PhaseOpen
+	phOpened     = PhaseOpened
+	phDone       = PhaseOpened + 1 // nothing more is read: closed or failed
 )
 
 // Conn is one end of an AMQP connection (part 2 §2.4), server or client,
@@ -40,7 +75,7 @@ const (
 //
 // A Conn, its sessions and links are not safe for use by several
 // goroutines at once: call their methods on the goroutine that feeds it
-// (the Driver's Do runs a function there).
+// (package driver's Driver.Do runs a function there).
 type Conn struct {
 	// Context is the application's, for its own state.
 	Context any
@@ -60,6 +95,7 @@ type Conn struct {
 
 	st      endpoint // open and close, sent and received
 	in      phase    // what the connection reads next; phDone once it is over
+	endedIn phase    // what it read next when it ended (finish)
 	out     []byte
 	outHead int
 	full    bool // Send reported ErrOutputFull: OnWritable is due
@@ -77,8 +113,8 @@ type Conn struct {
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
 
-	peerContainer  string
-	peerHostname   string
+	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
+	openBuf        []byte
 	peerMaxFrame   uint32
 	peerChannelMax uint16
 	peerIdle       time.Duration
@@ -100,7 +136,7 @@ type Conn struct {
 	txn connTxn // transactions declared here (txn.go)
 
 	due  []*Session // sessions whose incoming window is to be topped up
-	drv  *Driver
+	drv  any        // whoever runs the connection (SetDriver)
 	disp pendingDisp
 }
 
@@ -151,10 +187,17 @@ func (c *Conn) Config() Config { return c.cfg }
 func (c *Conn) IsClient() bool { return c.client }
 
 // RemoteContainerID returns the container-id of the peer's open.
-func (c *Conn) RemoteContainerID() string { return c.peerContainer }
+func (c *Conn) RemoteContainerID() string { return string(c.open.ContainerID) }
 
 // RemoteHostname returns the hostname of the peer's open.
-func (c *Conn) RemoteHostname() string { return c.peerHostname }
+func (c *Conn) RemoteHostname() string { return string(c.open.Hostname) }
+
+// RemoteOpen returns the peer's open as parsed (part 2 §2.7.1): its
+// Properties, OfferedCapabilities, DesiredCapabilities, locales and the
+// rest, views into the copy of the open the connection keeps, valid for
+// the connection's life; zero until it has arrived (OnConnectionOpen).
+// That copy counts in the memory budget (Config.MaxMemory).
+func (c *Conn) RemoteOpen() *frame.Open { return &c.open }
 
 // Identity returns the identity SASL authenticated (a server's view), or
 // "".
@@ -343,6 +386,8 @@ func (c *Conn) header(h frame.ProtocolHeader) error {
 		return &headerError{frame.CondNotAllowed, "TLS by protocol header is not accepted here (Config.TLSHeader)"}
 	case h.Major != 1 || h.Minor != 0 || h.Revision != 0:
 		return &headerError{frame.CondFramingError, "unsupported protocol version " + h.String()}
+	case c.tlsRequired():
+		return &headerError{frame.CondNotAllowed, h.String() + " in the clear: this server requires TLS (Config.RequireTLS)"}
 	case c.client:
 		want := frame.HeaderAMQP
 		if c.in == phHeader && c.sasl {
@@ -381,6 +426,9 @@ func (c *Conn) header(h frame.ProtocolHeader) error {
 // spokenHeader is the protocol header a server speaks at this point,
 // with which it answers a header it refuses (part 2 §2.2).
 func (c *Conn) spokenHeader() frame.ProtocolHeader {
+	if c.tlsRequired() {
+		return frame.HeaderTLS
+	}
 	if c.cfg.Auth != nil && c.in == phHeader {
 		return frame.HeaderSASL
 	}
@@ -396,8 +444,8 @@ func (c *Conn) spokenHeader() frame.ProtocolHeader {
 // handshake; usually none), and then calls TLSEstablished, or
 // ReadFailed with the handshake's error. Until then Feed keeps what it
 // is given in early and processes nothing. The handshake time-out
-// (Config.HandshakeTimeout) runs through it. The Driver does all of
-// this by itself (Driver.TLSConfig).
+// (Config.HandshakeTimeout) runs through it. Package driver's Driver
+// does all of this by itself (Driver.TLSConfig).
 func (c *Conn) UpgradeTLS() (due bool, early []byte) {
 	return c.in == phTLS, c.early
 }
@@ -418,6 +466,28 @@ func (c *Conn) TLSEstablished(peer []*x509.Certificate) {
 	if c.client {
 		c.clientHeader()
 	}
+}
+
+// DirectTLS tells a server made with Config.TLSHeader that its transport
+// turned out to be TLS from the first byte (the client began with a TLS
+// handshake: amqps) and that the driver has done that handshake, with the
+// peer's verified certificates (nil for none; Config.PeerCertificates).
+// The connection then goes on as one without Config.TLSHeader: a TLS
+// header inside the TLS is refused, and TLS reports false. Call it
+// before anything is fed; at any other time, or on a client, it does
+// nothing.
+func (c *Conn) DirectTLS(peer []*x509.Certificate) {
+	if c.client || c.in != phHeader || c.off != 0 || len(c.part) > 0 || !c.cfg.TLSHeader || c.tlsUp {
+		return
+	}
+	c.cfg.TLSHeader = false
+	c.cfg.PeerCertificates = peer
+}
+
+// tlsRequired reports a server that requires TLS (Config.RequireTLS)
+// still before it: a header now must be the TLS header.
+func (c *Conn) tlsRequired() bool {
+	return !c.client && c.in == phHeader && c.cfg.TLSHeader && c.cfg.RequireTLS && !c.tlsUp
 }
 
 // TLS reports whether the connection was upgraded to TLS by the TLS
@@ -476,11 +546,19 @@ func (c *Conn) amqpFrame(ch uint16, body []byte) error {
 
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
 // channel-max and idle-time-out negotiated.
+//
+// The connection keeps a copy of the open (RemoteOpen), which the
+// budget counts; the container-id and hostname are views of it.
 func (c *Conn) onOpen(body []byte) error {
-	o, err := frame.ParseOpen(body)
+	buf := append([]byte(nil), body...)
+	if err := c.charge(cap(buf)); err != nil {
+		return err
+	}
+	o, err := frame.ParseOpen(buf)
 	if err != nil {
 		return decodeError(err)
 	}
+	c.open, c.openBuf = o, buf
 	maxFrame := o.MaxFrameSize.Or(math.MaxUint32)
 	if maxFrame < 512 {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
@@ -488,8 +566,6 @@ func (c *Conn) onOpen(body []byte) error {
 	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
 	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
 	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
-	c.peerContainer = string(o.ContainerID)
-	c.peerHostname = string(o.Hostname)
 	c.st.remote = active
 	if c.st.local == unset {
 		c.writeOpen()
@@ -510,6 +586,7 @@ func (c *Conn) writeOpen() {
 	if c.client && c.cfg.Hostname != "" {
 		o.Hostname = []byte(c.cfg.Hostname)
 	}
+	o.Properties, o.OfferedCapabilities, o.DesiredCapabilities = c.cfg.Properties, c.cfg.OfferedCapabilities, c.cfg.DesiredCapabilities
 	start := c.begin(0)
 	c.out = frame.AppendOpen(c.out, o)
 	c.end(start)
@@ -597,7 +674,7 @@ func (c *Conn) finish(e *Error) {
 	if c.err == nil {
 		c.err = e
 	}
-	c.in = phDone
+	c.endedIn, c.in = c.in, phDone
 	c.st = endpoint{closed, closed}
 	c.flushDisp()
 	for _, s := range c.byLocal {
@@ -605,6 +682,7 @@ func (c *Conn) finish(e *Error) {
 			s.gone(c.err)
 		}
 	}
+	c.release(cap(c.openBuf)) // the peer's open, kept for RemoteOpen
 	c.h.OnConnectionClose(c, c.err)
 }
 
@@ -659,9 +737,35 @@ func (c *Conn) Done() bool { return c.in == phDone && c.outHead == len(c.out) &&
 // fired), output perhaps still to be written.
 func (c *Conn) Closed() bool { return c.in == phDone }
 
+// Phase returns the stage the connection has reached: what it reads next
+// from the peer. Once the connection is over (Closed), it returns the
+// stage the connection was in when it ended, so that a failure can be
+// placed in the exchange (the client's dial errors name it).
+func (c *Conn) Phase() Phase {
+	if c.in == phDone {
+		return c.endedIn
+	}
+	return c.in
+}
+
+// SetDriver records d as what runs the connection: the Driver of package
+// github.com/amqpsax/amqpsax/driver records itself here, for its Of. The
+// engine does nothing with it. Call it before the connection runs, or
+// on the goroutine that runs it.
+func (c *Conn) SetDriver(d any) { c.drv = d }
+
+// Driver returns what SetDriver recorded, or nil.
+func (c *Conn) Driver() any { return c.drv }
+
 // Output returns the bytes to write to the peer, in order: a view into the
-// engine's buffer, valid until the next call of any other method. Report
-// what was written with Written.
+// engine's buffer. Report what was written with Written. Only Written
+// changes or moves the bytes of the buffer: every other method (Feed,
+// Tick, the actions, Output itself) only adds to its end. So the view
+// stays valid, its bytes as they were, until the next Written, and a
+// driver may write it out on another goroutine while it goes on feeding,
+// ticking and acting on the Conn (one goroutine at a time, as always),
+// then report what was written. A later Output returns the same bytes
+// first, with what was added since after them.
 func (c *Conn) Output() []byte {
 	c.flushDisp()
 	return c.out[c.outHead:]

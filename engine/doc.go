@@ -22,29 +22,22 @@
 // plus the actions of the application, in events or between the calls:
 // [Conn.Begin] and [Conn.Close]; [Session.AttachSender],
 // [Session.AttachReceiver] and [Session.End]; [Link.Flow],
-// [Link.KeepCredit], [Link.DrainCredit], [Link.Send], [Link.Dispose]
+// [Link.KeepCredit], [Link.SetCreditor], [Link.DrainCredit], [Link.Send],
+// [Link.SendWith], [Link.SetDeliveryContext], [Link.Dispose]
 // ([Delivery.Accept], Reject, Release, Modify, Settle), [Link.Settle] and
-// [Link.Detach]. A [Driver] does that loop over a net.Conn; [Serve] and
-// [Server] run one per accepted connection; [Dial] runs a client.
+// [Link.Detach]. Package driver does that loop over a net.Conn (see
+// Driver below).
 //
 // # Driver
 //
-// A [Driver] runs that loop over a net.Conn: one goroutine owns the Conn
-// (its events run there), and a reader and a writer goroutine do the
-// blocking I/O, so the engine's timers fire however slow the peer is. A
-// peer that stops reading is closed at the idle time-out, the handshake
-// time-out, or CloseWait after this end's close: the Conn is then over,
-// what is left of its output has a second per write (CloseWait in all),
-// and the Driver closes the net.Conn and ends. Writes carry no deadline
-// while the connection is up (a timed-out write breaks TLS for good);
-// back-pressure ([Config].MaxOutput, [Conn.WantRead]) stops the reads
-// instead. [Driver.Do] and [Waker] hand functions to the Driver's
-// goroutine from any goroutine and never block: Do queues one run per
-// call, without bound (for callers that wait for a result); a Waker at
-// most one run at a time, with no allocation per Wake (for streams of
-// notifications). They run in FIFO order, at most 64 per turn between
-// reads, writes and timers, and every function accepted runs exactly
-// once, as the Driver ends if not before.
+// The engine does no I/O. Package github.com/amqpsax/amqpsax/driver runs
+// it over a net.Conn (driver.Driver: the reader, writer and timers, TLS
+// by protocol header), serves a listener (driver.Server, driver.Serve)
+// and dials a client (driver.Dial), on the engine's exported API alone:
+// what it relies on is written here — the view Output returns stays as
+// it was until Written ([Conn.Output]), [Conn.Phase] tells the TLS
+// upgrade from direct TLS ([Conn.UpgradeTLS], [Conn.DirectTLS]), and
+// [Conn.SetDriver] keeps a Driver with its Conn for driver.Of.
 //
 // # State
 //
@@ -74,7 +67,7 @@
 // terminal outcome (unless [Config].ManualSettle). So a server that takes
 // messages is:
 //
-//	engine.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
+//	driver.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
 //
 // # Order of events
 //
@@ -106,11 +99,46 @@
 //     session or connection ends under it: then before OnSessionEnd, with
 //     the session's or connection's error when the link had none of its
 //     own — a refusal by ending the session, as RabbitMQ does, reaches
-//     the link).
-//   - OnSessionEnd, once per session, after its links' OnLinkDetach.
+//     the link). A link the engine detaches on its own, for a fault of
+//     the peer (a transfer beyond credit, …), is reported when its
+//     detach is written, in the call that found the fault, with the
+//     engine's error: a peer that breaks the protocol may never answer.
+//     Its handle stays taken until the peer's detach (frames for it are
+//     ignored meanwhile), which reports nothing more.
+//   - OnSessionEnd, once per session, after its links' OnLinkDetach: at
+//     the end exchange, or, for a session the engine ends on its own for
+//     a fault of the peer, when its end is written (its links' events
+//     first, with the session's error; the channel stays taken until the
+//     peer's end).
 //   - OnConnectionClose, once, last: after the close exchange, a failure
-//     (a fault of the peer, the idle time-out) or CloseRead; the
+//     (a fault of the peer, the idle time-out: reported when the close
+//     is written, the peer's answer not awaited) or CloseRead; the
 //     OnLinkDetach and OnSessionEnd of what was still up come first.
+//
+// What this end ends by the application's call — Link.Detach, Session.End,
+// Conn.Close — is reported at the peer's answer, which carries the peer's
+// word (its error, whether it closed the link); a close the peer never
+// answers ends after CloseWait, as a detach or end does with it.
+//
+// # Deliveries as the application's handles
+//
+// A delivery carries the application's value, as Proton's
+// pn_delivery_set_context: [Link.SendWith] gives it to a delivery sent,
+// [Link.SetDeliveryContext] (or [Delivery.SetContext] during
+// OnDelivery) to any delivery the link holds unsettled, sent or
+// received; it comes back as [Disposition].Context in each
+// OnDisposition of the delivery and as [Unsettled].Context, so no layer
+// above keeps a map by delivery-id. The engine keeps it while it keeps
+// the delivery and drops it when the delivery is settled and forgotten
+// (or the link ends). A pointer costs no allocation; an integer or
+// other value does (Go boxes it in the interface).
+//
+// The rules the layers above share are decided here once:
+// [frame.StateType.Terminal] (an outcome ends a delivery), [ErrTryLater]
+// (ErrNoCredit, ErrNoWindow, ErrBusy and ErrOutputFull match it: keep
+// the send for OnFlow or OnWritable), [Link.ResumeAction] (what to do
+// with a delivery kept through a detach) and [Creditor] (when a
+// receiver grants credit again).
 //
 // # Transactions
 //
@@ -147,7 +175,8 @@
 // [Link.RemoteUnsettled]: settles it ([Link.SendResume] settled, no
 // payload) when the receiver's state is terminal, sends it again
 // resumed when the receiver has it otherwise, sends it anew when the
-// receiver does not have it; a receiver sees [Delivery.Resumed], and
+// receiver does not have it ([Link.ResumeAction] decides which, and
+// says when a map cut short cannot tell); a receiver sees [Delivery.Resumed], and
 // resumed deliveries it did not list are dropped. So each delivery
 // unsettled at the break is settled once.
 //
@@ -156,9 +185,10 @@
 // A Delivery's Payload and Tag, a Disposition's State and Tag are views,
 // valid only during the event: into the frame for a delivery in one
 // transfer (no copy), else into the link's reassembly buffer ([frame.Join],
-// reused for its next delivery). Output's bytes are valid until the next call of
-// another method. Link.RemoteAttach, RemoteSource and RemoteTarget are
-// kept by the link.
+// reused for its next delivery). Output's bytes are valid, unchanged,
+// until the next Written: every other method only adds after them.
+// Link.RemoteAttach, RemoteSource and RemoteTarget are kept by the link,
+// Conn.RemoteOpen by the connection.
 //
 // # Errors
 //
@@ -199,14 +229,17 @@
 // connection with amqp:frame-size-too-small (transfers are split to
 // fit). Frames on a link or session
 // this end is ending are ignored until the peer answers (they still count
-// against the session window).
+// against the session window). A link, session or connection ended for a
+// fault is reported to the Handler when its detach, end or close is
+// written, not at the peer's answer.
 //
 // # Limits
 //
 // Memory is bounded by the configuration, not by the peer. A
 // connection's budget, [Config].MaxMemory ([DefaultMaxMemory], 96 MiB),
-// counts what the peer can make it keep — sessions, links and their
-// attach frames, unsettled incoming deliveries, deliveries being joined —
+// counts what the peer can make it keep — its open, sessions, links and
+// their attach frames, unsettled incoming deliveries, deliveries being
+// joined —
 // and closes the connection with amqp:resource-limit-exceeded past it;
 // beside the budget there is one frame of max-frame-size being read, and
 // output ([Conn.Held] reports the budget in use). Within it: channel-max
@@ -220,12 +253,12 @@
 // # Security layers
 //
 // TLS and SASL (part 5) come before the AMQP layer. TLS is either direct
-// (the driver's: a tls.Conn given to the Driver, as [Dial] and [Server]
-// do with a TLS configuration) or by the TLS protocol header
-// ([Config].TLSHeader): the engine exchanges the headers, then
+// (the driver's: a tls.Conn given to package driver's Driver, as its
+// Dial and Server do with a TLS configuration) or by the TLS protocol
+// header ([Config].TLSHeader): the engine exchanges the headers, then
 // [Conn.UpgradeTLS] reports the handshake due and the driver runs it and
-// calls [Conn.TLSEstablished]; the [Driver] does that by itself
-// ([Driver].TLSConfig). SASL mechanisms are plug-ins in both roles: a
+// calls [Conn.TLSEstablished]; package driver's Driver does that by
+// itself (Driver.TLSConfig). SASL mechanisms are plug-ins in both roles: a
 // server's [Authenticator] (usually [Mechanisms] of [ServerMechanism]s)
 // offers and runs one [SASLExchange] per connection, challenge by
 // challenge; a client's [Config].SASL lists [ClientMechanism]s in its
@@ -236,7 +269,7 @@
 // token checker). The handshake time-out bounds headers, TLS and SASL
 // together: an exchange a peer never completes is cut off. WebSockets
 // (the OASIS AMQP WebSocket binding) are a net.Conn from the module
-// github.com/amqpsax/amqpsax/ws, under the same Driver.
+// github.com/amqpsax/amqpsax/ws, under the same driver.
 //
 // # Spec references
 //

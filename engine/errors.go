@@ -91,22 +91,29 @@ func (e *Error) amqp() frame.AMQPError {
 // link. None of them changes the engine's state. Four say "try later",
 // each with the event that says when: ErrNoCredit and ErrNoWindow,
 // OnFlow; ErrBusy, OnFlow once the held-back frames are out; ErrOutputFull,
-// OnWritable.
+// OnWritable. They stay distinct values, and each matches ErrTryLater:
+// errors.Is(err, ErrTryLater) is the one test a caller needs to keep a
+// send for the next OnFlow or OnWritable.
 var (
+	// ErrTryLater is matched by errors.Is for every error that says "not
+	// now, try again at the event that says when": ErrNoCredit,
+	// ErrNoWindow, ErrBusy (OnFlow) and ErrOutputFull (OnWritable).
+	// Nothing was sent or changed.
+	ErrTryLater = errors.New("engine: try later")
 	// ErrNoCredit: Send on a link whose peer has granted no credit.
 	// OnFlow reports the peer's next grant.
-	ErrNoCredit = errors.New("engine: no link credit")
+	ErrNoCredit = error(&tryLater{"engine: no link credit"})
 	// ErrNoWindow: Send while the peer's session incoming window is 0.
 	// OnFlow follows, for each sender with credit, when it reopens.
-	ErrNoWindow = errors.New("engine: session window closed")
+	ErrNoWindow = error(&tryLater{"engine: session window closed"})
 	// ErrOutputFull: Send while the output buffer holds more than
 	// Config.MaxOutput bytes (the peer, or the driver, is not reading).
 	// OnWritable follows when it has been written out.
-	ErrOutputFull = errors.New("engine: output buffer full")
+	ErrOutputFull = error(&tryLater{"engine: output buffer full"})
 	// ErrBusy: Send while the link's previous delivery is still waiting
 	// for the peer's session window to take its last frames. OnFlow
 	// follows once they are out and the link has credit.
-	ErrBusy = errors.New("engine: previous delivery not sent yet")
+	ErrBusy = error(&tryLater{"engine: previous delivery not sent yet"})
 	// ErrState: the object is not in a state that allows the call (a
 	// link not attached or detached, a session ended, a connection not
 	// open or closed, a receiver asked to send).
@@ -120,3 +127,12 @@ var (
 	// of the same direction on the connection has (part 2 §2.6.1).
 	ErrLinkName = errors.New("engine: link name in use in this direction")
 )
+
+// tryLater is the type of the "try later" errors: each its own value,
+// each matching ErrTryLater.
+type tryLater struct{ s string }
+
+func (e *tryLater) Error() string { return e.s }
+
+// Is makes errors.Is(err, ErrTryLater) true.
+func (e *tryLater) Is(target error) bool { return target == ErrTryLater }

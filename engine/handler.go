@@ -23,8 +23,10 @@ type Handler interface {
 	// refuses it: the end follows the answer, as the spec allows).
 	OnSessionBegin(s *Session)
 	// OnSessionEnd: a session has ended (both ends, or the connection
-	// closed under it); err is the peer's or the engine's error, or nil.
-	// Its links were detached first.
+	// closed under it, or the engine ended it for a fault of the peer:
+	// then when its end is written, not at the peer's answer); err is
+	// the peer's or the engine's error, or nil. Its links were detached
+	// first.
 	OnSessionEnd(s *Session, err *Error)
 	// OnLinkAttach: a link is attached: the peer answered this end's
 	// attach, or attached one, which the engine has answered, mirroring
@@ -33,7 +35,10 @@ type Handler interface {
 	// detach follows the answer, as RabbitMQ and Artemis do).
 	OnLinkAttach(l *Link)
 	// OnLinkDetach: a link is detached (both ends, or its session ended
-	// under it); err is the peer's or the engine's error, or nil.
+	// under it, or the engine detached it for a fault of the peer: then
+	// when its detach is written, not at the peer's answer); err is the
+	// peer's or the engine's error, or nil. The link's deliveries are
+	// forgotten, their contexts dropped.
 	OnLinkDetach(l *Link, err *Error)
 	// OnFlow: the peer's flow changed a link's state: a sender may have
 	// credit (Link.Credit) or be asked to drain (Link.Drain), a receiver
@@ -113,6 +118,10 @@ func (d *Delivery) Resumed() bool {
 	return l != nil && l.resumed && l.curDone != curOver && l.cur == d.DeliveryID
 }
 
+// SetContext sets the application's value for the delivery:
+// Link.SetDeliveryContext(d.DeliveryID, v).
+func (d *Delivery) SetContext(v any) error { return d.Link.SetDeliveryContext(d.DeliveryID, v) }
+
 // Accept accepts the delivery and settles it (in receiver settle mode
 // second, settlement waits for the sender's).
 func (d *Delivery) Accept() error {
@@ -155,9 +164,12 @@ var (
 // out of a disposition's range. State's bytes and Tag are valid only
 // during OnDisposition.
 type Disposition struct {
-	ID    uint32
-	Tag   []byte // the delivery-tag it was sent with (a sender's own deliveries)
-	State frame.DeliveryState
+	ID uint32
+	// Settled reports that the peer settled it: the engine has forgotten
+	// it (and its Context).
+	Settled bool
+	Tag     []byte // the delivery-tag it was sent with (a sender's own deliveries)
+	State   frame.DeliveryState
 	// TxnID is the transaction of the state (part 4 §4.4.2), nil when
 	// none. For a transactional-state, State is its outcome (StateNone
 	// when it had none), which applies when the transaction commits; for
@@ -165,7 +177,9 @@ type Disposition struct {
 	// (Descriptor DescriptorDeclared) and TxnID the new transaction's.
 	// Valid only during OnDisposition.
 	TxnID []byte
-	// Settled reports that the peer settled it: the engine has forgotten
-	// it.
-	Settled bool
+	// Context is the application's value for the delivery: what
+	// Link.SendWith or Link.SetDeliveryContext gave it (nil when
+	// neither did). It is how an application finds its own record of a
+	// delivery without a map by delivery-id.
+	Context any
 }

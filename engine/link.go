@@ -36,10 +36,32 @@ type LinkOptions struct {
 	Name string
 	// Address is the node's address: the target's for a sender, the
 	// source's for a receiver. Source and Target, when set, are sent as
-	// they are instead.
+	// they are instead (part 3 §3.5.3, §3.5.4), with every field they
+	// carry: a receiver's source with its filter-set (a selector:
+	// frame.SymbolMap.Selector) and its target with the address
+	// replies come to (the reply link of request/response, as $cbs and
+	// $management want), a sender's source with its address, a dynamic
+	// node (Dynamic with DynamicNodeProperties, part 3 §3.5.9) whose
+	// address the peer's answer gives (RemoteSource, RemoteTarget).
 	Address string
 	Source  *frame.Source
 	Target  *frame.Target
+	// Properties are the properties of this end's attach (part 2
+	// §2.7.3: a map of symbol keys, fields §2.8.13), for a sender and a
+	// receiver alike, such as the "com.microsoft:…" entries Azure's
+	// services read (an entity type, a consumer's epoch). It is the
+	// map's encoding, written exactly as given (a symbol stays a
+	// symbol); frame.SymbolMap builds one. The peer's are in
+	// RemoteAttach().Properties.
+	Properties frame.Map
+	// OfferedCapabilities and DesiredCapabilities are the capabilities
+	// of this end's attach (part 2 §2.7.3): the extensions this end
+	// supports on the link, and those it wants the peer to (such as
+	// "com.microsoft:session-filter", RabbitMQ's "rabbitmq:stream-…").
+	// Each is the encoding of a symbol or an array of symbols, written
+	// exactly; frame.AppendSymbols builds one. The peer's answer tells
+	// which it supports in its own.
+	OfferedCapabilities, DesiredCapabilities frame.Symbols
 	// Presettled makes a sender send every delivery settled (snd-settle-
 	// mode settled); Unsettled, every delivery unsettled; neither, mixed.
 	Presettled, Unsettled bool
@@ -73,6 +95,7 @@ type Link struct {
 	st           endpoint // attach and detach, sent and received; over once unmapped
 	remoteClosed bool     // the peer's detach had closed set
 	hidden       bool     // refused by the engine: the application never sees it
+	reported     bool     // OnLinkDetach has run (or would have, for a hidden link): over for the application
 	held         int      // bytes the connection's budget counts for it
 	err          *Error
 
@@ -90,15 +113,17 @@ type Link struct {
 	available     uint32
 	drain         bool
 
-	autoCredit uint32
+	autoCredit uint32 // Creditor.Credit
 	autoAccept bool
 	join       frame.Join // the incoming delivery in progress (§2.6.12)
 	joinHeld   int        // its buffer's bytes, as the budget counts them
 	curDone    uint8      // what became of the delivery of the current OnDelivery (curNone …)
 	cur        uint32     // its delivery-id
+	curCtx     any        // its context (SetDeliveryContext), kept with it after OnDelivery
 
 	peerMaxMessage uint64
 	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
+	creditDrained  bool   // Creditor.WhenDrained (credit.go)
 
 	// Transactions (txn.go): a coordinator link (the controller's, or one
 	// the engine runs), and the txn-id of the incoming delivery in
@@ -123,6 +148,16 @@ type Link struct {
 	resumed, dropResumed bool
 
 	pend pending // an outgoing delivery's frames waiting for the session window
+
+	mine attachFields // of this end's attach, until it is written
+}
+
+// attachFields are the fields of this end's attach beside its terminus
+// (LinkOptions, or Link.SetAnswerFields in an answer): views of the
+// caller's bytes, held by the link only until its attach is written.
+type attachFields struct {
+	properties       frame.Map
+	offered, desired frame.Symbols
 }
 
 // pending is the rest of an outgoing delivery the peer's session window
@@ -136,9 +171,12 @@ type pending struct {
 }
 
 // newLink makes the link of handle h; named, it takes its name in the
-// connection (part 2 §2.6.1).
+// connection (part 2 §2.6.1). The link keeps name as it is, and the
+// connection's map of names is keyed by a view of it: name must be bytes
+// never written again (a copy the engine made: the peer's attach as the
+// link keeps it, or attachLink's).
 func (s *Session) newLink(h uint32, sender bool, name []byte, named bool) *Link {
-	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: append([]byte(nil), name...), sndMode: frame.SndMixed}
+	l := &Link{s: s, local: h, sender: sender, notFast: sender, name: name, sndMode: frame.SndMixed}
 	s.byLocal[h] = l
 	s.nLocal++
 	if named {
@@ -176,6 +214,12 @@ func (l *Link) RemoteSource() *frame.Source { return &l.src }
 
 // RemoteTarget returns the target of the peer's attach.
 func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
+
+// RemoteMaxMessageSize returns the max-message-size of the peer's attach
+// (part 2 §2.7.3): the largest message it accepts; 0 means no limit (or
+// its attach has not arrived). Send refuses a larger one with
+// ErrMessageSize.
+func (l *Link) RemoteMaxMessageSize() uint64 { return l.peerMaxMessage }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
@@ -263,6 +307,7 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 	} else if sender && o.Address != "" {
 		tgt.Address = []byte(o.Address)
 	}
+	l.mine = attachFields{o.Properties, o.OfferedCapabilities, o.DesiredCapabilities}
 	l.setResume(o.Resume, frame.Some(src), frame.Some(tgt)) // recover.go
 	if !l.attachFits(frame.Some(src), frame.Some(tgt)) {
 		// Undo newLink: nothing was written.
@@ -290,9 +335,11 @@ func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targ
 	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
 	c.end(start)
 	l.st.local = active
+	l.mine = attachFields{} // written: the caller's bytes are not held
 }
 
-// attachPerf is the link's attach, with the terminus given.
+// attachPerf is the link's attach, with the terminus given and the
+// fields of l.mine.
 func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) frame.Attach {
 	c := l.s.c
 	role := frame.RoleSender
@@ -300,7 +347,8 @@ func (l *Link) attachPerf(src frame.Opt[frame.Source], tgt frame.Opt[frame.Targe
 		role = frame.RoleReceiver
 	}
 	a := frame.Attach{Name: l.name, Handle: l.local, Role: role, SndSettleMode: frame.Some(l.sndMode),
-		RcvSettleMode: l.rcvMode, Source: src, Target: tgt}
+		RcvSettleMode: l.rcvMode, Source: src, Target: tgt,
+		Properties: l.mine.properties, OfferedCapabilities: l.mine.offered, DesiredCapabilities: l.mine.desired}
 	if l.sender {
 		a.InitialDeliveryCount = frame.Some(l.deliveryCount)
 	} else {
@@ -340,18 +388,24 @@ func (l *Link) writeDetach(close bool, e *Error) {
 	l.pend.on = false
 }
 
-// fail detaches the link for a fault of the peer.
+// fail detaches the link for a fault of the peer, and reports it at
+// once: OnLinkDetach runs when the detach is written, not when the peer
+// answers (a peer that broke the protocol may never answer). The handle
+// stays mapped until the answer, so that the link's frames meanwhile are
+// ignored, but the application has heard.
 func (l *Link) fail(cond frame.Condition, desc string) {
 	if l.st.local != active {
 		return
 	}
 	l.err = NewError(cond, desc)
 	l.writeDetach(true, l.err)
+	l.report()
 }
 
-// gone unmaps a detached link and reports OnLinkDetach.
+// gone unmaps a detached link and reports OnLinkDetach, unless fail
+// reported it already.
 //
-// The link is over from here on: both halves closed, its name free.
+// The link is over from here on: both halves closed.
 func (l *Link) gone(e *Error) {
 	if l.st.over() {
 		return
@@ -363,12 +417,8 @@ func (l *Link) gone(e *Error) {
 	}
 	s := l.s
 	c := s.c
-	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
-		delete(c.names, k)
-	}
-	c.release(l.held + l.joinHeld)
-	l.held, l.joinHeld = 0, 0
-	l.join = frame.Join{} // its buffer goes with the delivery in progress
+	c.release(l.held) // counted until the link is unmapped, as the budget asks
+	l.held = 0
 	if remote && uint64(l.remote) < uint64(len(s.byRemote)) && s.byRemote[l.remote] == l {
 		s.byRemote[l.remote] = nil
 		s.setDetached(l.remote, true)
@@ -383,7 +433,29 @@ func (l *Link) gone(e *Error) {
 			break
 		}
 	}
-	l.keep() // recover.go: what a detach without closing leaves unsettled
+	l.report()
+}
+
+// report is the end of a link for the application, once: its name is
+// free, the delivery it was joining dropped and its deliveries forgotten
+// (their contexts dropped), then OnLinkDetach. gone runs it at the
+// detach exchange; fail, as soon as this end's detach for a fault of the
+// peer is written (the handle stays mapped, and the link counted by the
+// budget, until the peer answers).
+func (l *Link) report() {
+	if l.reported {
+		return
+	}
+	l.reported = true
+	s := l.s
+	c := s.c
+	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
+		delete(c.names, k)
+	}
+	c.release(l.joinHeld)
+	l.joinHeld = 0
+	l.join = frame.Join{} // its buffer goes with the delivery in progress
+	l.keep()              // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
@@ -470,17 +542,9 @@ func (l *Link) Flow(credit uint32) error {
 // KeepCredit grants credit for n deliveries on a receiver and keeps it
 // granted: the engine tops it up to n whenever half is used (what
 // Config.Credit and LinkOptions.Credit do from the attach on). 0 stops
-// the top-ups, leaving the credit granted.
-func (l *Link) KeepCredit(n uint32) error {
-	if l.sender || !l.usable() {
-		return ErrState
-	}
-	l.autoCredit = n
-	if n > 0 && l.credit <= n/2 {
-		return l.Flow(n)
-	}
-	return nil
-}
+// the top-ups, leaving the credit granted. It is
+// SetCreditor(Creditor{Credit: n}).
+func (l *Link) KeepCredit(n uint32) error { return l.SetCreditor(Creditor{Credit: n}) }
 
 // DrainCredit asks the sender to use up the credit granted or give it
 // back (flow with drain set); OnFlow reports the sender's answer, with
@@ -619,14 +683,28 @@ func (l *Link) delivered(d *Delivery) error {
 		if r.n == len(r.e) {
 			// The ring grows: the budget counts it.
 			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
+				l.curCtx = nil
 				return err
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
 		e := r.push(d.DeliveryID, l)
-		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
-			e.tag = append(e.tag, d.DeliveryTag...)
+		if l.curCtx != nil {
+			e.ctx = l.curCtx // a slot not in use holds none (rentry.settle)
 		}
+		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
+			was := cap(e.tag)
+			e.tag = append(e.tag, d.DeliveryTag...)
+			if grew := cap(e.tag) - was; grew > 0 { // the peer's tag: the budget counts the buffer kept
+				if err := c.charge(grew); err != nil {
+					return err
+				}
+				s.ringHeld += grew
+			}
+		}
+	}
+	if l.curCtx != nil {
+		l.curCtx = nil
 	}
 	return l.creditTopUp()
 }
@@ -639,13 +717,22 @@ const (
 	curSettled               // settled here
 )
 
-// creditTopUp grants the link's automatic credit again once half is
-// used, after a delivery (an action like any, guarded by Flow).
+// creditTopUp grants the link's automatic credit again as its Creditor
+// says, after a delivery (an action like any, guarded by Flow). Both
+// policies grant only at half used or below: that test first, so the
+// common delivery pays one compare.
 func (l *Link) creditTopUp() error {
 	if l.autoCredit > 0 && l.credit <= l.autoCredit/2 {
-		l.Flow(l.autoCredit)
+		l.grant() // out of line: creditTopUp inlines into delivered
 	}
 	return nil
+}
+
+// grant grants the credit the link's Creditor asks for now.
+func (l *Link) grant() {
+	if n := (Creditor{l.autoCredit, l.creditDrained}).Grant(l.credit, 0); n > 0 {
+		l.Flow(n)
+	}
 }
 
 // accept is the automatic accept of delivery id.
@@ -716,11 +803,45 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 	}
 	if settle && r.n > 0 {
 		if i := r.find(id); i >= 0 && r.at(i).link == l {
-			r.at(i).free = true
+			r.at(i).settle()
 			r.trim()
 		}
 	}
 	return role, settle
+}
+
+// SetDeliveryContext sets the application's value for delivery id of
+// the link, sent or received (after Proton's pn_delivery_set_context):
+// it comes back as Disposition.Context in the delivery's OnDisposition
+// (on a receiver: the sender settling, in receiver settle mode second,
+// or changing its state) and as Unsettled.Context. During OnDelivery it
+// applies to that delivery, which keeps it when it is kept for its
+// settlement (not settled by the sender, nor here during OnDelivery).
+// It fails with ErrState when the link does not hold the delivery
+// unsettled (settled and forgotten, or never its). The value is dropped
+// when the delivery is settled and forgotten. SendWith sets it as it
+// sends; this sets it on any other delivery (SendTxn, SendResume,
+// Declare, Discharge, an incoming one).
+//
+// A pointer costs no allocation; an integer or other non-pointer value
+// does (Go boxes it in the interface).
+func (l *Link) SetDeliveryContext(id uint32, v any) error {
+	if l.reported {
+		return ErrState
+	}
+	if !l.sender && id == l.cur && l.curDone != curOver {
+		l.curCtx = v // the delivery of the OnDelivery running: not in the ring yet
+		return nil
+	}
+	r := &l.s.incoming
+	if l.sender {
+		r = &l.s.outgoing
+	}
+	if i := r.find(id); i >= 0 && r.at(i).link == l {
+		r.at(i).ctx = v
+		return nil
+	}
+	return ErrState
 }
 
 // Settle settles delivery id with no new state.
@@ -744,9 +865,26 @@ func (l *Link) MessageFormat() uint32 { return l.format }
 // out when it reopens, and until then Send reports ErrBusy.
 //
 // Send fails, changing nothing, with ErrNoCredit, ErrNoWindow,
-// ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy,
-// ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
+// ErrOutputFull (back-pressure: wait for OnWritable), ErrBusy (the four
+// match ErrTryLater), ErrSettleMode, ErrMessageSize, ErrTag or ErrState.
 func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
+	return l.SendWith(tag, payload, settled, nil)
+}
+
+// SendWith is Send with the application's value for the delivery (after
+// Proton's pn_delivery_set_context): ctx comes back as
+// Disposition.Context in each OnDisposition of the delivery and as
+// Unsettled.Context, so the application finds its own record of the
+// delivery without a map by delivery-id. The engine keeps ctx while it
+// keeps the delivery, and drops it when the delivery is settled and
+// forgotten (the peer settled it, this end settled it, the link went);
+// a delivery sent settled keeps nothing, so ctx is dropped at once.
+//
+// A pointer (or a map, chan or func) in an interface costs no
+// allocation; any other value does (an integer, a struct, a string: Go
+// boxes it on the heap), so pass a pointer to keep a send free of
+// allocations.
+func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, error) {
 	s := l.s
 	c := s.c
 	switch {
@@ -780,6 +918,9 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 	if !settled {
 		e := s.outgoing.push(id, l)
 		e.tag = append(e.tag, tag...)
+		if ctx != nil {
+			e.ctx = ctx // a slot not in use holds none (rentry.settle)
+		}
 	} else if s.outgoing.n > 0 {
 		s.outgoing.push(id, l).free = true // keep ids consecutive in the ring
 	}
@@ -895,7 +1036,7 @@ func (l *Link) resume() {
 		// "An aborted message is implicitly settled": no outcome will come.
 		if r := &l.s.outgoing; r.n > 0 {
 			if i := r.find(p.id); i >= 0 && r.at(i).link == l {
-				r.at(i).free = true
+				r.at(i).settle()
 				r.trim()
 			}
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"sync/atomic"
 
 	"github.com/amqpsax/amqpsax"
@@ -38,6 +39,12 @@ import (
 type Unsettled struct {
 	Tag   []byte
 	State frame.DeliveryState // StateNone: none; Raw, when set, a copy
+	// Context is the delivery's application value (Link.SendWith,
+	// SetDeliveryContext) when Link.Unsettled returned it; the engine
+	// does not send it. Given back in LinkOptions.Resume or by a
+	// Recoverer it is not used: set it on the resumed delivery with
+	// SetDeliveryContext.
+	Context any
 }
 
 // Recoverer is implemented by a Handler that keeps links' unsettled
@@ -60,7 +67,7 @@ type Recoverer interface {
 // unsettled-state (part 3 §3.5.5), as the spec asks, and none otherwise
 // (so that the hot path of a plain receiver copies no tag).
 func (l *Link) Unsettled() []Unsettled {
-	if l.st.over() {
+	if l.reported {
 		return l.kept
 	}
 	return l.unsettledNow()
@@ -76,7 +83,7 @@ func (l *Link) unsettledNow() []Unsettled {
 	var out []Unsettled
 	for i := 0; i < r.n; i++ {
 		if e := r.at(i); e.link == l && !e.free {
-			out = append(out, Unsettled{Tag: append([]byte(nil), e.tag...)})
+			out = append(out, Unsettled{Tag: append([]byte(nil), e.tag...), Context: e.ctx})
 		}
 	}
 	return out
@@ -147,11 +154,82 @@ func (l *Link) RemoteUnsettled(tag []byte) (frame.DeliveryState, bool) {
 	return st, err == nil
 }
 
+// ResumeAction is what a sender does with a delivery it kept unsettled
+// through a detach, once the receiver's attach has given its unsettled
+// map (part 2 §2.6.13): Link.ResumeAction decides it, so that every
+// layer resumes by one rule.
+type ResumeAction uint8
+
+const (
+	// ResumeUnknown: the delivery's fate cannot be told, or not acted
+	// on. The receiver's map does not list it but was cut short
+	// (incomplete-unsettled), so the receiver may hold it; or the
+	// receiver holds it but this end's attach did not carry the tag (its
+	// own map was cut to fit, or the tag was resumed already), so
+	// SendResume would refuse it; or the peer's attach has not arrived.
+	// Sending it anew risks a duplicate; an application reports it lost
+	// (at-most-once) or sends it anew (at-least-once).
+	ResumeUnknown ResumeAction = iota
+	// ResumeNew: the receiver does not have it and its map is complete:
+	// Send it as a new delivery (or drop it, had it been sent settled).
+	ResumeNew
+	// ResumeResend: the receiver has it in a state that is not terminal
+	// (none, received): SendResume(tag, payload, false) sends it again,
+	// resumed.
+	ResumeResend
+	// ResumeSettle: the receiver has it in a terminal state (Terminal;
+	// RemoteUnsettled gives the outcome): SendResume(tag, nil, true)
+	// settles it, with no payload.
+	ResumeSettle
+)
+
+var resumeActionNames = [...]string{"unknown", "new", "resend", "settle"}
+
+// String returns the action's name: unknown, new, resend or settle.
+func (a ResumeAction) String() string {
+	if int(a) < len(resumeActionNames) {
+		return resumeActionNames[a]
+	}
+	return "ResumeAction(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ResumeAction decides, on a sender whose attach carried tag in its
+// unsettled map (LinkOptions.Resume, Recoverer), what to do with that
+// delivery against the receiver's unsettled map (RemoteUnsettled and
+// RemoteAttach().IncompleteUnsettled), after part 2 §2.6.13 and its
+// table of resumes: the receiver's state terminal, ResumeSettle; in the
+// map otherwise, ResumeResend; not in a complete map, ResumeNew; not in
+// a map cut short, ResumeUnknown. A tag the receiver holds that this
+// end's attach did not carry (or that SendResume has already resumed) is
+// ResumeUnknown, as SendResume would refuse it; so is any tag before the
+// peer's attach has arrived, and any on a receiver. Ask before
+// SendResume. The first call indexes the peer's map, as RemoteUnsettled
+// does.
+func (l *Link) ResumeAction(tag []byte) ResumeAction {
+	if !l.sender || l.st.remote == unset {
+		return ResumeUnknown
+	}
+	st, known := l.RemoteUnsettled(tag)
+	_, carried := l.resumeTags[string(tag)]
+	switch {
+	case known && !carried:
+		return ResumeUnknown // SendResume cannot resume it
+	case known && st.Type.Terminal():
+		return ResumeSettle
+	case known:
+		return ResumeResend
+	case l.attach.IncompleteUnsettled:
+		return ResumeUnknown
+	}
+	return ResumeNew
+}
+
 // unsettledScans counts the walks of attaches' unsettled maps (tests).
 var unsettledScans atomic.Int64
 
 // indexRemoteUnsettled maps the tags of the peer's unsettled map to
-// their states' bytes (views of the link's copy of the attach).
+// their states' bytes: keys and values are views of the link's copy of
+// the attach, and the budget counted the entries with it (onAttach).
 func (l *Link) indexRemoteUnsettled() {
 	unsettledScans.Add(1)
 	l.remoteIndex = make(map[string][]byte) // non-nil: built

@@ -113,7 +113,7 @@ func TestRecoverDurableSender(t *testing.T) {
 		for _, u := range kept {
 			st, known := x.RemoteUnsettled(u.Tag)
 			switch {
-			case known && terminal(st.Type):
+			case known && st.Type.Terminal():
 				_, err := x.SendResume(u.Tag, nil, true)
 				require.NoError(t, err)
 			case known:

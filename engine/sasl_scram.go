@@ -11,6 +11,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // SCRAM-SHA-256 (RFC 5802, RFC 7677), without channel binding: the
@@ -72,9 +73,25 @@ func NewSCRAMCredentials(password string, salt []byte, iterations int) (SCRAMCre
 }
 
 func hmacSHA256(key []byte, msg string) []byte {
+	if scramHashHook != nil {
+		scramHashHook()
+	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(msg))
 	return m.Sum(nil)
+}
+
+// scramHashHook, when set (by tests), is called at each HMAC and hash
+// the server computes, so that a test can count the work an exchange
+// does.
+var scramHashHook func()
+
+// scramSum is sha256.Sum256, counted by scramHashHook.
+func scramSum(b []byte) [sha256.Size]byte {
+	if scramHashHook != nil {
+		scramHashHook()
+	}
+	return sha256.Sum256(b)
 }
 
 // scramNonce returns a fresh nonce: printable, without ','.
@@ -86,19 +103,80 @@ func scramNonce() string {
 
 // SCRAMSHA256Server returns the server's SCRAM-SHA-256. lookup returns a
 // user's stored credentials (NewSCRAMCredentials), false for an unknown
-// user, who is refused at the proof, after a challenge like anyone's
-// (with a salt made up for the name), so that the exchange does not tell
-// who has an account. Channel binding is not supported: a client that
-// asks for it ("p=") is refused.
+// user, who is refused at the proof, after a challenge like anyone's, so
+// that the exchange does not tell who has an account: a salt made up for
+// the name (the same each time), the iteration count most of the known
+// users this mechanism has looked up have (SCRAMIterations until it has
+// looked one up), and a proof checked against keys made up for the name
+// with the same HMACs and hash as a known user's. Channel binding is not
+// supported: a client that asks for it ("p=") is refused.
 func SCRAMSHA256Server(lookup func(user string) (SCRAMCredentials, bool)) ServerMechanism {
+	iters := &scramIterCounts{}
 	return serverMech{"SCRAM-SHA-256", func(SASLPeer) (SASLExchange, error) {
-		return &scramServer{lookup: lookup, nonce: scramNonce}, nil
+		return &scramServer{lookup: lookup, nonce: scramNonce, iters: iters}, nil
 	}}
+}
+
+// scramIterCounts counts the iteration counts of the known users a
+// server mechanism has looked up, so that an unknown user's challenge
+// can carry the most common one. It keeps the first few distinct counts
+// it sees (an account store has one or two), so it stays small.
+type scramIterCounts struct {
+	mu   sync.Mutex
+	seen [8]struct{ iter, n int }
+	used int
+}
+
+// saw counts a known user's iteration count.
+func (c *scramIterCounts) saw(iter int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.seen[:c.used] {
+		if c.seen[i].iter == iter {
+			c.seen[i].n++
+			return
+		}
+	}
+	if c.used < len(c.seen) {
+		c.seen[c.used].iter, c.seen[c.used].n = iter, 1
+		c.used++
+	}
+}
+
+// common returns the iteration count seen most (the first seen of those
+// tied), or SCRAMIterations before any.
+func (c *scramIterCounts) common() int {
+	if c == nil {
+		return SCRAMIterations
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best, n := SCRAMIterations, 0
+	for _, s := range c.seen[:c.used] {
+		if s.n > n {
+			best, n = s.iter, s.n
+		}
+	}
+	return best
+}
+
+// scramDecoy returns the credentials an unknown user is challenged and
+// checked with: a salt and keys made from the name with scramDecoyKey,
+// the same for the name in this process, and iterations. It is computed
+// for known users too, so that both do the same work.
+func scramDecoy(user string, iterations int) SCRAMCredentials {
+	k := hmacSHA256(scramDecoyKey[:], user)
+	return SCRAMCredentials{Salt: k[:16], Iterations: iterations,
+		StoredKey: hmacSHA256(k, "Stored Key"), ServerKey: hmacSHA256(k, "Server Key")}
 }
 
 type scramServer struct {
 	lookup func(string) (SCRAMCredentials, bool)
 	nonce  func() string
+	iters  *scramIterCounts // shared by the mechanism's exchanges; nil: none
 
 	step        int
 	gs2         string // the client's gs2 header
@@ -154,12 +232,17 @@ func (s *scramServer) clientFirst(m string) (SASLStep, error) {
 	if s.lookup != nil {
 		cred, ok = s.lookup(user)
 	}
+	// An unknown user gets a challenge like a known one's, with a salt
+	// of its own that does not change and the common iteration count,
+	// and is refused at the proof, which is checked as a known user's
+	// is: the exchange does not tell who has an account. The decoy is
+	// made for known users too, for the same work.
+	decoy := scramDecoy(user, s.iters.common())
 	if !ok || cred.Iterations <= 0 || len(cred.StoredKey) != sha256.Size || len(cred.ServerKey) != sha256.Size {
-		// An unknown user gets a challenge like a known one's, with a
-		// salt of its own that does not change, and is refused at the
-		// proof: the exchange does not tell who has an account.
-		cred = SCRAMCredentials{Salt: hmacSHA256(scramDecoyKey[:], user)[:16], Iterations: SCRAMIterations}
+		cred = decoy
 		s.unknown = true
+	} else {
+		s.iters.saw(cred.Iterations)
 	}
 	s.user, s.cred = user, cred
 	s.nonceAll = attrs[1][2:] + s.nonce()
@@ -184,15 +267,14 @@ func (s *scramServer) clientFinal(m string) (SASLStep, error) {
 	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2)) || attrs[1] != "r="+s.nonceAll {
 		return SASLStep{}, errSCRAM
 	}
-	if s.unknown {
-		return SASLStep{}, ErrAuth
-	}
 	auth := s.firstBare + "," + s.serverFirst + "," + withoutProof
 	sig := hmacSHA256(s.cred.StoredKey, auth)
 	key := make([]byte, sha256.Size)
 	subtle.XORBytes(key, proof, sig)
-	stored := sha256.Sum256(key)
-	if subtle.ConstantTimeCompare(stored[:], s.cred.StoredKey) != 1 {
+	stored := scramSum(key)
+	// An unknown user's proof is checked against the decoy keys, the
+	// same work, and refused whatever the comparison says.
+	if subtle.ConstantTimeCompare(stored[:], s.cred.StoredKey) != 1 || s.unknown {
 		return SASLStep{}, ErrAuth
 	}
 	v := "v=" + base64.StdEncoding.EncodeToString(hmacSHA256(s.cred.ServerKey, auth))

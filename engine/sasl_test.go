@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -258,52 +255,3 @@ func TestSCRAMUnknownUser(t *testing.T) {
 		t.Fatalf("challenges %q %q %q", a, b, c)
 	}
 }
-
-// TestSASLHandshakeTimeoutDriver: over TCP, a client that stops after
-// SCRAM's first challenge is cut off by the Server at the handshake
-// time-out (200 ms here): its connection is closed, and the server's
-// handler hears of it.
-func TestSASLHandshakeTimeoutDriver(t *testing.T) {
-	cred := rfcCredentials(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := make(chan *Error, 1)
-	srv := &Server{Handler: closeHandler{ch: closed}, Config: Config{HandshakeTimeout: 200 * time.Millisecond,
-		Auth: Mechanisms(SCRAMSHA256Server(func(string) (SCRAMCredentials, bool) { return cred, true }))}}
-	go srv.Serve(ln)
-	defer srv.Close()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.Write(append(frame.AppendProtocolHeader(nil, frame.HeaderSASL), saslFrame(nil, func(b []byte) []byte {
-		return frame.AppendSASLInit(b, frame.SASLInit{Mechanism: []byte("SCRAM-SHA-256"), InitialResponse: []byte(rfcClientFirst)})
-	})...))
-	got, err := io.ReadAll(nc) // header, mechanisms, challenge, then the end
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := frame.NewReader(bytes.NewReader(got))
-	n := 0
-	for ; ; n++ {
-		if _, err = rd.Next(); err != nil {
-			break
-		}
-	}
-	if n != 3 || err != io.EOF {
-		t.Fatalf("%d frames before the end, %v", n, err)
-	}
-	if e := <-closed; e == nil || e.Condition != frame.CondResourceLimitExceeded {
-		t.Fatal(e)
-	}
-}
-
-type closeHandler struct {
-	NopHandler
-	ch chan *Error
-}
-
-func (h closeHandler) OnConnectionClose(_ *Conn, e *Error) { h.ch <- e }

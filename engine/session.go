@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/amqpsax/amqpsax"
@@ -24,8 +25,9 @@ type Session struct {
 	local  uint16 // this end's channel
 	remote uint16 // the peer's channel, once its begin arrived
 
-	st  endpoint // begin and end, sent and received; over once unmapped
-	err *Error
+	st       endpoint // begin and end, sent and received; over once unmapped
+	err      *Error
+	reported bool // OnSessionEnd has run: over for the application
 
 	// §2.5.6, counted in transfer frames; ids are RFC 1982 serial numbers.
 	nextIncomingID       uint32 // expected transfer-id of the next incoming transfer
@@ -48,7 +50,7 @@ type Session struct {
 	nLocal   int     // links in byLocal
 	waiting  []*Link // attached here, answer awaited
 
-	ringHeld       int    // bytes of the budget the incoming ring holds
+	ringHeld       int    // bytes of the budget the incoming ring (and its tags) and byRemote hold
 	nextDeliveryID uint32 // of the next outgoing delivery
 	outgoing       ring   // outgoing deliveries, from the oldest unsettled on
 	incoming       ring   // incoming deliveries not settled by both ends
@@ -118,13 +120,17 @@ func (s *Session) writeEnd(e *Error) {
 }
 
 // fail ends the session for a fault of the peer (part 2 §2.5.5, §2.7.8): end
-// carries cond; frames on it are ignored until the peer's end.
+// carries cond; frames on it are ignored until the peer's end. It is
+// reported at once, as Link.fail is: its links detach, then
+// OnSessionEnd, when the end is written; the channel stays mapped until
+// the peer's end.
 func (s *Session) fail(cond frame.Condition, desc string) {
 	if s.st.local != active {
 		return
 	}
 	s.err = NewError(cond, desc)
 	s.writeEnd(s.err)
+	s.report()
 }
 
 // frame handles a performative on the session's channel.
@@ -167,9 +173,8 @@ func (s *Session) onEnd(body []byte) error {
 	return nil
 }
 
-// gone unmaps an ended session (both halves closed from here on): its
-// links detach (events, each with the session's error when it has none
-// of its own), then OnSessionEnd.
+// gone unmaps an ended session (both halves closed from here on) and
+// reports it, unless fail reported it already.
 func (s *Session) gone(e *Error) {
 	if s.st.over() {
 		return
@@ -179,11 +184,6 @@ func (s *Session) gone(e *Error) {
 	if s.err == nil {
 		s.err = e
 	}
-	for _, l := range s.byLocal {
-		if l != nil {
-			l.gone(s.err)
-		}
-	}
 	c := s.c
 	if remote && int(s.remote) < len(c.byRemote) && c.byRemote[s.remote] == s {
 		c.byRemote[s.remote] = nil
@@ -192,8 +192,29 @@ func (s *Session) gone(e *Error) {
 		c.byLocal[s.local] = nil
 		c.nLocal--
 	}
-	c.release(sessionCost + s.ringHeld)
+	c.release(sessionCost + s.ringHeld) // counted until the session is unmapped
 	s.ringHeld = 0
+	s.report()
+}
+
+// report is the end of a session for the application, once: its links
+// detach (events, each with the session's error when it has none of its
+// own), then OnSessionEnd. gone runs it at the end exchange; fail, as
+// soon as this end's end for a fault of the peer is written (the links
+// are unmapped then: no frame of the session reaches them any more; the
+// channel stays mapped, and the session counted by the budget, until the
+// peer's end).
+func (s *Session) report() {
+	if s.reported {
+		return
+	}
+	s.reported = true
+	for _, l := range s.byLocal {
+		if l != nil {
+			l.gone(s.err)
+		}
+	}
+	c := s.c
 	if c.disp.on && c.disp.ch == s.local {
 		c.disp.on = false
 	}
@@ -418,7 +439,7 @@ func (s *Session) onDisposition(body []byte) error {
 			return err
 		}
 	}
-	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && terminal(d.State.Type)
+	autoSettle := r == &s.outgoing && !d.Settled && !c.cfg.ManualSettle && d.State.Type.Terminal()
 	told := c.told[:0]
 	tags := c.toldTags[:0]
 	// What the range and the ring have in common: from the first delivery
@@ -436,10 +457,17 @@ func (s *Session) onDisposition(body []byte) error {
 		if e.free || e.link == nil {
 			continue
 		}
-		told = append(told, toldDisp{link: e.link, id: e.id, tag: len(tags), n: len(e.tag)})
+		// told grows by one, its fields written in place (no struct built
+		// on the stack and copied in).
+		if len(told) == cap(told) {
+			told = slices.Grow(told, 1)
+		}
+		told = told[:len(told)+1]
+		t := &told[len(told)-1]
+		t.link, t.ctx, t.id, t.tag, t.n = e.link, e.ctx, e.id, uint32(len(tags)), uint32(len(e.tag))
 		tags = append(tags, e.tag...)
 		if d.Settled || autoSettle {
-			e.free = true
+			e.settle()
 		}
 		if autoSettle {
 			c.addSimpleDisp(s.local, frame.RoleSender, e.id, true, frame.StateNone)
@@ -451,11 +479,18 @@ func (s *Session) onDisposition(body []byte) error {
 	// for each.
 	h := s.h()
 	disp := Disposition{State: d.State, TxnID: txnID, Settled: d.Settled}
-	for _, t := range told {
-		if t.link.st.over() || t.link.hidden {
+	for i := range told {
+		t := &told[i]
+		if t.link.reported || t.link.hidden {
+			if t.ctx != nil {
+				t.ctx = nil
+			}
 			continue
 		}
-		disp.ID, disp.Tag = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n]
+		disp.ID, disp.Tag, disp.Context = t.id, tags[t.tag:t.tag+t.n:t.tag+t.n], t.ctx
+		if t.ctx != nil {
+			t.ctx = nil // the list is reused: it keeps no context alive
+		}
 		h.OnDisposition(t.link, disp)
 	}
 	return nil
@@ -465,18 +500,9 @@ func (s *Session) onDisposition(body []byte) error {
 // tags[tag:tag+n] of the connection's toldTags.
 type toldDisp struct {
 	link   *Link
+	ctx    any
 	id     uint32
-	tag, n int
-}
-
-// terminal reports an outcome (part 3 §3.4): accepted, rejected,
-// released, modified.
-func terminal(t frame.StateType) bool {
-	switch t {
-	case frame.StateAccepted, frame.StateRejected, frame.StateReleased, frame.StateModified:
-		return true
-	}
-	return false
+	tag, n uint32
 }
 
 func inRange(id, first, last uint32) bool { return id-first <= last-first }
@@ -487,15 +513,17 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 // direction between two containers) is refused: answered and detached
 // with amqp:not-allowed, or, with Config.LinkStealing, it takes the name
 // and the old link is detached with amqp:link:stolen.
+//
+// The link keeps one copy of the attach, which the budget counts with
+// the link: its name (and the connection's key for it), Source, Target,
+// properties and capabilities are views of it; so are the keys of the
+// index of its unsettled map (RemoteUnsettled), whose entries the budget
+// counts here too.
 func (s *Session) onAttach(body []byte) error {
 	c := s.c
-	if err := c.charge(linkCost + len(body)); err != nil {
-		return err
-	}
-	buf := append([]byte(nil), body...) // the link keeps its attach: Source, Target
+	buf := append([]byte(nil), body...) // the link keeps its attach (RemoteAttach)
 	a, err := frame.ParseAttach(buf)
 	if err != nil {
-		c.release(linkCost + len(body))
 		return decodeError(err)
 	}
 	if a.Handle > s.handleMax {
@@ -504,6 +532,13 @@ func (s *Session) onAttach(body []byte) error {
 	}
 	if uint64(a.Handle) < uint64(len(s.byRemote)) && s.byRemote[a.Handle] != nil {
 		return &sessionError{s, frame.CondHandleInUse, "attach with handle " + strconv.FormatUint(uint64(a.Handle), 10) + ", which is in use"}
+	}
+	// the attach, the connection's key for its name (a copy), and the
+	// index RemoteUnsettled may build (its keys copies, at most the map's
+	// bytes)
+	held := linkCost + cap(buf) + len(a.Name) + a.Unsettled.Len()*unsettledEntryCost + len(a.Unsettled)
+	if err := c.charge(held); err != nil {
+		return err
 	}
 	sender := a.Role == frame.RoleReceiver // this end's role
 	var l *Link
@@ -519,6 +554,7 @@ func (s *Session) onAttach(body []byte) error {
 	if answer {
 		h, ok := s.freeHandle()
 		if !ok {
+			c.release(held)
 			return &sessionError{s, frame.CondResourceLimitExceeded, "no handle left to answer an attach"}
 		}
 		if old := c.names[linkName{string(a.Name), sender}]; old != nil {
@@ -539,9 +575,19 @@ func (s *Session) onAttach(body []byte) error {
 			l.hidden = true
 		}
 	}
-	l.held = linkCost + len(body)
-	for uint64(a.Handle) >= uint64(len(s.byRemote)) {
-		s.byRemote = append(s.byRemote, nil)
+	l.held = held
+	if uint64(a.Handle) >= uint64(len(s.byRemote)) {
+		// The peer picks its handles (up to handle-max): the table of
+		// them grows to the highest, and the budget counts it.
+		was := cap(s.byRemote)
+		for uint64(a.Handle) >= uint64(len(s.byRemote)) {
+			s.byRemote = append(s.byRemote, nil)
+		}
+		grew := (cap(s.byRemote) - was) * ptrSize
+		if err := c.charge(grew); err != nil {
+			return err
+		}
+		s.ringHeld += grew
 	}
 	s.byRemote[a.Handle] = l
 	s.setDetached(a.Handle, false)
@@ -563,6 +609,7 @@ func (s *Session) onAttach(body []byte) error {
 	if refuse != nil {
 		// A refusal is an attach with no terminus at this end, then the
 		// detach (part 2 §2.6.3).
+		l.mine = attachFields{}
 		if l.sender {
 			l.writeAttach(frame.Opt[frame.Source]{}, a.Target)
 		} else {
@@ -650,7 +697,19 @@ type rentry struct {
 	id   uint32
 	link *Link
 	tag  []byte
+	ctx  any  // the application's (Link.SendWith, SetDeliveryContext): dropped when settled
 	free bool // settled: dropped when it reaches the head
+}
+
+// settle marks the entry settled and drops its context. An entry not in
+// use never holds a context (push relies on it), and a store of an
+// interface into the heap costs a write-barrier check: it is stored
+// only when there is one to drop.
+func (e *rentry) settle() {
+	e.free = true
+	if e.ctx != nil {
+		e.ctx = nil
+	}
 }
 
 func (r *ring) at(i int) *rentry { return &r.e[(r.head+i)&(len(r.e)-1)] }
@@ -721,7 +780,7 @@ func (r *ring) trim() {
 func (r *ring) forget(l *Link) {
 	for i := 0; i < r.n; i++ {
 		if e := r.at(i); e.link == l {
-			e.free = true
+			e.settle()
 		}
 	}
 	r.trim()

@@ -46,9 +46,14 @@ var stateSetups = []struct {
 			l.Detach(NewError(frame.CondNotFound, "gone"))
 		}
 	})},
+	{"link detached by the engine, peer silent", then(false, func(w *world) {
+		w.snd.fail(frame.CondTransferLimitExceeded, "test")
+		w.rcv.fail(frame.CondTransferLimitExceeded, "test")
+	})},
 	{"session ending", then(false, func(w *world) { w.s.End(nil) })},
 	{"session ended", then(true, func(w *world) { w.s.End(nil) })},
 	{"session ended by the peer", then(true, func(w *world) { w.p.s.byLocal[0].End(NewError(frame.CondNotFound, "gone")) })},
+	{"session ended by the engine, peer silent", then(false, func(w *world) { w.s.fail(frame.CondWindowViolation, "test") })},
 	{"conn closing", then(false, func(w *world) { w.c.Close(nil) })},
 	{"conn closed", then(true, func(w *world) { w.c.Close(nil) })},
 	{"conn lost", then(false, func(w *world) { w.c.CloseRead() })},
@@ -131,6 +136,19 @@ var actions = []struct {
 	{"Link.DrainCredit", func(w *world) error { return w.rcv.DrainCredit() }},
 	{"Link.SetAvailable", func(w *world) error { return w.snd.SetAvailable(3, true) }},
 	{"Link.Send", func(w *world) error { _, err := w.snd.Send(nil, []byte{0x00, 0x53, 0x77, 0x40}, false); return err }},
+	{"Link.SendWith", func(w *world) error {
+		_, err := w.snd.SendWith(nil, []byte{0x00, 0x53, 0x77, 0x40}, false, w)
+		return err
+	}},
+	{"Link.SetDeliveryContext", func(w *world) error {
+		// on a delivery the sender holds, when it could send one
+		id, err := w.snd.SendWith(nil, []byte{0x00, 0x53, 0x77, 0x40}, false, nil)
+		if err != nil {
+			return w.snd.SetDeliveryContext(0, w)
+		}
+		return w.snd.SetDeliveryContext(id, w)
+	}},
+	{"Link.SetCreditor", func(w *world) error { return w.rcv.SetCreditor(Creditor{Credit: 50, WhenDrained: true}) }},
 	{"Link.Dispose", func(w *world) error { return w.rcv.Dispose(0, Accepted, true) }},
 	{"Link.Settle", func(w *world) error { return w.snd.Settle(0) }},
 	{"Link.Abort", func(w *world) error { return w.snd.Abort() }},
@@ -259,6 +277,9 @@ link attaching | Link.KeepCredit | ok flow
 link attaching | Link.DrainCredit | ok flow
 link attaching | Link.SetAvailable | ok flow
 link attaching | Link.Send | ErrState
+link attaching | Link.SendWith | ErrState
+link attaching | Link.SetDeliveryContext | ErrState
+link attaching | Link.SetCreditor | ok flow
 link attaching | Link.Dispose | ok disposition
 link attaching | Link.Settle | ok disposition
 link attaching | Link.Abort | ErrState
@@ -279,6 +300,9 @@ link attached | Link.KeepCredit | ok flow
 link attached | Link.DrainCredit | ok flow
 link attached | Link.SetAvailable | ok flow
 link attached | Link.Send | ok transfer
+link attached | Link.SendWith | ok transfer
+link attached | Link.SetDeliveryContext | ok transfer
+link attached | Link.SetCreditor | ok flow
 link attached | Link.Dispose | ok disposition
 link attached | Link.Settle | ok disposition
 link attached | Link.Abort | ErrState
@@ -299,6 +323,9 @@ link detaching | Link.KeepCredit | ErrState
 link detaching | Link.DrainCredit | ErrState
 link detaching | Link.SetAvailable | ErrState
 link detaching | Link.Send | ErrState
+link detaching | Link.SendWith | ErrState
+link detaching | Link.SetDeliveryContext | ErrState
+link detaching | Link.SetCreditor | ErrState
 link detaching | Link.Dispose | ErrState
 link detaching | Link.Settle | ErrState
 link detaching | Link.Abort | ErrState
@@ -319,6 +346,9 @@ link detached | Link.KeepCredit | ErrState
 link detached | Link.DrainCredit | ErrState
 link detached | Link.SetAvailable | ErrState
 link detached | Link.Send | ErrState
+link detached | Link.SendWith | ErrState
+link detached | Link.SetDeliveryContext | ErrState
+link detached | Link.SetCreditor | ErrState
 link detached | Link.Dispose | ErrState
 link detached | Link.Settle | ErrState
 link detached | Link.Abort | ErrState
@@ -339,6 +369,9 @@ link detached by the peer | Link.KeepCredit | ErrState
 link detached by the peer | Link.DrainCredit | ErrState
 link detached by the peer | Link.SetAvailable | ErrState
 link detached by the peer | Link.Send | ErrState
+link detached by the peer | Link.SendWith | ErrState
+link detached by the peer | Link.SetDeliveryContext | ErrState
+link detached by the peer | Link.SetCreditor | ErrState
 link detached by the peer | Link.Dispose | ErrState
 link detached by the peer | Link.Settle | ErrState
 link detached by the peer | Link.Abort | ErrState
@@ -349,6 +382,29 @@ link detached by the peer | Link.Declare | ErrState
 link detached by the peer | Link.Discharge | ErrState
 link detached by the peer | Link.Detach | ErrState
 link detached by the peer | Link.DetachOnly | ErrState
+link detached by the engine, peer silent | Conn.Begin | ok begin
+link detached by the engine, peer silent | Conn.Close | ok close
+link detached by the engine, peer silent | Session.AttachSender | ok attach
+link detached by the engine, peer silent | Session.AttachReceiver | ok attach
+link detached by the engine, peer silent | Session.End | ok end
+link detached by the engine, peer silent | Link.Flow | ErrState
+link detached by the engine, peer silent | Link.KeepCredit | ErrState
+link detached by the engine, peer silent | Link.DrainCredit | ErrState
+link detached by the engine, peer silent | Link.SetAvailable | ErrState
+link detached by the engine, peer silent | Link.Send | ErrState
+link detached by the engine, peer silent | Link.SendWith | ErrState
+link detached by the engine, peer silent | Link.SetDeliveryContext | ErrState
+link detached by the engine, peer silent | Link.SetCreditor | ErrState
+link detached by the engine, peer silent | Link.Dispose | ErrState
+link detached by the engine, peer silent | Link.Settle | ErrState
+link detached by the engine, peer silent | Link.Abort | ErrState
+link detached by the engine, peer silent | Session.AttachCoordinator | ok attach
+link detached by the engine, peer silent | Link.SendTxn | ErrState
+link detached by the engine, peer silent | Link.SendResume | ErrState
+link detached by the engine, peer silent | Link.Declare | ErrState
+link detached by the engine, peer silent | Link.Discharge | ErrState
+link detached by the engine, peer silent | Link.Detach | ErrState
+link detached by the engine, peer silent | Link.DetachOnly | ErrState
 session ending | Conn.Begin | ok begin
 session ending | Conn.Close | ok close
 session ending | Session.AttachSender | ErrState
@@ -359,6 +415,9 @@ session ending | Link.KeepCredit | ErrState
 session ending | Link.DrainCredit | ErrState
 session ending | Link.SetAvailable | ErrState
 session ending | Link.Send | ErrState
+session ending | Link.SendWith | ErrState
+session ending | Link.SetDeliveryContext | ErrState
+session ending | Link.SetCreditor | ErrState
 session ending | Link.Dispose | ErrState
 session ending | Link.Settle | ErrState
 session ending | Link.Abort | ErrState
@@ -379,6 +438,9 @@ session ended | Link.KeepCredit | ErrState
 session ended | Link.DrainCredit | ErrState
 session ended | Link.SetAvailable | ErrState
 session ended | Link.Send | ErrState
+session ended | Link.SendWith | ErrState
+session ended | Link.SetDeliveryContext | ErrState
+session ended | Link.SetCreditor | ErrState
 session ended | Link.Dispose | ErrState
 session ended | Link.Settle | ErrState
 session ended | Link.Abort | ErrState
@@ -399,6 +461,9 @@ session ended by the peer | Link.KeepCredit | ErrState
 session ended by the peer | Link.DrainCredit | ErrState
 session ended by the peer | Link.SetAvailable | ErrState
 session ended by the peer | Link.Send | ErrState
+session ended by the peer | Link.SendWith | ErrState
+session ended by the peer | Link.SetDeliveryContext | ErrState
+session ended by the peer | Link.SetCreditor | ErrState
 session ended by the peer | Link.Dispose | ErrState
 session ended by the peer | Link.Settle | ErrState
 session ended by the peer | Link.Abort | ErrState
@@ -409,6 +474,29 @@ session ended by the peer | Link.Declare | ErrState
 session ended by the peer | Link.Discharge | ErrState
 session ended by the peer | Link.Detach | ErrState
 session ended by the peer | Link.DetachOnly | ErrState
+session ended by the engine, peer silent | Conn.Begin | ok begin
+session ended by the engine, peer silent | Conn.Close | ok close
+session ended by the engine, peer silent | Session.AttachSender | ErrState
+session ended by the engine, peer silent | Session.AttachReceiver | ErrState
+session ended by the engine, peer silent | Session.End | ErrState
+session ended by the engine, peer silent | Link.Flow | ErrState
+session ended by the engine, peer silent | Link.KeepCredit | ErrState
+session ended by the engine, peer silent | Link.DrainCredit | ErrState
+session ended by the engine, peer silent | Link.SetAvailable | ErrState
+session ended by the engine, peer silent | Link.Send | ErrState
+session ended by the engine, peer silent | Link.SendWith | ErrState
+session ended by the engine, peer silent | Link.SetDeliveryContext | ErrState
+session ended by the engine, peer silent | Link.SetCreditor | ErrState
+session ended by the engine, peer silent | Link.Dispose | ErrState
+session ended by the engine, peer silent | Link.Settle | ErrState
+session ended by the engine, peer silent | Link.Abort | ErrState
+session ended by the engine, peer silent | Session.AttachCoordinator | ErrState
+session ended by the engine, peer silent | Link.SendTxn | ErrState
+session ended by the engine, peer silent | Link.SendResume | ErrState
+session ended by the engine, peer silent | Link.Declare | ErrState
+session ended by the engine, peer silent | Link.Discharge | ErrState
+session ended by the engine, peer silent | Link.Detach | ErrState
+session ended by the engine, peer silent | Link.DetachOnly | ErrState
 conn closing | Conn.Begin | ErrState
 conn closing | Conn.Close | ErrState
 conn closing | Session.AttachSender | ErrState
@@ -419,6 +507,9 @@ conn closing | Link.KeepCredit | ErrState
 conn closing | Link.DrainCredit | ErrState
 conn closing | Link.SetAvailable | ErrState
 conn closing | Link.Send | ErrState
+conn closing | Link.SendWith | ErrState
+conn closing | Link.SetDeliveryContext | ErrState
+conn closing | Link.SetCreditor | ErrState
 conn closing | Link.Dispose | ErrState
 conn closing | Link.Settle | ErrState
 conn closing | Link.Abort | ErrState
@@ -439,6 +530,9 @@ conn closed | Link.KeepCredit | ErrState
 conn closed | Link.DrainCredit | ErrState
 conn closed | Link.SetAvailable | ErrState
 conn closed | Link.Send | ErrState
+conn closed | Link.SendWith | ErrState
+conn closed | Link.SetDeliveryContext | ErrState
+conn closed | Link.SetCreditor | ErrState
 conn closed | Link.Dispose | ErrState
 conn closed | Link.Settle | ErrState
 conn closed | Link.Abort | ErrState
@@ -459,6 +553,9 @@ conn lost | Link.KeepCredit | ErrState
 conn lost | Link.DrainCredit | ErrState
 conn lost | Link.SetAvailable | ErrState
 conn lost | Link.Send | ErrState
+conn lost | Link.SendWith | ErrState
+conn lost | Link.SetDeliveryContext | ErrState
+conn lost | Link.SetCreditor | ErrState
 conn lost | Link.Dispose | ErrState
 conn lost | Link.Settle | ErrState
 conn lost | Link.Abort | ErrState

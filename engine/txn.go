@@ -206,7 +206,14 @@ func (l *Link) txnTransfer(st *frame.DeliveryState) error {
 	if c.cfg.Coordinator != nil && c.txn.open[string(ts.TxnID)] == nil {
 		return &linkError{l, frame.CondUnknownID, "transfer in transaction " + quoteID(ts.TxnID) + ", which is not open"}
 	}
+	was := cap(l.txnID)
 	l.txnID = append(l.txnID[:0], ts.TxnID...)
+	if grew := cap(l.txnID) - was; grew > 0 { // the peer's txn-id: the budget counts the buffer kept
+		if err := c.charge(grew); err != nil {
+			return err
+		}
+		l.held += grew
+	}
 	l.inTxn = true
 	return nil
 }

@@ -286,6 +286,15 @@ const (
 
 var stateNames = [...]string{"none", "received", "accepted", "rejected", "released", "modified", "other"}
 
+// Terminal reports an outcome (part 3 §3.4): accepted, rejected,
+// released or modified, the states after which a delivery's state does
+// not change. Received, none and other states (such as part 4's
+// transactional-state, whose outcome is inside it) are not terminal.
+// Every layer decides by this one rule: a sender's delivery is done at
+// a terminal outcome (part 2 §2.6.12), and a resume settles what the
+// receiver holds in a terminal state (§2.6.13).
+func (s StateType) Terminal() bool { return s-StateAccepted <= StateModified-StateAccepted }
+
 // String returns the state's name ("accepted", …), or "StateType(N)".
 func (s StateType) String() string {
 	if int(s) < len(stateNames) {

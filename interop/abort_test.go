@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
@@ -132,7 +133,7 @@ func TestAbortPeers(t *testing.T) {
 	for _, peer := range []string{"go-amqp", "proton", "rhea", "uamqp"} {
 		t.Run(peer, func(t *testing.T) {
 			srv := &abortServer{big: msgBytes(make([]byte, abortSize[peer])), done: make(chan struct{})}
-			es := &engine.Server{Config: engine.Config{}, Handler: srv}
+			es := &driver.Server{Config: engine.Config{}, Handler: srv}
 			var caFile string
 			if peer == "uamqp" {
 				cfg, pem, err := SelfSigned()

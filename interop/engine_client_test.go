@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
@@ -100,7 +101,7 @@ func runEngineClient(t *testing.T, addr string, tg *engineTarget) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	app := newClientApp()
-	d, err := engine.Dial(ctx, "tcp", addr, engine.Config{ContainerID: "engine-interop-client",
+	d, err := driver.Dial(ctx, "tcp", addr, engine.Config{ContainerID: "engine-interop-client",
 		Username: tg.user, Password: tg.pass, MaxFrameSize: 4096, IdleTimeout: 30 * time.Second}, nil, app)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -80,10 +81,10 @@ func (r *roundTrip) OnConnectionClose(c *engine.Conn, e *engine.Error) {
 }
 
 // run dials addr with cfg and tlsConfig and waits for the round trip.
-func (r *roundTrip) run(t *testing.T, addr string, cfg engine.Config, tlsConfig *tls.Config) (*engine.Driver, error) {
+func (r *roundTrip) run(t *testing.T, addr string, cfg engine.Config, tlsConfig *tls.Config) (*driver.Driver, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	d, err := engine.Dial(ctx, "tcp", addr, cfg, tlsConfig, r)
+	d, err := driver.Dial(ctx, "tcp", addr, cfg, tlsConfig, r)
 	if err != nil {
 		return nil, err
 	}

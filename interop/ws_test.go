@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/ws"
@@ -69,7 +70,7 @@ func TestRheaWebSocket(t *testing.T) {
 	t.Run("rhea client, engine server", func(t *testing.T) {
 		ln, err := ws.Listen("127.0.0.1:0", nil)
 		require.NoError(t, err)
-		srv := &engine.Server{Handler: wsEcho{}, Config: engine.Config{Credit: 100, AutoAccept: true}}
+		srv := &driver.Server{Handler: wsEcho{}, Config: engine.Config{Credit: 100, AutoAccept: true}}
 		go srv.Serve(ln)
 		defer srv.Close()
 		cmd := exec.Command("node", "rhea/ws_client.js")
@@ -151,7 +152,7 @@ func TestRheaWebSocket(t *testing.T) {
 		require.NoError(t, err)
 		rt := newRoundTrip("ws-echo", 1000)
 		rt.loose = true // rhea re-encodes what it echoes
-		d := engine.NewDriver(nc, engine.NewClient(engine.Config{}, rt))
+		d := driver.NewDriver(nc, engine.NewClient(engine.Config{}, rt))
 		go d.Run(ctx)
 		select {
 		case err := <-rt.done:

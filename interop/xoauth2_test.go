@@ -7,6 +7,7 @@ import (
 	"time"
 
 	amqp "github.com/Azure/go-amqp"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func TestGoAMQPXOAUTH2(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	h := identities{ids: make(chan string, 4)}
-	srv := &engine.Server{Handler: h, Config: engine.Config{Auth: engine.Mechanisms(
+	srv := &driver.Server{Handler: h, Config: engine.Config{Auth: engine.Mechanisms(
 		engine.PlainServer(nil), engine.XOAUTH2Server(check))}}
 	go srv.Serve(ln)
 	defer srv.Close()

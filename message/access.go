@@ -500,7 +500,10 @@ var ErrKeyNotString = errors.New("map key is not a string or symbol")
 // (the spec forbids it, but nothing stops a peer), a string and a symbol
 // of the same text included, the first entry counts, as it does for
 // Lookup: a router that reads one property with Lookup and a consumer
-// that reads them all with AnyMap agree on its value.
+// that reads them all with AnyMap agree on its value. Each value is read
+// as stream.Cursor.Any reads it, within its bound on values per byte: a
+// value beyond it (an array of many nulls in a few bytes) is an error
+// wrapping stream.ErrAnyLimit.
 func AnyMap(sec []byte) (map[string]any, error) {
 	if sec == nil {
 		return map[string]any{}, nil

@@ -19,6 +19,21 @@ type Described struct {
 	Value      any
 }
 
+// anyPerByte is how many Go values Any makes per byte of the value it
+// reads (see the package doc's limits): every value a peer can encode takes
+// at least a byte, except the elements of an array of zero-width elements
+// (null, true, false, uint0, ulong0, list0) and the descriptors of an
+// array of described values; two a byte lets an array of described
+// one-byte values through and refuses an array of nulls that claims more
+// elements than twice its bytes.
+const anyPerByte = 2
+
+// ErrAnyLimit is the cause of the error Any returns for a value that
+// holds more values than Any makes for its encoded length (see the
+// package doc's limits): an array of zero-width elements (nulls, say)
+// whose count is larger than its bytes allow.
+var ErrAnyLimit = errors.New("more values than Any reads for the bytes they take")
+
 // ErrMapKey is the cause of the error Any returns for a map whose key has
 // no Go map key form: a binary, list, map, array or described key.
 var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
@@ -44,10 +59,28 @@ var ErrMapKey = errors.New("stream: map key of a kind that cannot key a Go map")
 // peer), the first entry counts, as it does for Lookup: every way of
 // reading a map agrees on its value. A map key that cannot key a Go map
 // (binary, list, map, array or described) is an error wrapping ErrMapKey
-// at the key's offset. Bad input
-// is the cursor's error too. Either stops the cursor, as Err then reports.
+// at the key's offset. A value that holds more values than Any makes for
+// its length (an array of zero-width elements, such as nulls, with a count
+// beyond twice its bytes: see the package doc's limits) is an error
+// wrapping ErrAnyLimit at the offset of the array that overdraws. Bad
+// input is the cursor's error too. Any error stops the cursor, as Err then
+// reports.
 func (c *Cursor) Any() (any, error) {
-	v, err := c.anyValue()
+	raw := c.Raw()
+	if raw == nil && c.err != nil {
+		return nil, c.err
+	}
+	// The budget: anyPerByte values a byte of the value (and its
+	// constructor, which an array element's Raw leaves out; and for an
+	// element of an array of described values, the descriptor it is
+	// read with).
+	budget := anyPerByte * (len(raw) + 1)
+	if c.lv.kind == wire.LvDescArray && c.lv.desc >= 0 {
+		if n, _ := wire.Skip(c.data[c.lv.desc:]); n > 0 {
+			budget += anyPerByte * n
+		}
+	}
+	v, err := c.anyValue(&budget)
 	if err == nil {
 		err = c.err
 	}
@@ -57,7 +90,13 @@ func (c *Cursor) Any() (any, error) {
 	return v, nil
 }
 
-func (c *Cursor) anyValue() (any, error) {
+// anyValue reads the current value, charging one to *budget for it and
+// for each value in it; a compound whose count overdraws the budget is
+// ErrAnyLimit before anything is made for it.
+func (c *Cursor) anyValue(budget *int) (any, error) {
+	if *budget--; *budget < 0 {
+		return nil, c.limitFault()
+	}
 	switch c.cur.kind {
 	case amqpsax.KindNull:
 		return nil, nil
@@ -102,12 +141,25 @@ func (c *Cursor) anyValue() (any, error) {
 	case amqpsax.KindSymbol:
 		return Symbol(c.Bytes()), nil
 	case amqpsax.KindList, amqpsax.KindArray:
+		if c.Count() > *budget {
+			return nil, c.limitFault()
+		}
 		out := make([]any, 0, c.Count())
 		if !c.Enter() {
 			return nil, c.err
 		}
+		// The elements of an array of described values share its
+		// descriptor: it is read once, with the first.
+		var desc any
+		shared := false
 		for c.Next() {
-			x, err := c.anyValue()
+			var x any
+			var err error
+			if c.lv.kind == wire.LvDescArray {
+				x, err = c.anyDescribed(budget, &desc, &shared)
+			} else {
+				x, err = c.anyValue(budget)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -119,6 +171,9 @@ func (c *Cursor) anyValue() (any, error) {
 		c.Exit()
 		return out, nil
 	case amqpsax.KindMap:
+		if 2*c.Count() > *budget {
+			return nil, c.limitFault()
+		}
 		out := make(map[any]any, c.Count())
 		if !c.Enter() {
 			return nil, c.err
@@ -129,14 +184,14 @@ func (c *Cursor) anyValue() (any, error) {
 				// (a Described may hold any of them)
 				return nil, c.keyFault()
 			}
-			k, err := c.anyValue()
+			k, err := c.anyValue(budget)
 			if err != nil {
 				return nil, err
 			}
 			if !c.Next() {
 				break
 			}
-			v, err := c.anyValue()
+			v, err := c.anyValue(budget)
 			if err != nil {
 				return nil, err
 			}
@@ -150,29 +205,57 @@ func (c *Cursor) anyValue() (any, error) {
 		c.Exit()
 		return out, nil
 	case amqpsax.KindDescribed:
-		if !c.Enter() {
-			return nil, c.err
-		}
-		var d Described
-		var err error
-		if c.Next() {
-			if d.Descriptor, err = c.anyValue(); err != nil {
-				return nil, err
-			}
-		}
-		if c.Next() {
-			if d.Value, err = c.anyValue(); err != nil {
-				return nil, err
-			}
-		}
-		if c.err != nil {
-			return nil, c.err
-		}
-		c.Exit()
-		return d, nil
+		var desc any
+		shared := false
+		*budget++ // anyDescribed charges it
+		return c.anyDescribed(budget, &desc, &shared)
 	}
 	c.want("a value")
 	return nil, c.err
+}
+
+// anyDescribed reads the current value, a described value, charging one
+// to *budget for it. Its descriptor is *desc when *shared is set (an
+// element of an array of described values after the first: the elements
+// share the array's descriptor, which is read once); else it is read and
+// stored there, and *shared set.
+func (c *Cursor) anyDescribed(budget *int, desc *any, shared *bool) (any, error) {
+	if *budget--; *budget < 0 {
+		return nil, c.limitFault()
+	}
+	if !c.Enter() {
+		return nil, c.err
+	}
+	var d Described
+	var err error
+	if c.Next() {
+		if *shared {
+			d.Descriptor = *desc
+		} else if d.Descriptor, err = c.anyValue(budget); err != nil {
+			return nil, err
+		}
+	}
+	if c.Next() {
+		if d.Value, err = c.anyValue(budget); err != nil {
+			return nil, err
+		}
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	c.Exit()
+	*desc, *shared = d.Descriptor, true
+	return d, nil
+}
+
+// limitFault records ErrAnyLimit for the current value, one that would
+// make Any overdraw its budget, and stops the cursor there.
+func (c *Cursor) limitFault() error {
+	if c.err == nil {
+		c.err = &amqpsax.Error{Op: "stream", Offset: c.cur.start, Code: c.cur.code, HasCode: true, Err: ErrAnyLimit}
+	}
+	c.fail(wire.OK, c.cur.start, c.cur.code, true) // the error is recorded: this only stops
+	return c.err
 }
 
 // keyFault records ErrMapKey for the current value, a map key, and stops

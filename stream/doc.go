@@ -83,6 +83,19 @@
 // values skipped over are not checked. No size or count the input claims
 // makes the cursor allocate or loop more than the input's length allows.
 //
+// [Cursor.Any] and [Value.Any] make at most two Go values per byte of the
+// value they read (its constructor included), and so allocate at most
+// about 128 bytes per byte of it (a list of one-entry maps, the costliest
+// shape a peer can send, takes about 70). Every value a peer encodes takes
+// at least a byte, but an array's zero-width elements (null, true, false,
+// uint0, ulong0, list0) take none, so the wire's own bound on their count
+// (255 plus 32 per byte of the array) would let a few bytes ask for
+// hundreds of values: a value whose compounds claim more values than its
+// length buys is an error wrapping [ErrAnyLimit] at the offset of the
+// list, map or array that overdraws, before anything is made for it. The
+// elements of an array of described values share one Descriptor value,
+// read once, so a long descriptor is not copied per element.
+//
 // # Helpers
 //
 // [Cursor.Seek] moves to element i of a list; [Cursor.SeekKey] and

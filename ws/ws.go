@@ -6,8 +6,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -31,21 +33,48 @@ type DialOptions struct {
 	// HTTPClient, when set, makes the upgrade request (proxies, its own
 	// transport); TLSConfig is then ignored.
 	HTTPClient *http.Client
+	// BasicAuth sends the URL's user and password as HTTP Basic
+	// authentication on the upgrade request — in the clear over ws://.
+	// Without it the URL's user information is not sent at all (the
+	// client package reads it for SASL, which the AMQP connection
+	// carries).
+	BasicAuth bool
 }
 
-// Dial opens a WebSocket to url (ws:// or wss://) with the subprotocol
+// Dial opens a WebSocket to rawURL (ws:// or wss://) with the subprotocol
 // "amqp" and returns it as a net.Conn carrying binary messages. ctx
-// bounds the dial and the upgrade, not the connection.
-func Dial(ctx context.Context, url string, o *DialOptions) (net.Conn, error) {
+// bounds the dial and the upgrade, not the connection. The URL's user
+// information is left out of the upgrade request unless
+// DialOptions.BasicAuth, and its password out of every error.
+func Dial(ctx context.Context, rawURL string, o *DialOptions) (net.Conn, error) {
 	if o == nil {
 		o = &DialOptions{}
 	}
-	opts := &websocket.DialOptions{Subprotocols: []string{Subprotocol}, HTTPHeader: o.Header,
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url.Parse's error holds the URL whole, password and all.
+		return nil, errors.New("ws: malformed URL " + redactRaw(rawURL))
+	}
+	header := o.Header
+	if u.User != nil {
+		if o.BasicAuth {
+			req := http.Request{Header: http.Header{}}
+			pw, _ := u.User.Password()
+			req.SetBasicAuth(u.User.Username(), pw)
+			header = header.Clone()
+			if header == nil {
+				header = http.Header{}
+			}
+			header.Set("Authorization", req.Header.Get("Authorization"))
+		}
+		u.User = nil // else net/http sends it as Basic authentication
+	}
+	opts := &websocket.DialOptions{Subprotocols: []string{Subprotocol}, HTTPHeader: header,
 		HTTPClient: o.HTTPClient, CompressionMode: websocket.CompressionDisabled}
 	if opts.HTTPClient == nil && o.TLSConfig != nil {
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{TLSClientConfig: o.TLSConfig}}
 	}
-	c, _, err := websocket.Dial(ctx, url, opts)
+	c, _, err := websocket.Dial(ctx, u.String(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +83,30 @@ func Dial(ctx context.Context, url string, o *DialOptions) (net.Conn, error) {
 		return nil, ErrSubprotocol
 	}
 	return netConn(c), nil
+}
+
+// redactRaw returns rawURL, which url.Parse refused, with whatever lies
+// between its scheme's "//" and the last '@' of its authority after the
+// first ':' (a password, in a URL of the usual form) replaced by "xxxxx",
+// as url.URL.Redacted does for one that parses.
+func redactRaw(rawURL string) string {
+	i := strings.Index(rawURL, "//")
+	if i < 0 {
+		return rawURL
+	}
+	auth := rawURL[i+2:]
+	if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+		auth = auth[:j]
+	}
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return rawURL
+	}
+	user := auth[:at]
+	if c := strings.IndexByte(user, ':'); c >= 0 {
+		user = user[:c+1] + "xxxxx"
+	}
+	return rawURL[:i+2] + user + rawURL[i+2+at:]
 }
 
 // netConn returns c as a net.Conn of binary messages, with no limit on a
@@ -90,21 +143,75 @@ func NewListener(addr net.Addr) *Listener {
 	return &Listener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
 }
 
+// The time-outs of Listen's HTTP server, as engine.DefaultHandshakeTimeout
+// bounds a client's handshake on the AMQP port.
+const (
+	// DefaultHeaderTimeout bounds the TLS handshake, and then the
+	// upgrade request's header: a client that has not finished either
+	// by then is cut off.
+	DefaultHeaderTimeout = 30 * time.Second
+	// DefaultIdleTimeout bounds the wait for a request after another
+	// on a connection that was not upgraded.
+	DefaultIdleTimeout = 30 * time.Second
+)
+
+// ListenOptions sets up ListenWith. The zero value (or nil) serves ws://
+// with the default time-outs.
+type ListenOptions struct {
+	// TLSConfig serves wss:// (TLS) when set.
+	TLSConfig *tls.Config
+	// HeaderTimeout bounds a connection's TLS handshake, and then the
+	// reading of each request's header, the upgrade's included
+	// (http.Server's ReadHeaderTimeout, which net/http applies to the
+	// TLS handshake too); 0 means DefaultHeaderTimeout, a negative
+	// value no bound. Once upgraded, the connection is the engine's,
+	// whose Config.HandshakeTimeout bounds the AMQP handshake.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a connection
+	// that was not upgraded (http.Server's IdleTimeout); 0 means
+	// DefaultIdleTimeout, a negative value no bound.
+	IdleTimeout time.Duration
+}
+
 // Listen listens on the TCP address addr and serves WebSocket upgrades
-// on every path (TLS, wss://, when tlsConfig is set), for Accept.
+// on every path (TLS, wss://, when tlsConfig is set), for Accept, with
+// the default time-outs (ListenOptions).
 func Listen(addr string, tlsConfig *tls.Config) (*Listener, error) {
+	return ListenWith(addr, &ListenOptions{TLSConfig: tlsConfig})
+}
+
+// ListenWith is Listen with options: TLS and the HTTP server's
+// time-outs.
+func ListenWith(addr string, o *ListenOptions) (*Listener, error) {
+	if o == nil {
+		o = &ListenOptions{}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
+	if o.TLSConfig != nil {
+		ln = tls.NewListener(ln, o.TLSConfig)
 	}
 	l := NewListener(ln.Addr())
 	l.ln = ln
-	l.server = &http.Server{Handler: l}
+	l.server = &http.Server{Handler: l,
+		ReadHeaderTimeout: timeout(o.HeaderTimeout, DefaultHeaderTimeout),
+		IdleTimeout:       timeout(o.IdleTimeout, DefaultIdleTimeout)}
 	go l.server.Serve(ln)
 	return l, nil
+}
+
+// timeout returns d, or def for 0; a negative d is no time-out (0 to
+// net/http).
+func timeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // ServeHTTP upgrades the request to a WebSocket with the subprotocol

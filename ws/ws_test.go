@@ -8,13 +8,17 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/coder/websocket"
 )
@@ -128,7 +132,7 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := &engine.Server{Handler: echo{}, Config: engine.Config{Credit: 100, AutoAccept: true,
+			srv := &driver.Server{Handler: echo{}, Config: engine.Config{Credit: 100, AutoAccept: true,
 				Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
 			go srv.Serve(ln)
 			defer srv.Close()
@@ -139,7 +143,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			rt := &roundTrip{n: 1000, done: make(chan error, 1)}
-			d := engine.NewDriver(nc, engine.NewClient(engine.Config{Username: "u", Password: "p"}, rt))
+			d := driver.NewDriver(nc, engine.NewClient(engine.Config{Username: "u", Password: "p"}, rt))
 			go d.Run(ctx)
 			select {
 			case err := <-rt.done:
@@ -209,5 +213,161 @@ func TestBinding(t *testing.T) {
 	ln.Close()
 	if _, err := ln.Accept(); err != ErrClosed {
 		t.Fatal(err)
+	}
+}
+
+// TestHeaderTimeout: a client that trickles its upgrade request, a byte
+// at a time, is cut off by a short HeaderTimeout, over ws:// and before
+// its TLS handshake over wss:// (when it ends is not asserted: only that
+// the server closes the connection while the client still writes).
+func TestHeaderTimeout(t *testing.T) {
+	tlsConf, _ := selfSigned(t)
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+	}{{"ws", nil}, {"wss", tlsConf}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := ListenWith("127.0.0.1:0", &ListenOptions{TLSConfig: tc.tls, HeaderTimeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			// The server reads nothing back until the request's end, and
+			// over TLS it waits for a ClientHello: either way, what
+			// ends the read below is the server closing.
+			closed := make(chan error, 1)
+			go func() {
+				_, err := io.Copy(io.Discard, nc)
+				closed <- err
+			}()
+			req := "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n" +
+				"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: amqp\r\n\r\n"
+			if tc.tls != nil {
+				// A TLS handshake record of 16,383 bytes, trickled: the
+				// ClientHello never ends.
+				req = "\x16\x03\x01\x3f\xff" + strings.Repeat("\x00", 16383)
+			}
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			deadline := time.After(time.Minute)          // a hang's report, not a timing
+			for i := 0; ; i = (i + 1) % (len(req) - 2) { // never the header's (or the record's) end
+				select {
+				case <-closed:
+					return
+				case <-deadline:
+					t.Fatal("the trickled upgrade is still open after a minute")
+				case <-tick.C:
+					nc.Write([]byte{req[i]})
+				}
+			}
+		})
+	}
+}
+
+// TestDialUserinfo: the URL's user and password are not sent on the
+// upgrade (net/http would send them as Basic authentication, in the
+// clear over ws://) unless DialOptions.BasicAuth; and no error of Dial
+// carries the password.
+func TestDialUserinfo(t *testing.T) {
+	auth := make(chan string, 1)
+	ln := NewListener(nil)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth <- r.Header.Get("Authorization")
+		ln.ServeHTTP(w, r)
+	})}
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(pl)
+	defer srv.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := "ws://alice:s3cret@" + pl.Addr().String() + "/"
+	for _, tc := range []struct {
+		o    *DialOptions
+		want string
+	}{
+		{nil, ""},
+		{&DialOptions{Header: http.Header{"X-Other": {"1"}}}, ""},
+		{&DialOptions{BasicAuth: true}, "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:s3cret"))},
+	} {
+		c, err := Dial(ctx, u, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if got := <-auth; got != tc.want {
+			t.Errorf("options %+v: Authorization %q, want %q", tc.o, got, tc.want)
+		}
+	}
+	// Errors: a URL that does not parse, a port nothing listens on, a
+	// server that is not a WebSocket one.
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	notWS := &http.Server{Handler: http.NotFoundHandler()}
+	nl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go notWS.Serve(nl)
+	defer notWS.Close()
+	for _, bad := range []string{"ws://alice:s3cret@host:port/", "ws://alice:s3cret@" + deadAddr + "/",
+		"ws://alice:s3cret@" + nl.Addr().String() + "/", "wss://alice:s3cret@" + deadAddr + "/%zz"} {
+		for _, o := range []*DialOptions{nil, {BasicAuth: true}} {
+			_, err := Dial(ctx, bad, o)
+			if err == nil {
+				t.Fatalf("%s: no error", bad)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: the error carries the password: %v", bad, err)
+			}
+		}
+	}
+}
+
+// TestIdleTimeout: a connection that made a request without upgrading
+// (refused: no subprotocol) and then says nothing is closed by a short
+// IdleTimeout.
+func TestIdleTimeout(t *testing.T) {
+	ln, err := ListenWith("127.0.0.1:0", &ListenOptions{IdleTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(time.Minute)) // a hang's report, not a timing
+	if _, err := nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(nc) // the 400, then the end the idle time-out brings
+	if err != nil {
+		t.Fatalf("%v after %q", err, got)
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 400 ") || strings.Contains(string(got), "Connection: close") {
+		t.Fatalf("response %q", got)
 	}
 }

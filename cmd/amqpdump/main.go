@@ -9,7 +9,8 @@
 // Usage:
 //
 //	amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]
-//	         [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]
+//	         [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary]
+//	         [-show-secrets] [file]
 //
 // The input is the file named, or standard input when there is none or it
 // is "-". It is read as it comes (a pipe, a capture being written): memory
@@ -38,6 +39,10 @@
 //	-limit N stop after printing N bytes (default 256 MiB; 0: no limit)
 //	-max-message N  the largest message joined from transfers (default
 //	         256 MiB): a larger delivery is reported and dropped
+//	-show-secrets  print the secret of a SASL exchange as it is: the
+//	         initial-response of a sasl-init (for PLAIN, the password) and
+//	         the response of a sasl-response are otherwise printed with
+//	         each byte replaced by '*' (0x2a), in every output
 //
 // Filters, with -frames and -pcap, choose the frames printed; every frame
 // is still read, so that links are known by the names their attach gave
@@ -243,10 +248,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeMode := fs.String("time", "", "with -pcap, begin each frame's line with its time: abs, rel or abs,rel")
 	summary := fs.Bool("summary", false, "with -frames or -pcap, print a summary per connection, session and link instead of the frames")
 	maxMessage := fs.Int("max-message", defaultMaxMessage, "the largest message joined from transfers")
+	showSecrets := fs.Bool("show-secrets", false, "print SASL responses (a PLAIN password) as they are, not masked")
 	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpdump [-x] [-o] [-frames | -pcap [-port N] [-time abs,rel]] [-json [-plain]] [-limit N]\n"+
-			"                [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [file]")
+			"                [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [-show-secrets] [file]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -288,7 +294,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := dump.NewOut(stdout)
 	out.Limit, out.Offsets, out.Width = *limit, *offsets, len(strconv.FormatInt(max(size, 1), 10))
 	faults := 0
-	opts := dump.Options{JSON: *jsonOut, Plain: *plain, MaxMessageSize: *maxMessage, Time: tm, OnFault: func(err error) {
+	opts := dump.Options{JSON: *jsonOut, Plain: *plain, MaxMessageSize: *maxMessage, Time: tm, ShowSecrets: *showSecrets, OnFault: func(err error) {
 		// Faults go to standard error as they are met, after the output
 		// that precedes them.
 		faults++
@@ -388,7 +394,7 @@ func refuse(data []byte) error {
 
 // report prints err on w as one line beginning "amqpdump: ".
 func report(w io.Writer, err error) {
-	msg := err.Error()
+	msg := dump.OneLine(err) // a peer's text in it stays on the line
 	if !strings.HasPrefix(msg, "amqpdump: ") {
 		msg = "amqpdump: " + msg
 	}

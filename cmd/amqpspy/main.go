@@ -9,7 +9,7 @@
 //
 //	amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N]
 //	        [-buffer N] [-max-frame N] [-time abs,rel] [-only names] [-channel N] [-handle N]
-//	        [-link name] [-delivery N] [-summary]
+//	        [-link name] [-delivery N] [-summary] [-show-secrets]
 //
 //	-listen addr  the address to listen on (default 127.0.0.1:5673); with
 //	              port 0 the system picks one. amqpspy says on standard
@@ -27,6 +27,10 @@
 //	              server's addresses) that amqpdump -pcap -time reads back,
 //	              with -port the target's port. A recording that could not
 //	              keep up (see -buffer) gets ".incomplete" added to its names.
+//	              The secret of a SASL exchange is recorded masked, as it is
+//	              printed (see -show-secrets): each of its bytes replaced
+//	              by '*', so that every length stays and the recording
+//	              still parses.
 //	-json         print one JSON object per line (as amqpdump -json does,
 //	              values with their AMQP types; -plain without)
 //	-o            begin every line with the offset of its value in its
@@ -48,6 +52,11 @@
 //	              filters and summaries, as amqpdump's: the frames left out
 //	              are still read; -summary prints each connection's
 //	              sessions and links when it closes, instead of its frames
+//	-show-secrets print and record the secret of a SASL exchange as it is:
+//	              the initial-response of a sasl-init (for PLAIN, the
+//	              password) and the response of a sasl-response are
+//	              otherwise printed and recorded with each byte replaced
+//	              by '*' (0x2a); what is forwarded is never changed
 //
 // # Output
 //
@@ -136,10 +145,11 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 	plain := fs.Bool("plain", false, "with -json: values as plain JSON, without their AMQP types")
 	timeMode := fs.String("time", "", "begin each frame's line with the time it arrived: abs, rel or abs,rel")
 	summary := fs.Bool("summary", false, "print a summary per connection, session and link when a connection closes, instead of the frames")
+	showSecrets := fs.Bool("show-secrets", false, "print and record SASL responses (a PLAIN password) as they are, not masked")
 	filter, filterSet := dump.FilterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpspy [-listen addr] [-target addr] [-out file] [-record dir] [-json [-plain]] [-o] [-q] [-n N] [-buffer N] [-max-frame N]\n"+
-			"               [-time abs,rel] [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary]")
+			"               [-time abs,rel] [-only names] [-channel N] [-handle N] [-link name] [-delivery N] [-summary] [-show-secrets]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -174,7 +184,7 @@ func run(args []string, stdout, stderr io.Writer, listening chan<- string) int {
 		out = f
 	}
 	s := &spy{target: *target, out: &lockedWriter{w: out}, quiet: *quiet, json: *jsonOut, offsets: *offsets,
-		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame), plain: *plain, time: tm, summary: *summary}
+		record: *record, buffer: *buffer, maxFrame: uint32(*maxFrame), plain: *plain, time: tm, summary: *summary, showSecrets: *showSecrets}
 	if *filterSet {
 		s.filter = filter
 	}

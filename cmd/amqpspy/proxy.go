@@ -38,7 +38,10 @@ type spy struct {
 	plain    bool
 	time     int // dump.Options.Time
 	summary  bool
-	filter   *dump.Filter
+	// showSecrets prints and records SASL secrets as they are
+	// (dump.Options.ShowSecrets); by default they are masked.
+	showSecrets bool
+	filter      *dump.Filter
 	// dial connects to the target; net.Dialer.Dial by default (tests
 	// replace it).
 	dial func(network, addr string) (net.Conn, error)
@@ -166,7 +169,7 @@ func (s *spy) handle(id int, client net.Conn) {
 		`"client":` + quote(client.RemoteAddr().String()) + `,"server":` + quote(server.RemoteAddr().String())}
 	var rec *recorder
 	if s.record != "" {
-		if rec, err = newRecorder(s.record, id, client.RemoteAddr(), server.RemoteAddr(), time.Now()); err != nil {
+		if rec, err = newRecorder(s.record, id, client.RemoteAddr(), server.RemoteAddr(), time.Now(), s.showSecrets); err != nil {
 			notes = append(notes, "cannot record: "+err.Error(), `"error":`+quote("cannot record: "+err.Error()))
 		} else {
 			recQ = newQueue(s.buffer)
@@ -305,10 +308,11 @@ func (s *spy) print(id int, out *dump.Out, q *queue) (lost [2]int64) {
 			MaxFrameSize: cmp.Or(s.maxFrame, defaultMaxFrame),
 			Prefix:       "c" + strconv.Itoa(id) + mark,
 			Tag:          `"conn":` + strconv.Itoa(id) + `,"from":"` + sides[dir] + `",`,
+			ShowSecrets:  s.showSecrets,
 		}
 		if !s.json {
 			o.OnFault = func(err error) {
-				out.Note("error: " + strings.TrimPrefix(err.Error(), "amqpdump: "))
+				out.Note("error: " + strings.TrimPrefix(dump.OneLine(err), "amqpdump: ")) // a peer's text in it stays on the line
 			}
 		}
 		if s.summary {
@@ -555,10 +559,16 @@ type recorder struct {
 	files [2]*os.File
 	pcap  *pcapWriter
 	err   error
+	// mask masks the SASL secrets of each direction (nil with
+	// -show-secrets): see masker
+	mask [2]*masker
 }
 
-func newRecorder(dir string, id int, client, server net.Addr, t time.Time) (*recorder, error) {
+func newRecorder(dir string, id int, client, server net.Addr, t time.Time, showSecrets bool) (*recorder, error) {
 	r := &recorder{}
+	if !showSecrets {
+		r.mask = [2]*masker{{}, {}}
+	}
 	for i, side := range sides {
 		f, err := os.Create(filepath.Join(dir, "conn-"+strconv.Itoa(id)+"-"+side+".bin"))
 		if err != nil {
@@ -584,21 +594,38 @@ func (r *recorder) run(q *queue) {
 	for {
 		items, lost, closed := q.take()
 		for _, it := range items {
-			if r.err == nil {
-				if _, err := r.files[it.dir].Write(it.b); err != nil {
-					r.err = err
-				} else if err := r.pcap.data(it.dir, it.b, it.t); err != nil {
-					r.err = err
-				}
+			n := len(it.b)
+			b := it.b
+			if r.mask[it.dir] != nil {
+				b = r.mask[it.dir].write(b)
 			}
-			q.release(len(it.b))
+			r.write(it.dir, b, it.t)
+			q.release(n)
 		}
 		if lost != [2]int64{} && r.err == nil {
 			r.err = errors.New("the disk fell behind (more than " + strconv.Itoa(q.max) + " bytes waiting): the recording is incomplete")
 		}
 		if closed && len(items) == 0 {
+			for dir, m := range r.mask {
+				if m != nil {
+					r.write(dir, m.flush(), time.Now())
+				}
+			}
 			return
 		}
+	}
+}
+
+// write records b, bytes of direction dir read at t, unless recording
+// has failed.
+func (r *recorder) write(dir int, b []byte, t time.Time) {
+	if r.err != nil || len(b) == 0 {
+		return
+	}
+	if _, err := r.files[dir].Write(b); err != nil {
+		r.err = err
+	} else if err := r.pcap.data(dir, b, t); err != nil {
+		r.err = err
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -78,7 +79,7 @@ func (h *producerH) OnConnectionClose(*engine.Conn, *engine.Error) { close(h.don
 
 func produce(t *testing.T, addr, queue string, msgs [][]byte) {
 	h := &producerH{addr: queue, msgs: msgs, done: make(chan struct{})}
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func (h *consumerH) OnConnectionClose(*engine.Conn, *engine.Error) { close(h.don
 
 func consume(t *testing.T, addr, queue string, n int, release bool) []string {
 	h := &consumerH{queue: queue, n: n, release: release, done: make(chan struct{})}
-	d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +225,10 @@ func (h *countConsumer) OnConnectionClose(*engine.Conn, *engine.Error) { close(h
 func TestBrokerConcurrent(t *testing.T) {
 	addr, _ := startBroker(t)
 	var consumers []*countConsumer
-	var drivers []*engine.Driver
+	var drivers []*driver.Driver
 	for range 3 {
 		h := &countConsumer{queue: "shared", got: map[string]int{}, done: make(chan struct{})}
-		d, err := engine.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+		d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 		if err != nil {
 			t.Fatal(err)
 		}

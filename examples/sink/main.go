@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync/atomic"
 
+	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 )
 
@@ -32,5 +33,5 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Fatal(engine.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, &sink{}))
+	log.Fatal(driver.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, &sink{}))
 }

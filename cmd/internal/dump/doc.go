@@ -58,6 +58,16 @@
 // frame is still read into that state (a transfer left out is still
 // joined to its delivery); [Conn.Summary] prints what it counted.
 //
+// # Secrets
+//
+// A sasl-init's initial-response (for PLAIN, the user's password) and a
+// sasl-response's response are printed masked: their bytes replaced with
+// as many '*' ([MaskByte]) before anything reads the frame, so the mask is
+// what the text, the JSON and the summary show ("binary[20]
+// 2a2a2a…"). [Options].ShowSecrets prints them as they are.
+// [MaskSecrets] masks a frame's body in place; amqpspy masks what it
+// records with it.
+//
 // # Limits
 //
 // Output is bounded by a constant times the input, whatever the input:

@@ -314,7 +314,7 @@ func TestJSONSchemaFrames(t *testing.T) {
 			}
 			frames[int(f.Offset)] = f
 		}
-		p := printChunks(data, Options{JSON: true}, nil)
+		p := printChunks(data, Options{JSON: true, ShowSecrets: true}, nil) // the fields as the frames have them
 		require.Empty(t, p.faults)
 		var asm frame.Assembler
 		messages := 0

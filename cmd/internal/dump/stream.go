@@ -81,6 +81,12 @@ type Options struct {
 	// (WriteAt), in text: TimeAbs, TimeRel or both; 0 for not at all. JSON
 	// objects carry "time" and "delta" whenever the time is known.
 	Time int
+	// ShowSecrets prints the secrets SASL frames carry — a sasl-init's
+	// initial-response (for PLAIN, the password) and a sasl-response's
+	// response — as they are. By default their bytes are replaced with
+	// as many MaskByte before anything reads them (MaskSecrets), in
+	// every output: text, JSON and summaries.
+	ShowSecrets bool
 }
 
 // The parts of Options.Time.
@@ -350,6 +356,9 @@ func (s *Stream) frame(f frame.Frame) {
 		return
 	}
 	s.frames++
+	if f.Type == frame.TypeSASL && !s.opts.ShowSecrets {
+		MaskSecrets(f.Body) // the Stream's own copy of the input
+	}
 	var d amqpsax.Descriptor
 	if len(f.Body) > 0 {
 		d, _ = frame.Performative(f.Body)

@@ -94,6 +94,9 @@ func (v *Values) PrintFrom(r io.Reader) error {
 
 // print prints the values of data, which begins at input offset base.
 func (v *Values) print(data []byte, base int64) error {
+	if !v.opts.ShowSecrets {
+		data = maskValues(data) // a copy, when there is a secret
+	}
 	if !v.opts.JSON {
 		var err error
 		if !v.walk.all(data, v.segs.at(base), 0) {

@@ -1,9 +1,10 @@
-package engine
+package driver
 
 import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -11,15 +12,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
 
-// The driver runs Conns over net.Conns: the only part of the package that
-// does I/O or starts goroutines. It is thin: a loop per connection that
-// owns the Conn and hands its output to a writer goroutine, feeds it what
-// a reader goroutine read, ticks its timers and runs the functions handed
-// to it (Do, Waker), so that no blocked read or write keeps the loop from
-// its timers.
+// This file is the Driver: a loop per connection that owns the Conn and
+// hands its output to a writer goroutine, feeds it what a reader
+// goroutine read, ticks its timers and runs the functions handed to it
+// (Do, Waker), so that no blocked read or write keeps the loop from its
+// timers; then Dial, and the TLS upgrade by protocol header. The Server
+// is in server.go.
 
 const (
 	// readSize is the size of each read buffer.
@@ -45,58 +47,57 @@ const (
 
 // errShutdownGrace is what the engine learns when the peer has not
 // answered the close of Driver.Close or of Run's ctx within the grace.
-var errShutdownGrace = errors.New("engine: no answer to close within the shutdown grace")
+var errShutdownGrace = errors.New("driver: no answer to close within the shutdown grace")
 
 // Driver runs one Conn over one net.Conn: a loop on the goroutine that
 // calls Run owns the Conn, and its events run there. The loop never blocks
 // in a read or a write: a reader and a writer goroutine do those, so the
-// Conn's timers (Conn.Tick) and the functions handed to the Driver run
-// while the peer is slow.
+// Conn's timers (engine.Conn.Tick) and the functions handed to the Driver
+// run while the peer is slow.
 //
 // # Deadlines
 //
-// Writes carry no deadline while the connection is up: a write that
-// blocks (a peer that does not read) holds up only the output behind it,
-// while the loop goes on reading (as long as Conn.WantRead) and ticking.
+// Writes carry no deadline while the connection is up: a write that blocks
+// (a peer that does not read) holds up only the output behind it, while
+// the loop goes on reading (as long as engine.Conn.WantRead) and ticking.
 // The engine's timers decide when to give up on the peer: at the idle
-// time-out (Config.IdleTimeout; the engine closes with
+// time-out (engine.Config.IdleTimeout; the engine closes with
 // amqp:resource-limit-exceeded), at the handshake time-out
-// (Config.HandshakeTimeout), and CloseWait after this end's close. Once
-// the connection is over (Conn.Closed), what is left of its output, such
-// as that close, gets write deadlines: it goes out while each write (of
-// at most 256 kB) completes within a second, for at most CloseWait; then
-// the Driver closes the network connection and Run returns. So a peer
-// that stops reading is closed about a second after the time-out, and
-// the Driver's goroutines end. (A deadline at every timer would make a write fail at
-// a mere heartbeat, and after a timed-out write a crypto/tls connection
-// is broken for good.) Without an idle time-out, a peer that stops
-// reading and sending holds its connection until Close.
+// (engine.Config.HandshakeTimeout), and engine.CloseWait after this end's
+// close. Once the connection is over (engine.Conn.Closed), what is left of
+// its output, such as that close, gets write deadlines: it goes out while
+// each write (of at most 256 kB) completes within a second, for at most
+// engine.CloseWait; then the Driver closes the network connection and Run
+// returns. So a peer that stops reading is closed about a second after the
+// time-out, and the Driver's goroutines end. (A deadline at every timer
+// would make a write fail at a mere heartbeat, and after a timed-out write
+// a crypto/tls connection is broken for good.) Without an idle time-out, a
+// peer that stops reading and sending holds its connection until Close.
 //
 // # TLS by protocol header
 //
-// With Config.TLSHeader the Driver does the TLS upgrade of part 5 §5.2
-// before its loop starts, on the goroutine of Run, the whole of it
+// With engine.Config.TLSHeader the Driver does the TLS upgrade of part 5
+// §5.2 before its loop starts, on the goroutine of Run, the whole of it
 // bounded by the handshake time-out (a deadline on the network
-// connection). A client writes the TLS header, reads the server's
-// answer and runs crypto/tls's client handshake with TLSConfig. A server
-// reads the client's first 8 bytes: a TLS header is answered and
-// followed by crypto/tls's server handshake; a first byte 0x16 (a TLS
-// handshake record: the client began with TLS, amqps) is the same
-// handshake at once; any other header goes on in the clear. The engine
-// learns of the upgrade through Conn.UpgradeTLS and Conn.TLSEstablished,
-// then SASL (EXTERNAL with a client certificate) and AMQP run over TLS.
-// Do and Wake queue during the upgrade, Close and Run's ctx cut it
-// short.
+// connection). A client writes the TLS header, reads the server's answer
+// and runs crypto/tls's client handshake with TLSConfig. A server reads
+// the client's first 8 bytes: a TLS header is answered and followed by
+// crypto/tls's server handshake; a first byte 0x16 (a TLS handshake
+// record: the client began with TLS, amqps) is the same handshake at once;
+// any other header goes on in the clear. The engine learns of the upgrade
+// through engine.Conn.UpgradeTLS and engine.Conn.TLSEstablished, then SASL
+// (EXTERNAL with a verified client certificate) and AMQP run over TLS. Do and Wake
+// queue during the upgrade, Close and Run's ctx cut it short.
 //
 // # Handing work to the loop
 //
-// Do and Waker run functions on the loop's goroutine, with the Conn,
-// from any goroutine, and never block the caller. They run in the order
-// they were queued, at most 64 per turn of the loop, between reads,
-// writes and timers, so a flood of them does not stop the connection. A
-// function accepted (Do or Wake reported true) runs exactly once: in a
-// turn of the loop or, when the loop ends first, as it ends (the Conn is
-// over then, and its actions report ErrState).
+// Do and Waker run functions on the loop's goroutine, with the Conn, from
+// any goroutine, and never block the caller. They run in the order they
+// were queued, at most 64 per turn of the loop, between reads, writes and
+// timers, so a flood of them does not stop the connection. A function
+// accepted (Do or Wake reported true) runs exactly once: in a turn of the
+// loop or, when the loop ends first, as it ends (the Conn is over then,
+// and its actions report engine.ErrState).
 //
 // Do queues one run per call, with no bound: memory grows with the calls
 // queued and not yet run. It fits a caller that waits for the outcome (a
@@ -106,11 +107,11 @@ var errShutdownGrace = errors.New("engine: no answer to close within the shutdow
 // number of Wakers, and a Wake costs no allocation.
 type Driver struct {
 	// TLSConfig is the configuration of the TLS upgrade of a
-	// connection with Config.TLSHeader (set it before Run): see
+	// connection with engine.Config.TLSHeader (set it before Run): see
 	// "TLS by protocol header".
 	TLSConfig *tls.Config
 
-	c  *Conn
+	c  *engine.Conn
 	nc net.Conn
 
 	// The queue of Do's functions and Wakers' runs, first in first out,
@@ -126,7 +127,7 @@ type Driver struct {
 	done     chan struct{} // closed when the loop has ended
 	once     sync.Once
 	err      error
-	shutErr  *Error // the error Close sends, not reported by Wait
+	shutErr  *engine.Error // the error Close sends, not reported by Wait
 	reads    chan readResult
 	free     chan []byte
 	writes   chan []byte      // to the writer: one write at a time
@@ -151,26 +152,31 @@ type writeResult struct {
 // node a Waker holds for its runs.
 type task struct {
 	next *task
-	f    func(*Conn)
+	f    func(*engine.Conn)
 	w    *Waker
 }
 
 // NewDriver returns a Driver for c over nc; Run runs it.
-func NewDriver(nc net.Conn, c *Conn) *Driver {
+func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 	d := &Driver{c: c, nc: nc, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), reads: make(chan readResult, 1), free: make(chan []byte, 2),
 		writes: make(chan []byte, 1), wrote: make(chan writeResult, 1),
-		shutErr: NewError(frame.CondConnectionForced, "shutdown")}
-	c.drv = d
+		shutErr: engine.NewError(frame.CondConnectionForced, "shutdown")}
+	c.SetDriver(d)
 	return d
 }
 
-// Driver returns the Driver running the connection, or nil.
-func (c *Conn) Driver() *Driver { return c.drv }
+// Of returns the Driver running c (NewDriver records it with
+// engine.Conn.SetDriver), or nil. Use it on the connection's goroutine: in
+// events, or in a function given to Do.
+func Of(c *engine.Conn) *Driver {
+	d, _ := c.Driver().(*Driver)
+	return d
+}
 
 // Conn returns the driver's connection; use it only on the driver's
 // goroutine (in events, or in a function given to Do).
-func (d *Driver) Conn() *Conn { return d.c }
+func (d *Driver) Conn() *engine.Conn { return d.c }
 
 // NetConn returns the network connection.
 func (d *Driver) NetConn() net.Conn { return d.nc }
@@ -185,7 +191,7 @@ func (d *Driver) NetConn() net.Conn { return d.nc }
 // Each call queues one run, and the queue has no bound: its memory grows
 // with the calls not yet run. Use Do where a caller waits for f's result;
 // for a stream of notifications use a Waker, which coalesces.
-func (d *Driver) Do(f func(c *Conn)) bool {
+func (d *Driver) Do(f func(c *engine.Conn)) bool {
 	if f == nil {
 		return false
 	}
@@ -218,16 +224,16 @@ func (d *Driver) Do(f func(c *Conn)) bool {
 // Safe for use by several goroutines at once.
 type Waker struct {
 	d      *Driver
-	f      func(*Conn)
+	f      func(*engine.Conn)
 	node   task        // the Waker's place in the Driver's queue
 	queued atomic.Bool // node is in the queue, its run not yet begun
 }
 
 // NewWaker returns a Waker that runs f on d's goroutine, with the
 // connection, once per Wake that finds no run of it queued.
-func (d *Driver) NewWaker(f func(c *Conn)) *Waker {
+func (d *Driver) NewWaker(f func(c *engine.Conn)) *Waker {
 	if f == nil {
-		f = func(*Conn) {}
+		f = func(*engine.Conn) {}
 	}
 	w := &Waker{d: d, f: f}
 	w.node.w = w
@@ -359,7 +365,7 @@ func (d *Driver) Done() <-chan struct{} { return d.done }
 func (d *Driver) Run(ctx context.Context) error {
 	defer close(d.done)
 	c := d.c
-	if c.cfg.TLSHeader {
+	if c.Config().TLSHeader {
 		if err := d.upgrade(ctx); err != nil {
 			c.ReadFailed(err)
 		}
@@ -464,7 +470,7 @@ func (d *Driver) wrote1(r writeResult) bool {
 	// does not read, or the transport failed) ends it, and so does
 	// CloseWait.
 	now := time.Now()
-	if r.err != nil || !now.Before(d.overAt.Add(CloseWait)) {
+	if r.err != nil || !now.Before(d.overAt.Add(engine.CloseWait)) {
 		return false
 	}
 	d.extend(now)
@@ -475,7 +481,7 @@ func (d *Driver) wrote1(r writeResult) bool {
 // from now, within CloseWait of its end.
 func (d *Driver) extend(now time.Time) {
 	t := now.Add(linger)
-	if end := d.overAt.Add(CloseWait); t.After(end) {
+	if end := d.overAt.Add(engine.CloseWait); t.After(end) {
 		t = end
 	}
 	if !t.Equal(d.deadline) {
@@ -532,7 +538,7 @@ func (d *Driver) reader() {
 // connection on a new goroutine: events reach h there. With tlsConfig set
 // the connection is TLS (amqps). Use the Driver's Do to act on the
 // connection, Wait for its end.
-func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.Config, h Handler) (*Driver, error) {
+func Dial(ctx context.Context, network, addr string, cfg engine.Config, tlsConfig *tls.Config, h engine.Handler) (*Driver, error) {
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, network, addr)
 	if err != nil {
@@ -546,156 +552,22 @@ func Dial(ctx context.Context, network, addr string, cfg Config, tlsConfig *tls.
 		}
 		nc = tc
 	}
-	d := NewDriver(nc, NewClient(cfg, h))
+	d := NewDriver(nc, engine.NewClient(cfg, h))
 	d.TLSConfig = tlsConfig
 	go d.Run(context.WithoutCancel(ctx))
 	return d, nil
 }
 
-// Server serves AMQP connections from a listener, each on its own
-// goroutine, as the server end.
-type Server struct {
-	// Config is each connection's configuration.
-	Config Config
-	// Handler receives every connection's events, on each connection's
-	// own goroutine: concurrently for different connections.
-	Handler Handler
-	// TLSConfig, when set, makes every connection TLS (amqps): the
-	// handshake comes first, and a client certificate makes the engine
-	// offer SASL EXTERNAL. With Config.TLSHeader a connection starts in
-	// the clear instead, and TLSConfig serves the TLS header's upgrade
-	// and a client that starts with TLS (detected by its first byte).
-	TLSConfig *tls.Config
-
-	mu      sync.Mutex
-	ln      []net.Listener
-	drivers map[*Driver]struct{}
-	closed  bool
-	wg      sync.WaitGroup
-}
-
-// ErrServerClosed is what Serve returns after Shutdown or Close.
-var ErrServerClosed = errors.New("engine: server closed")
-
-// Serve serves connections from ln until ln fails or the server is shut
-// down, with cfg and h, as Server.Serve does.
-func Serve(ln net.Listener, cfg Config, h Handler) error {
-	return (&Server{Config: cfg, Handler: h}).Serve(ln)
-}
-
-// Serve accepts connections from ln and runs each on a new goroutine. It
-// returns ErrServerClosed after Shutdown or Close, else the error of
-// Accept.
-func (srv *Server) Serve(ln net.Listener) error {
-	srv.mu.Lock()
-	if srv.closed {
-		srv.mu.Unlock()
-		return ErrServerClosed
-	}
-	srv.ln = append(srv.ln, ln)
-	if srv.drivers == nil {
-		srv.drivers = make(map[*Driver]struct{})
-	}
-	srv.mu.Unlock()
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			srv.mu.Lock()
-			closed := srv.closed
-			srv.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return err
-		}
-		srv.wg.Add(1)
-		go srv.serveConn(nc)
-	}
-}
-
-func (srv *Server) serveConn(nc net.Conn) {
-	defer srv.wg.Done()
-	cfg := srv.Config
-	if srv.TLSConfig != nil && !cfg.TLSHeader {
-		tc := tls.Server(nc, srv.TLSConfig)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			nc.Close()
-			return
-		}
-		cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
-		nc = tc
-	}
-	d := NewDriver(nc, NewServer(cfg, srv.Handler))
-	d.TLSConfig = srv.TLSConfig
-	srv.mu.Lock()
-	if srv.closed {
-		srv.mu.Unlock()
-		nc.Close()
-		return
-	}
-	srv.drivers[d] = struct{}{}
-	srv.mu.Unlock()
-	d.Run(context.Background())
-	srv.mu.Lock()
-	delete(srv.drivers, d)
-	srv.mu.Unlock()
-}
-
-// Shutdown stops accepting, closes every connection (close with
-// amqp:connection:forced) and waits for them to end, or for ctx; then it
-// closes what is left.
-func (srv *Server) Shutdown(ctx context.Context) error {
-	srv.mu.Lock()
-	srv.closed = true
-	for _, ln := range srv.ln {
-		ln.Close()
-	}
-	for d := range srv.drivers {
-		d.Close()
-	}
-	srv.mu.Unlock()
-	ended := make(chan struct{})
-	go func() { srv.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-		return nil
-	case <-ctx.Done():
-		srv.mu.Lock()
-		for d := range srv.drivers {
-			d.nc.Close()
-		}
-		srv.mu.Unlock()
-		<-ended
-		return ctx.Err()
-	}
-}
-
-// Close closes the listeners and every network connection at once.
-func (srv *Server) Close() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	srv.Shutdown(ctx)
-	return nil
-}
-
-// upgrade does the TLS upgrade of Config.TLSHeader (see the Driver's
+// upgrade does the TLS upgrade of engine.Config.TLSHeader (see the Driver's
 // "TLS by protocol header"). An error is the transport's or the
 // handshake's; the engine's own refusals are in its Output, for the loop
 // to write.
 func (d *Driver) upgrade(ctx context.Context) error {
 	c, raw := d.c, d.nc
 	if d.TLSConfig == nil {
-		return errors.New("engine: Config.TLSHeader without Driver.TLSConfig")
+		return errors.New("driver: Config.TLSHeader without Driver.TLSConfig")
 	}
-	deadline := time.Now().Add(c.cfg.HandshakeTimeout)
+	deadline := time.Now().Add(c.Config().HandshakeTimeout)
 	raw.SetDeadline(deadline)
 	defer raw.SetDeadline(time.Time{})
 	// Close and ctx cut the upgrade short: a deadline in the past.
@@ -710,7 +582,8 @@ func (d *Driver) upgrade(ctx context.Context) error {
 		case <-fin:
 		}
 	}()
-	if c.client {
+	client := c.IsClient()
+	if client {
 		if err := d.flush(); err != nil {
 			return err
 		}
@@ -720,7 +593,7 @@ func (d *Driver) upgrade(ctx context.Context) error {
 		return err
 	}
 	early := hdr[:]
-	if !c.client && hdr[0] == 0x16 {
+	if !client && hdr[0] == 0x16 {
 		// Direct TLS: the first byte starts a TLS handshake record.
 	} else {
 		c.Feed(hdr[:], time.Now())
@@ -735,7 +608,7 @@ func (d *Driver) upgrade(ctx context.Context) error {
 	}
 	nc := net.Conn(&prefixConn{Conn: d.nc, early: bytes.Clone(early)})
 	var tc *tls.Conn
-	if c.client {
+	if client {
 		tc = tls.Client(nc, d.TLSConfig)
 	} else {
 		tc = tls.Server(nc, d.TLSConfig)
@@ -746,12 +619,11 @@ func (d *Driver) upgrade(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.in != phTLS {
+	if c.Phase() != engine.PhaseTLS {
 		// direct TLS, no header: the server's engine starts over TLS.
-		c.cfg.TLSHeader = false
-		c.cfg.PeerCertificates = tc.ConnectionState().PeerCertificates
+		c.DirectTLS(VerifiedPeer(tc.ConnectionState()))
 	} else {
-		c.TLSEstablished(tc.ConnectionState().PeerCertificates)
+		c.TLSEstablished(VerifiedPeer(tc.ConnectionState()))
 	}
 	d.nc = tc
 	return nil
@@ -783,4 +655,20 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return p.Conn.Read(b)
+}
+
+// VerifiedPeer returns the certificates of a TLS connection's peer that
+// count for SASL EXTERNAL (engine.Config.PeerCertificates,
+// engine.Conn.TLSEstablished): the first chain crypto/tls verified, leaf
+// first, or nil when it verified none. The certificates the peer merely
+// presented (ConnectionState.PeerCertificates) never count: a server
+// with tls.RequestClientCert or tls.RequireAnyClientCert takes any
+// certificate without verifying it, a self-signed one under any name.
+// The Driver, Dial and Server give the engine these; so does package
+// broker.
+func VerifiedPeer(cs tls.ConnectionState) []*x509.Certificate {
+	if len(cs.VerifiedChains) == 0 {
+		return nil
+	}
+	return cs.VerifiedChains[0]
 }

@@ -1,4 +1,4 @@
-package engine
+package driver
 
 import (
 	"context"
@@ -8,10 +8,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
 )
 
 // cert makes a certificate for cn signed by parent (self-signed when
@@ -39,11 +42,11 @@ func cert(t *testing.T, cn string, parent *tls.Certificate, ca bool) tls.Certifi
 }
 
 type idHandler struct {
-	NopHandler
+	engine.NopHandler
 	ids chan string
 }
 
-func (h *idHandler) OnConnectionOpen(c *Conn) { h.ids <- c.Identity() }
+func (h *idHandler) OnConnectionOpen(c *engine.Conn) { h.ids <- c.Identity() }
 
 // TLS by wrapping the connection, and SASL EXTERNAL naming the client by
 // its certificate.
@@ -62,7 +65,7 @@ func TestTLSExternal(t *testing.T) {
 		ClientAuth: tls.RequireAndVerifyClientCert}}
 	go srv.Serve(ln)
 	defer srv.Close()
-	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{Mechanism: "EXTERNAL"},
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{Mechanism: "EXTERNAL"},
 		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliCert}, ServerName: "127.0.0.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +85,11 @@ func TestTLSExternal(t *testing.T) {
 }
 
 type closeSeen struct {
-	NopHandler
-	err chan *Error
+	engine.NopHandler
+	err chan *engine.Error
 }
 
-func (h *closeSeen) OnConnectionClose(c *Conn, e *Error) { h.err <- e }
+func (h *closeSeen) OnConnectionClose(c *engine.Conn, e *engine.Error) { h.err <- e }
 
 // Shutdown closes live connections with amqp:connection:forced and waits.
 func TestServerShutdown(t *testing.T) {
@@ -98,8 +101,8 @@ func TestServerShutdown(t *testing.T) {
 	srv := &Server{Handler: opened}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	h := &closeSeen{err: make(chan *Error, 1)}
-	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+	h := &closeSeen{err: make(chan *engine.Error, 1)}
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +118,59 @@ func TestServerShutdown(t *testing.T) {
 	d.Wait()
 	if err := <-served; err != ErrServerClosed {
 		t.Fatal(err)
+	}
+}
+
+// A client certificate the server asks for without verifying it
+// (tls.RequireAnyClientCert, tls.RequestClientCert) is no identity: SASL
+// EXTERNAL is not offered for a self-signed certificate, whatever name it
+// carries, over direct TLS, TLS by protocol header, or direct TLS on a
+// TLS-header server. Only a verified chain counts (VerifiedPeer).
+func TestTLSExternalUnverified(t *testing.T) {
+	ca := cert(t, "ca", nil, true)
+	srvCert := cert(t, "server", &ca, false)
+	forged := cert(t, "admin", nil, false) // self-signed
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Leaf)
+	cases := []struct {
+		name     string
+		srv, cli engine.Config
+	}{
+		{"direct tls", engine.Config{}, engine.Config{Mechanism: "EXTERNAL"}},
+		{"tls header", engine.Config{TLSHeader: true}, engine.Config{TLSHeader: true, Mechanism: "EXTERNAL"}},
+		{"direct tls detected", engine.Config{TLSHeader: true}, engine.Config{Mechanism: "EXTERNAL"}},
+	}
+	for _, auth := range []tls.ClientAuthType{tls.RequireAnyClientCert, tls.RequestClientCert} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%v/%s", auth, tc.name), func(t *testing.T) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := &idHandler{ids: make(chan string, 1)}
+				srv := &Server{Handler: h, Config: tc.srv,
+					TLSConfig: &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientAuth: auth}}
+				go srv.Serve(ln)
+				defer srv.Close()
+				d, err := Dial(context.Background(), "tcp", ln.Addr().String(), tc.cli,
+					&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{forged}, ServerName: "127.0.0.1"}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case id := <-h.ids:
+					t.Fatalf("a self-signed certificate logged in as %q", id)
+				case <-d.Done():
+				case <-time.After(20 * time.Second):
+					d.Close()
+					t.Fatal("the client neither logged in nor ended")
+				}
+				if err := d.Wait(); err == nil {
+					t.Fatal("EXTERNAL with an unverified certificate: no error")
+				} else {
+					t.Log(err)
+				}
+			})
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package driver
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
 )
 
@@ -20,7 +21,7 @@ import (
 // here measures how fast anything is.
 
 // isCond reports that e's condition is cond.
-func isCond(e *Error, cond frame.Condition) bool {
+func isCond(e *engine.Error, cond frame.Condition) bool {
 	return e != nil && e.Condition == cond
 }
 
@@ -28,28 +29,28 @@ func isCond(e *Error, cond frame.Condition) bool {
 // to every link the peer attaches as a receiver, as fast as credit and
 // the output buffer allow.
 type streamer struct {
-	NopHandler
+	engine.NopHandler
 	payload     []byte
-	link        *Link
+	link        *engine.Link
 	full        atomic.Bool // Send has reported ErrOutputFull
 	closeOnFull bool        // then Close the connection (on the driver's goroutine)
 	drv         chan *Driver
-	closed      chan *Error
+	closed      chan *engine.Error
 }
 
 func newStreamer(size int) *streamer {
-	return &streamer{payload: make([]byte, size), drv: make(chan *Driver, 1), closed: make(chan *Error, 1)}
+	return &streamer{payload: make([]byte, size), drv: make(chan *Driver, 1), closed: make(chan *engine.Error, 1)}
 }
 
-func (h *streamer) OnConnectionOpen(c *Conn) { h.drv <- c.Driver() }
-func (h *streamer) OnLinkAttach(l *Link) {
+func (h *streamer) OnConnectionOpen(c *engine.Conn) { h.drv <- Of(c) }
+func (h *streamer) OnLinkAttach(l *engine.Link) {
 	if l.IsSender() {
 		h.link = l
 	}
 }
-func (h *streamer) OnFlow(*Link)                        { h.pump() }
-func (h *streamer) OnWritable(*Conn)                    { h.pump() }
-func (h *streamer) OnConnectionClose(_ *Conn, e *Error) { h.closed <- e }
+func (h *streamer) OnFlow(*engine.Link)                               { h.pump() }
+func (h *streamer) OnWritable(*engine.Conn)                           { h.pump() }
+func (h *streamer) OnConnectionClose(_ *engine.Conn, e *engine.Error) { h.closed <- e }
 
 func (h *streamer) pump() {
 	for h.link != nil {
@@ -57,7 +58,7 @@ func (h *streamer) pump() {
 		if err == nil {
 			continue
 		}
-		if err == ErrOutputFull && !h.full.Swap(true) && h.closeOnFull {
+		if err == engine.ErrOutputFull && !h.full.Swap(true) && h.closeOnFull {
 			h.link.Conn().Close(nil)
 		}
 		return
@@ -67,16 +68,16 @@ func (h *streamer) pump() {
 // attacher is the handler of stuckReceiver's client: it attaches one
 // receiver and notes when it is attached.
 type attacher struct {
-	NopHandler
+	engine.NopHandler
 	credit   uint32
 	attached bool
 }
 
-func (h *attacher) OnConnectionOpen(c *Conn) {
+func (h *attacher) OnConnectionOpen(c *engine.Conn) {
 	s, _ := c.Begin()
-	s.AttachReceiver(LinkOptions{Address: "q", Credit: h.credit, Presettled: true})
+	s.AttachReceiver(engine.LinkOptions{Address: "q", Credit: h.credit, Presettled: true})
 }
-func (h *attacher) OnLinkAttach(*Link) { h.attached = true }
+func (h *attacher) OnLinkAttach(*engine.Link) { h.attached = true }
 
 // stuckReceiver connects to addr, attaches a receiver with credit and,
 // from then on, neither reads nor writes (it keeps the socket open until
@@ -89,7 +90,7 @@ func stuckReceiver(t *testing.T, addr string, credit uint32) net.Conn {
 	}
 	t.Cleanup(func() { nc.Close() })
 	h := &attacher{credit: credit}
-	c := NewClient(Config{NoSASL: true}, h)
+	c := engine.NewClient(engine.Config{NoSASL: true}, h)
 	nc.SetDeadline(time.Now().Add(30 * time.Second))
 	buf := make([]byte, 4096)
 	for {
@@ -148,7 +149,7 @@ func TestDriverIdleTimeoutStuckReader(t *testing.T) {
 	t.Parallel()
 	const idle = time.Second
 	h := newStreamer(60_000)
-	addr := serve(t, &Server{Config: Config{IdleTimeout: idle}, Handler: h})
+	addr := serve(t, &Server{Config: engine.Config{IdleTimeout: idle}, Handler: h})
 	stuckReceiver(t, addr, 1000)
 	d := <-h.drv
 	waitEnded(t, d, 20*idle, "idle time-out")
@@ -163,8 +164,8 @@ func TestDriverIdleTimeoutStuckReader(t *testing.T) {
 	}
 }
 
-func asError(err error) *Error {
-	var e *Error
+func asError(err error) *engine.Error {
+	var e *engine.Error
 	errors.As(err, &e)
 	return e
 }
@@ -182,7 +183,7 @@ func TestDriverCloseWaitStuckReader(t *testing.T) {
 	addr := serve(t, &Server{Handler: h})
 	stuckReceiver(t, addr, 1000)
 	d := <-h.drv
-	waitEnded(t, d, 4*CloseWait, "CloseWait")
+	waitEnded(t, d, 4*engine.CloseWait, "CloseWait")
 	if !h.full.Load() {
 		t.Fatal("the server never filled its output: nothing blocked its close")
 	}
@@ -200,7 +201,7 @@ func TestDriverHandshakeTimeoutStuckReader(t *testing.T) {
 	srvEnd, peer := net.Pipe()
 	defer peer.Close()
 	h := newStreamer(0)
-	d := NewDriver(srvEnd, NewServer(Config{HandshakeTimeout: hs}, h))
+	d := NewDriver(srvEnd, engine.NewServer(engine.Config{HandshakeTimeout: hs}, h))
 	go d.Run(context.Background())
 	go peer.Write(frame.AppendProtocolHeader(nil, frame.HeaderAMQP))
 	waitEnded(t, d, 20*time.Second, "handshake time-out")

@@ -1,17 +1,19 @@
-package engine
+package driver
 
 import (
 	"context"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
 )
 
 // dialOpen dials a client to addr and waits for its connection to open.
 func dialOpen(t *testing.T, addr string) *Driver {
 	t.Helper()
 	h := &openNote{open: make(chan struct{})}
-	d, err := Dial(context.Background(), "tcp", addr, Config{}, nil, h)
+	d, err := Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +34,11 @@ func dialOpen(t *testing.T, addr string) *Driver {
 }
 
 type openNote struct {
-	NopHandler
+	engine.NopHandler
 	open chan struct{}
 }
 
-func (h *openNote) OnConnectionOpen(*Conn) { close(h.open) }
+func (h *openNote) OnConnectionOpen(*engine.Conn) { close(h.open) }
 
 // Two connections that hand work to each other in both directions, many
 // at once: each function run on one Driver queues two on the other, to a
@@ -63,7 +65,7 @@ func TestDriverDoBothWays(t *testing.T) {
 			return
 		}
 		for range 2 {
-			if !other.Do(func(c *Conn) {
+			if !other.Do(func(c *engine.Conn) {
 				if c != other.Conn() {
 					wrongConn[1-i].Store(true)
 				}
@@ -74,8 +76,8 @@ func TestDriverDoBothWays(t *testing.T) {
 		}
 	}
 	for range seeds {
-		a.Do(func(*Conn) { hop(a, b, 0, depth) })
-		b.Do(func(*Conn) { hop(b, a, 1, depth) })
+		a.Do(func(*engine.Conn) { hop(a, b, 0, depth) })
+		b.Do(func(*engine.Conn) { hop(b, a, 1, depth) })
 	}
 	select {
 	case <-done:

@@ -1,4 +1,4 @@
-package engine
+package driver
 
 import (
 	"context"
@@ -6,34 +6,36 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
 )
 
 type countSink struct {
-	NopHandler
+	engine.NopHandler
 	n atomic.Int64
 }
 
-func (s *countSink) OnDelivery(l *Link, d Delivery) { s.n.Add(1) }
+func (s *countSink) OnDelivery(l *engine.Link, d engine.Delivery) { s.n.Add(1) }
 
 // sendN is a client handler that sends n messages on one link, then
 // closes the connection.
 type sendN struct {
-	NopHandler
+	engine.NopHandler
 	n, sent, settled int
 	settle           bool
 	payload          []byte
-	closed           chan *Error
+	closed           chan *engine.Error
 }
 
-func (h *sendN) OnConnectionOpen(c *Conn) {
+func (h *sendN) OnConnectionOpen(c *engine.Conn) {
 	s, _ := c.Begin()
-	s.AttachSender(LinkOptions{Address: "q", Presettled: h.settle, Unsettled: !h.settle})
+	s.AttachSender(engine.LinkOptions{Address: "q", Presettled: h.settle, Unsettled: !h.settle})
 }
 
-func (h *sendN) OnFlow(l *Link)     { h.pump(l) }
-func (h *sendN) OnWritable(c *Conn) {}
+func (h *sendN) OnFlow(l *engine.Link)     { h.pump(l) }
+func (h *sendN) OnWritable(c *engine.Conn) {}
 
-func (h *sendN) pump(l *Link) {
+func (h *sendN) pump(l *engine.Link) {
 	for h.sent < h.n {
 		if _, err := l.Send(nil, h.payload, h.settle); err != nil {
 			return
@@ -45,14 +47,14 @@ func (h *sendN) pump(l *Link) {
 	}
 }
 
-func (h *sendN) OnDisposition(l *Link, d Disposition) {
+func (h *sendN) OnDisposition(l *engine.Link, d engine.Disposition) {
 	h.settled++
 	if h.settled == h.n {
 		l.Conn().Close(nil)
 	}
 }
 
-func (h *sendN) OnConnectionClose(c *Conn, e *Error) { h.closed <- e }
+func (h *sendN) OnConnectionClose(c *engine.Conn, e *engine.Error) { h.closed <- e }
 
 func TestDriverLoopback(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -60,13 +62,13 @@ func TestDriverLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &countSink{}
-	srv := &Server{Config: Config{Credit: 50, AutoAccept: true}, Handler: sink}
+	srv := &Server{Config: engine.Config{Credit: 50, AutoAccept: true}, Handler: sink}
 	go srv.Serve(ln)
 	defer srv.Close()
 	for _, settle := range []bool{true, false} {
 		before := sink.n.Load()
-		h := &sendN{n: 1000, settle: settle, payload: make([]byte, 100), closed: make(chan *Error, 1)}
-		d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+		h := &sendN{n: 1000, settle: settle, payload: make([]byte, 100), closed: make(chan *engine.Error, 1)}
+		d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,20 +97,20 @@ func TestDriverLoopback(t *testing.T) {
 // blaster sends presettled (or unsettled) messages as fast as credit and
 // the output buffer allow, until n are sent (and, unsettled, settled).
 type blaster struct {
-	NopHandler
+	engine.NopHandler
 	n, sent, settled int
 	presettled       bool
 	payload          []byte
-	link             *Link
+	link             *engine.Link
 	done             chan struct{}
 }
 
-func (h *blaster) OnConnectionOpen(c *Conn) {
+func (h *blaster) OnConnectionOpen(c *engine.Conn) {
 	s, _ := c.Begin()
-	h.link, _ = s.AttachSender(LinkOptions{Address: "q", Presettled: h.presettled, Unsettled: !h.presettled})
+	h.link, _ = s.AttachSender(engine.LinkOptions{Address: "q", Presettled: h.presettled, Unsettled: !h.presettled})
 }
-func (h *blaster) OnFlow(l *Link)     { h.pump() }
-func (h *blaster) OnWritable(c *Conn) { h.pump() }
+func (h *blaster) OnFlow(l *engine.Link)     { h.pump() }
+func (h *blaster) OnWritable(c *engine.Conn) { h.pump() }
 func (h *blaster) pump() {
 	for h.sent < h.n {
 		if _, err := h.link.Send(nil, h.payload, h.presettled); err != nil {
@@ -120,7 +122,7 @@ func (h *blaster) pump() {
 		h.finish()
 	}
 }
-func (h *blaster) OnDisposition(l *Link, d Disposition) {
+func (h *blaster) OnDisposition(l *engine.Link, d engine.Disposition) {
 	if h.settled++; h.settled == h.n {
 		h.finish()
 	}
@@ -146,7 +148,7 @@ func BenchmarkLoopback(b *testing.B) {
 				b.Fatal(err)
 			}
 			sink := &countSink{}
-			srv := &Server{Config: Config{Credit: 5000, Window: 20000, AutoAccept: true}, Handler: sink}
+			srv := &Server{Config: engine.Config{Credit: 5000, Window: 20000, AutoAccept: true}, Handler: sink}
 			go srv.Serve(ln)
 			defer srv.Close()
 			h := &blaster{n: b.N, presettled: presettled, payload: make([]byte, 100), done: make(chan struct{})}
@@ -154,7 +156,7 @@ func BenchmarkLoopback(b *testing.B) {
 			b.SetBytes(100)
 			b.ReportAllocs()
 			b.ResetTimer()
-			d, err := Dial(context.Background(), "tcp", ln.Addr().String(), Config{}, nil, h)
+			d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, h)
 			if err != nil {
 				b.Fatal(err)
 			}
