@@ -77,6 +77,12 @@
 //
 // # What behaves differently
 //
+// Send refuses a message that is not one by the spec, where go-amqp
+// sends it as it is: a message-id or correlation-id of another type
+// than ulong, UUID, binary or string (go-amqp's documentation restricts
+// them to those four), or a body of more than one kind (Value and Data
+// both set). Receive takes such messages from peers that send them.
+//
 // A Receiver's Credit is granted again once Receive has taken half of it
 // (client's prefetch), where go-amqp waits for messages to be settled. A
 // received Message is decoded twice (by client, then into go-amqp's

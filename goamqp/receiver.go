@@ -73,9 +73,13 @@ func (r *Receiver) DrainCredit(ctx context.Context, _ *DrainCreditOptions) error
 // one of the following: AcceptMessage, RejectMessage, ReleaseMessage, ModifyMessage.
 func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Message, error) {
 	d, err := r.r.Receive(ctx, nil)
-	if err != nil {
+	if err != nil && d == nil {
 		return nil, r.sess.linkErr(err)
 	}
+	// A delivery client could not decode comes with its error: client
+	// holds a message to the spec's types (a message-id of another type
+	// than ulong, uuid, binary or string is refused), go-amqp does not,
+	// and neither does this decoder, which has the last word.
 	return r.message(d)
 }
 
@@ -103,7 +107,7 @@ func (r *Receiver) Prefetched() *Message {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // client's Receive takes a queued delivery before it looks at ctx
 	d, err := r.r.Receive(ctx, nil)
-	if err != nil {
+	if err != nil && d == nil {
 		return nil
 	}
 	m, err := r.message(d)
