@@ -37,11 +37,11 @@ func TestReceiveFromGoAMQP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer oc.Close()
-	os, err := oc.NewSession(ctx, nil)
+	osess, err := oc.NewSession(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcv, err := os.NewReceiver(ctx, "q", &ours.ReceiverOptions{Credit: 10})
+	rcv, err := osess.NewReceiver(ctx, "q", &ours.ReceiverOptions{Credit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
