@@ -8,7 +8,6 @@ import (
 	"log"
 	"net"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +24,8 @@ const (
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
+	DefaultMaxSessions = 64       // sessions a connection may begin (Engine.ChannelMax), as RabbitMQ's
+	DefaultMaxMemory   = 1 << 30  // bytes of messages the broker holds, all queues together
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -40,6 +41,15 @@ type Options struct {
 	// shrinks towards as the queue fills.
 	MaxMessages int
 	MaxBytes    int64
+	// MaxMemory bounds the bytes of the messages the broker holds, all
+	// its queues together (a message a fan-out node copies counts
+	// once): 0 means DefaultMaxMemory, a negative value no bound.
+	// Producers are granted credit for the room left, shared among
+	// them, and wait for credit at the bound; a message that would take
+	// the broker past it by more than an eighth (credit a producer
+	// outran by sending larger messages than it had) is rejected with
+	// amqp:resource-limit-exceeded.
+	MaxMemory int64
 	// RejectWhenFull makes a full queue reject messages with
 	// amqp:resource-limit-exceeded instead of withholding credit.
 	RejectWhenFull bool
@@ -77,8 +87,12 @@ type Options struct {
 	TLSConfig *tls.Config
 	// Engine is the base of each connection's configuration:
 	// ContainerID ("amqpsax-broker" when empty), IdleTimeout,
-	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout. The broker
-	// sets Credit, AutoAccept and Auth itself.
+	// MaxFrameSize, Window, MaxMessageSize, HandshakeTimeout, MaxMemory;
+	// ChannelMax (DefaultMaxSessions-1 when 0) and HandleMax (255 when
+	// 0: 256 links a session); Auth, when Users is empty (SCRAM, or
+	// accounts kept elsewhere: the identity it returns is the one
+	// Permissions is asked about). The broker sets Credit and AutoAccept
+	// itself.
 	Engine engine.Config
 	// MaxDurableLinks bounds the detached links with a durable terminus
 	// (unsettled-state) whose state the broker keeps for a later attach
@@ -87,6 +101,37 @@ type Options struct {
 	// detached longest expires at once, as its expiry policy would have
 	// ended it later.
 	MaxDurableLinks int
+	// Permissions, when set, decides what each account may do to each
+	// node (Op: make it, send to it, consume from it), asked when a link
+	// attaches (never per message; a message routed by RouteKey to
+	// another node is checked when its producer first routes to that
+	// address): a link it refuses is detached with
+	// amqp:unauthorized-access. identity is what SASL authenticated
+	// (engine.Conn.Identity). Nil allows everything. A dynamic node
+	// needs none: only the connection that made it may consume from it,
+	// and any may send to it (Write on its address). It is called on
+	// connections' goroutines, with the broker's lock held: it must not
+	// call the Broker. [Permissions.Allow] is one, RabbitMQ-like.
+	Permissions func(identity, address string, op Op) bool
+	// MaxQueuesPerConnection and MaxQueuesPerAccount bound the nodes the
+	// links (and routed messages) of one connection, and of all the
+	// connections of one account, may make and have there at once: 0
+	// means DefaultMaxQueuesPerConnection and
+	// DefaultMaxQueuesPerAccount, a negative value no bound. Past them
+	// a link to a new address is refused, and a message routed to one
+	// rejected, with amqp:resource-limit-exceeded.
+	MaxQueuesPerConnection int
+	MaxQueuesPerAccount    int
+	// MaxDurableLinksPerAccount bounds the durable links (attached, or
+	// detached and kept) of one account: 0 means
+	// DefaultMaxDurableLinksPerAccount, a negative value no bound. Past
+	// it an attach of a new durable link is refused with
+	// amqp:resource-limit-exceeded, so that one account cannot make the
+	// broker expire everyone's (MaxDurableLinks).
+	MaxDurableLinksPerAccount int
+	// MaxConnections bounds the connections served at once: one
+	// accepted past it is closed at once. 0 means no bound.
+	MaxConnections int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
 }
@@ -103,17 +148,28 @@ type Broker struct {
 	mu       sync.Mutex
 	nodes    map[string]*node
 	pool     pool
-	seq      uint64 // of the last message stored
-	dynSeq   atomic.Uint64
-	start    time.Time
-	closed   bool
-	lns      []net.Listener
-	drivers  map[*driver.Driver]struct{}
-	scratch  []byte // for header rewrites, under mu
-	wg       sync.WaitGroup
-	accepted atomic.Uint64       // connections accepted
-	durables map[durKey]*durable // links with a durable terminus (durable.go)
-	keptN    int                 // of them detached
+	seq      uint64              // of the last message stored
+	accounts map[string]*account // what each identity made (security.go)
+	// dynamicAddress makes a dynamic node's address: newDynamicAddress
+	// but in tests that replay a recorded conversation.
+	dynamicAddress func() []byte
+	live           atomic.Int64 // connections being served
+	start          time.Time
+	closed         bool
+	lns            []net.Listener
+	drivers        map[*driver.Driver]struct{}
+	scratch        []byte // for header rewrites, under mu
+	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	// sent, in tests, is told of each message sent to a consumer
+	// (FuzzBroker's check of permissions: breach).
+	sent      func(c *consumer)
+	breach    error
+	producers int         // producer links attached, to share MaxMemory's room among
+	memWait   []*producer // producers waiting for MaxMemory's room
+	wg        sync.WaitGroup
+	accepted  atomic.Uint64       // connections accepted
+	durables  map[durKey]*durable // links with a durable terminus (durable.go)
+	keptN     int                 // of them detached
 	// The copies made for detached durable subscriptions, and their
 	// bytes, bounded together (durable_sub.go).
 	keptCopies int
@@ -123,7 +179,8 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable)}
+		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable),
+		accounts: make(map[string]*account), dynamicAddress: newDynamicAddress}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
@@ -133,8 +190,20 @@ func New(o Options) *Broker {
 	if b.opts.MaxQueues == 0 {
 		b.opts.MaxQueues = DefaultMaxQueues
 	}
+	if b.opts.MaxMemory == 0 {
+		b.opts.MaxMemory = DefaultMaxMemory
+	}
 	if b.opts.MaxDurableLinks == 0 {
 		b.opts.MaxDurableLinks = DefaultMaxDurableLinks
+	}
+	if b.opts.MaxQueuesPerConnection == 0 {
+		b.opts.MaxQueuesPerConnection = DefaultMaxQueuesPerConnection
+	}
+	if b.opts.MaxQueuesPerAccount == 0 {
+		b.opts.MaxQueuesPerAccount = DefaultMaxQueuesPerAccount
+	}
+	if b.opts.MaxDurableLinksPerAccount == 0 {
+		b.opts.MaxDurableLinksPerAccount = DefaultMaxDurableLinksPerAccount
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
@@ -146,6 +215,9 @@ func New(o Options) *Broker {
 		cfg.ContainerID = "amqpsax-broker"
 	}
 	cfg.Credit, cfg.AutoAccept, cfg.ManualSettle = 0, false, false
+	if cfg.ChannelMax == 0 {
+		cfg.ChannelMax = DefaultMaxSessions - 1
+	}
 	if len(o.Users) > 0 {
 		users := make(map[string]string, len(o.Users))
 		for u, p := range o.Users {
@@ -155,8 +227,6 @@ func New(o Options) *Broker {
 			want, ok := users[user]
 			return ok && subtle.ConstantTimeCompare([]byte(want), []byte(password)) == 1
 		}, o.Anonymous)
-	} else {
-		cfg.Auth = nil
 	}
 	if cfg.Coordinator == nil {
 		cfg.Coordinator = &coordinator{b: b} // txn.go
@@ -225,6 +295,13 @@ func (b *Broker) ListenAndServe(addr string) error {
 
 func (b *Broker) serveConn(nc net.Conn) {
 	defer b.wg.Done()
+	if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
+		b.live.Add(-1)
+		b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
+		nc.Close()
+		return
+	}
+	defer b.live.Add(-1)
 	cfg := b.cfg
 	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
 		// TLS already (a *tls.Conn of the caller's listener, or a
@@ -398,14 +475,26 @@ type node struct {
 	dynamic   bool
 	owner     *consumer // the dynamic source's link, or nil
 	ownerP    *producer // the dynamic target's link, or nil
+	ownerC    *conn     // a dynamic node's connection: its only consumers'
+	maker     *made     // the count of nodes of the connection that made it
+	account   *account  // the account that made it, likewise
 	deleted   bool
 	q         queue
 	consumers []*consumer
 	detached  []*consumer // durable subscriptions kept while detached (durable_sub.go)
-	rr        int         // where the next search for a hungry consumer starts
+	// ready is a queue node's consumers that wait for messages (hungry),
+	// in the order they came to wait: a message wakes the first, so a
+	// queue with many consumers that have no credit is not searched for
+	// one that has. An entry may be stale (its consumer took a message
+	// since, or went): stale counts those of consumers gone, and the
+	// ring is compacted when they are half of it.
+	ready     cring
+	stale     int
 	producers int
 	blocked   []*producer // waiting for credit
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
+	txnBytes  int64       // of the messages open transactions hold for it (txn.go)
+	txnN      int
 	c         counters
 	s0, s1    sample
 }
@@ -455,6 +544,58 @@ func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
 	return uint32(max(room, 0))
 }
 
+// memCreditLocked returns the credit a producer is to have by
+// MaxMemory: its share of the room left (divided among the producers
+// attached), in messages of the node's last size (1 KiB before it has
+// one), at least 1 while there is room; 0 at the bound.
+func (b *Broker) memCreditLocked(n *node, limit uint32) uint32 {
+	if b.opts.MaxMemory <= 0 {
+		return limit
+	}
+	free := b.opts.MaxMemory - b.pool.live
+	if free <= 0 {
+		return 0
+	}
+	size := int64(max(n.lastSize, 64))
+	if n.lastSize == 0 {
+		size = 1024 // nothing stored yet: a guess, as roomLocked's
+	}
+	share := free / size / int64(max(b.producers, 1))
+	return uint32(max(min(share, int64(limit)), 1))
+}
+
+// memFullLocked reports that a message of size bytes would take the
+// broker past MaxMemory by more than an eighth: it is rejected.
+func (b *Broker) memFullLocked(size int) bool {
+	return b.opts.MaxMemory > 0 && b.pool.live+int64(size) > b.opts.MaxMemory+b.opts.MaxMemory/8
+}
+
+// memWaitLocked makes p wait for MaxMemory's room when the broker is at
+// it (it waits on its node too: blockLocked).
+func (b *Broker) memWaitLocked(p *producer) {
+	if !p.memWaiting && b.opts.MaxMemory > 0 && b.pool.live >= b.opts.MaxMemory {
+		p.memWaiting = true
+		b.memWait = append(b.memWait, p)
+	}
+}
+
+// memWakeLocked hands the producers waiting for MaxMemory's room to
+// wake once the broker is below 7/8 of it, appending their connections
+// to wake.
+func (b *Broker) memWakeLocked(wake []*conn) []*conn {
+	if len(b.memWait) == 0 || b.pool.live > b.opts.MaxMemory-b.opts.MaxMemory/8 {
+		return wake
+	}
+	for i, p := range b.memWait {
+		p.memWaiting = false
+		p.resume.Store(true)
+		wake = append(wake, p.conn)
+		b.memWait[i] = nil
+	}
+	b.memWait = b.memWait[:0]
+	return wake
+}
+
 // creditLocked returns the credit a producer to n is to have: what the
 // fullest of its queues has room for, at most the broker's Credit; 0
 // when one is full.
@@ -462,18 +603,22 @@ func (b *Broker) creditLocked(n *node) uint32 {
 	if b.opts.RejectWhenFull {
 		return b.credit
 	}
+	limit := b.memCreditLocked(n, b.credit)
+	if limit == 0 {
+		return 0
+	}
 	if !n.fanout {
 		if b.fullLocked(&n.q) {
 			return 0
 		}
-		return max(b.roomLocked(&n.q, n.lastSize, b.credit), 1)
+		return max(b.roomLocked(&n.q, n.lastSize, limit), 1)
 	}
-	credit := b.credit
+	credit := limit
 	for _, c := range n.consumers {
 		if b.fullLocked(c.q) {
 			return 0
 		}
-		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, b.credit), 1))
+		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, limit), 1))
 	}
 	return credit
 }
@@ -500,6 +645,7 @@ func (b *Broker) resumableLocked(n *node) bool {
 // unblockLocked hands the producers waiting on n to wake when n has room
 // again (or is gone), appending their connections to wake.
 func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	wake = b.memWakeLocked(wake)
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
 	}
@@ -551,19 +697,63 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 	return wake
 }
 
-// wakeOneLocked wakes the next consumer of queue node n that waits for
-// messages and may take m, taking turns.
+// wakeOneLocked wakes the consumer of queue node n that has waited
+// longest for messages and may take m (those that may not stay ready,
+// behind it). Each consumer it looks at is either woken or taken off
+// the ready ring, but for those m does not suit.
 func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
-	k := len(n.consumers)
-	for i := range k {
-		c := n.consumers[(n.rr+i)%k]
-		if c.hungry && c.mayTake(m) {
-			c.hungry = false
-			n.rr = (n.rr + i + 1) % k
-			return append(wake, c.conn)
+	for tries := n.ready.n; tries > 0; tries-- {
+		c := n.ready.pop()
+		b.visited++
+		c.inReady = false
+		if !c.hungry || c.gone || c.n != n {
+			if c.gone {
+				n.stale--
+			}
+			continue
 		}
+		if !c.mayTake(m) {
+			c.inReady = true
+			n.ready.push(c)
+			continue
+		}
+		c.hungry = false
+		return append(wake, c.conn)
 	}
 	return wake
+}
+
+// hungryLocked marks c as waiting for messages (or not): a consumer of
+// a queue node goes to the back of its ready ring.
+func (b *Broker) hungryLocked(c *consumer, hungry bool) {
+	c.hungry = hungry
+	if hungry && !c.inReady && c.own == nil {
+		c.inReady = true
+		c.n.ready.push(c)
+	}
+}
+
+// unreadyLocked is a consumer's leaving of its node: its entry in the
+// ready ring is stale, and the ring is compacted when half of it is.
+func (b *Broker) unreadyLocked(c *consumer) {
+	c.hungry = false
+	n := c.n
+	if !c.inReady {
+		return
+	}
+	n.stale++
+	if n.stale*2 <= n.ready.n {
+		return
+	}
+	for range n.ready.n {
+		x := n.ready.pop()
+		if x.gone || x == c || x.n != n {
+			x.inReady = false
+			continue
+		}
+		n.ready.push(x)
+	}
+	n.stale = 0
 }
 
 // wakeAllLocked wakes every consumer of n that waits for messages.
@@ -588,6 +778,7 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	if b.nodes[n.name] == n {
 		delete(b.nodes, n.name)
 	}
+	b.unchargeLocked(n)
 	b.dropLocked(n, &n.q)
 	det := n.detached
 	n.detached = nil
@@ -633,9 +824,4 @@ func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 		return b.removeLocked(n, wake)
 	}
 	return wake
-}
-
-// newDynamicAddress returns a fresh address for a dynamic node.
-func (b *Broker) newDynamicAddress() []byte {
-	return []byte("amqpsax.dynamic." + strconv.FormatUint(b.dynSeq.Add(1), 10))
 }

@@ -403,7 +403,8 @@ func TestDynamicReplyQueue(t *testing.T) {
 	}
 }
 
-// TestDynamicTarget: a dynamic target is a temporary queue too.
+// TestDynamicTarget: a dynamic target is a temporary queue too, consumed
+// by its connection alone.
 func TestDynamicTarget(t *testing.T) {
 	addr, b := start(t, broker.Options{})
 	c := dial(t, addr, engine.Config{}, nil)
@@ -413,7 +414,7 @@ func TestDynamicTarget(t *testing.T) {
 	require.True(t, strings.HasPrefix(a, "amqpsax.dynamic."), "address %q", a)
 	snd.send(data("t"))
 	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
-	rcv := dial(t, addr, engine.Config{}, nil).receiver(a)
+	rcv := c.receiver(a)
 	rcv.flow(1)
 	require.Equal(t, string(data("t")), string(rcv.next().payload))
 	snd.detach()

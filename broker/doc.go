@@ -20,9 +20,12 @@
 //
 // A dynamic source or target (dynamic = true, no address: part 3 §3.5.3)
 // makes a temporary queue with an address of its own,
-// "amqpsax.dynamic.N", returned in the attach's answer: the reply queue of
-// a request/reply client. It is removed when that link detaches; other
-// links attached to it are then detached with amqp:resource-deleted.
+// "amqpsax.dynamic." and 128 random bits, returned in the attach's
+// answer: the reply queue of a request/reply client. Only the connection
+// that made it may consume from it (others are refused with
+// amqp:unauthorized-access; they may send to it). It is removed when
+// that link detaches; other links attached to it are then detached with
+// amqp:resource-deleted.
 // With Options.AutoDelete, other queues are removed once they have no
 // consumers, producers or messages left.
 //
@@ -43,6 +46,16 @@
 // fills. With Options.RejectWhenFull, producers always have credit and
 // a message to a full queue is rejected with
 // amqp:resource-limit-exceeded instead.
+//
+// Options.MaxMemory bounds the bytes of messages the broker holds, all
+// queues together (1 GiB by default): each producer's credit is also at
+// most its share of the room left (divided among the producers
+// attached), at least one while there is room, and producers wait at
+// the bound until it is below 7/8. A producer that outruns its credit's
+// estimate (small messages, then large ones) gets a message that would
+// take the broker past the bound by an eighth rejected with
+// amqp:resource-limit-exceeded: the broker's messages stay within
+// MaxMemory and its eighth whatever the clients send.
 //
 // # Delivery
 //
@@ -73,8 +86,13 @@
 // transactions), the engine's Coordinator of every connection unless
 // Options.Engine.Coordinator sets another. A message sent in a
 // transaction is accepted and held until the transaction commits, then
-// stored on its node; an outcome a consumer gives in a transaction is
-// held, its message still acquired, and applied at the commit. A
+// stored on its node (checked as any message when it comes: a route to a
+// node the broker may not make, or a full node with RejectWhenFull, is
+// rejected; the messages held count in their node's bounds and in half
+// their connection's memory budget, past which they are rejected with
+// amqp:resource-limit-exceeded); an outcome a consumer gives in a
+// transaction is held, its message still acquired, and applied at the
+// commit. A
 // rollback drops the held messages and puts the acquired ones back at
 // the front of their queue, to be delivered again. A transaction left
 // open when its controller's link or connection goes is rolled back.
@@ -147,9 +165,32 @@
 // # Security
 //
 // Options.Users are the accounts of SASL PLAIN (Options.Anonymous allows
-// ANONYMOUS beside it); with none, clients need not authenticate.
+// ANONYMOUS beside it); with none, clients need not authenticate, unless
+// Options.Engine.Auth sets another Authenticator (SCRAM-SHA-256, say).
 // Options.TLSConfig serves TLS (amqps), with SASL EXTERNAL for a verified
 // client certificate.
+//
+// Options.Permissions decides what each account (the identity SASL
+// authenticated) may do to each node: Configure (make it), Write (send
+// to it), Read (consume from it), as RabbitMQ's permissions do. It is
+// asked when a link attaches, never per message; a link it refuses is
+// answered without a terminus and detached with
+// amqp:unauthorized-access. A message routed by RouteKey to another
+// node is checked (Write, and Configure for a new one) the first time
+// its producer routes to that address. [NewPermissions] makes one from
+// a regular expression per account and Op.
+//
+// Addresses, link names and container-ids must be UTF-8 (AMQP strings),
+// and an address at most MaxAddressLength bytes: others are refused
+// with amqp:invalid-field. One connection may make at most
+// Options.MaxQueuesPerConnection nodes, one account
+// Options.MaxQueuesPerAccount, and keep Options.MaxDurableLinksPerAccount
+// durable links; past them a link is refused with
+// amqp:resource-limit-exceeded. Options.MaxConnections bounds the
+// connections served at once. A connection begins at most
+// DefaultMaxSessions sessions (Engine.ChannelMax) of at most 256 links
+// (Engine.HandleMax), and the broker's state of each link counts in its
+// engine memory budget (engine.Config.MaxMemory).
 //
 // # Statistics
 //
@@ -159,12 +200,14 @@
 //
 // # Limits
 //
-// Memory is bounded by the queues' bounds (and Options.MaxQueues, the
-// number of nodes), plus the credit outstanding,
-// plus each connection's engine buffers (engine.Config: one frame being
-// read, MaxOutput being written, one message being joined). Messages
-// are kept in memory only: nothing survives the process, durable links'
-// state included. There are no filters, message expiry or dead-letter
-// queues yet. A transaction holds copies of its messages until it is
-// discharged, outside the queues' bounds.
+// The messages the broker holds are bounded by Options.MaxMemory and its
+// eighth (and each queue by its bounds, which it may pass by the credit
+// granted before it filled); its nodes by Options.MaxQueues, of
+// MaxAddressLength bytes of name each at most; each connection by its
+// engine budget (engine.Config.MaxMemory: its links, the broker's state
+// of them, and half of it for the messages its open transactions hold),
+// plus its engine buffers (one frame being read, MaxOutput being
+// written). Messages are kept in memory only: nothing survives the
+// process, durable links' state included. There are no filters, message
+// expiry or dead-letter queues yet.
 package broker

@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -11,8 +12,9 @@ import (
 // This file is link recovery on the broker's side (part 2 §2.6.13, part
 // 3 §3.5.5–3.5.6): the state it keeps for a link whose terminus is
 // durable with unsettled-state, across its attaches, keyed by the
-// peer's container-id, the link's name and the broker's role, until the
-// terminus's expiry policy ends it.
+// account that authenticated, the peer's container-id, the link's name
+// and the broker's role, until the terminus's expiry policy ends it: no
+// other account can attach it again, or take it over.
 //
 // A producer's (the broker receives; its target is durable): the
 // delivery-tags of the messages the broker stored and the producer had
@@ -35,10 +37,11 @@ const DefaultMaxDurableLinks = 10_000
 const takeover = 5 * time.Second
 
 // durKey names a durable terminus (part 2 §2.6.1: a link's name is
-// unique per pair of containers and direction).
+// unique per pair of containers and direction), within the account
+// that authenticated (a container-id is the peer's word, not proof).
 type durKey struct {
-	container, name string
-	sender          bool // the broker's role: a consumer's link
+	identity, container, name string
+	sender                    bool // the broker's role: a consumer's link
 }
 
 // durable is the state the broker keeps for a link with a durable
@@ -66,6 +69,9 @@ type durable struct {
 	// source keeps unsettled state (not configuration alone).
 	c         *consumer
 	unsettled bool
+
+	// The account it counts in (Options.MaxDurableLinksPerAccount).
+	acct *account
 }
 
 // durableKey returns the key of l when its terminus at the peer's side
@@ -86,7 +92,12 @@ func durableKey(l *engine.Link) (durKey, frame.ExpiryPolicy, uint32, bool) {
 	if d != frame.DurabilityUnsettledState && (d != frame.DurabilityConfiguration || !l.IsSender()) {
 		return durKey{}, 0, 0, false
 	}
-	return durKey{container: l.Conn().RemoteContainerID(), name: string(l.Name()), sender: l.IsSender()}, p, t, true
+	c := l.Conn()
+	if !utf8.Valid(l.Name()) || !utf8.ValidString(c.RemoteContainerID()) {
+		return durKey{}, 0, 0, false // refused (OnLinkAttach, OnConnectionOpen)
+	}
+	return durKey{identity: c.Identity(), container: c.RemoteContainerID(), name: string(l.Name()), sender: l.IsSender()},
+		p, t, true
 }
 
 // Recover is the broker's engine.Recoverer: before the engine answers an
@@ -135,7 +146,8 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 		if d != nil {
 			wake = b.expireLocked(d, wake)
 		}
-		d = &durable{key: key}
+		d = &durable{key: key, acct: b.accountLocked(key.identity)}
+		d.acct.durables++
 		b.durables[key] = d
 	default:
 		b.keptN--
@@ -331,6 +343,22 @@ func (b *Broker) forgetLocked(d *durable) {
 	}
 	d.counting = true
 	d.stored, d.pending = nil, nil
+	if a := d.acct; a != nil {
+		a.durables--
+		d.acct = nil
+		b.dropAccountLocked(a)
+	}
+}
+
+// overDurableQuota reports that an attach of the durable link of key
+// would make a new state past its account's bound
+// (Options.MaxDurableLinksPerAccount): the one it has is kept.
+func (b *Broker) overDurableQuota(key durKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := b.accounts[key.identity]
+	return b.durables[key] == nil && b.opts.MaxDurableLinksPerAccount > 0 && a != nil &&
+		a.durables >= b.opts.MaxDurableLinksPerAccount
 }
 
 // DurableLinks returns the number of links with a durable terminus

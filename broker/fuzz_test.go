@@ -93,10 +93,48 @@ func newMemConn(in []byte, read int, eof bool) *memConn {
 // that flow control, full queues and the durable links' bound are
 // reached by short inputs; flags turn on AutoDelete and RejectWhenFull.
 func fuzzOptions(flags uint8) Options {
-	return Options{MaxMessages: 16, MaxBytes: 16 << 10, Credit: 8, MaxQueues: 8, MaxDurableLinks: 3,
+	o := Options{MaxMessages: 16, MaxBytes: 16 << 10, Credit: 8, MaxQueues: 8, MaxDurableLinks: 3,
 		FanoutPrefixes: []string{"topic/"}, RouteKey: "to",
 		AutoDelete: flags&1 != 0, RejectWhenFull: flags&2 != 0,
 		Engine: engine.Config{MaxFrameSize: 4096, HandshakeTimeout: time.Minute}}
+	if flags&4 != 0 {
+		o.Users, o.Anonymous = map[string]string{"alice": "pw"}, true
+		o.Permissions = fuzzPermissions.Allow
+		o.MaxQueuesPerConnection, o.MaxDurableLinksPerAccount = 4, 2
+	}
+	return o
+}
+
+// fuzzPermissions are the accounts' of fuzzOptions with flags&4: alice
+// does anything; anonymous makes and writes anything, and reads all
+// but "secret…".
+var fuzzPermissions = func() *Permissions {
+	p, err := NewPermissions(map[string]Grant{
+		"alice":     {Configure: ".*", Write: ".*", Read: ".*"},
+		"anonymous": {Configure: ".*", Write: ".*", Read: `q.*|topic/.*|amqpsax\.dynamic\..*`},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// newFuzzBroker returns a broker with fuzzOptions(flags) whose dynamic
+// addresses are numbered (amqpsax.dynamic.1, .2, …), so that a recorded
+// conversation names the same ones when it is served again.
+// Each message sent is checked against the invariant of permissions: no
+// delivery to a link whose account lacks read on its address (but its
+// own dynamic node's); a breach is in b.breach.
+func newFuzzBroker(flags uint8) *Broker {
+	b := New(fuzzOptions(flags))
+	var n int
+	b.dynamicAddress = func() []byte { n++; return fmt.Appendf(nil, "amqpsax.dynamic.%d", n) }
+	b.sent = func(c *consumer) {
+		if c.n.ownerC != c.conn && !b.allowed(c.conn.identity, []byte(c.n.name), Read) && b.breach == nil {
+			b.breach = fmt.Errorf("a delivery from %q to %q, who may not read it", c.n.name, c.conn.identity)
+		}
+	}
+	return b
 }
 
 // hang bounds the wait for a connection's end: not a timing anything
@@ -400,7 +438,7 @@ func FuzzBroker(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, c1, c2, c3 []byte, read uint16, flags uint8) {
 		base := runtime.NumGoroutine()
-		b := New(fuzzOptions(flags))
+		b := newFuzzBroker(flags)
 		for i, in := range [][]byte{c1, c2, c3} {
 			if len(in) == 0 {
 				continue
@@ -408,6 +446,9 @@ func FuzzBroker(f *testing.F) {
 			feedInput(t, b, in, int(read%4096)+1)
 			if err := b.checkQuiet(); err != nil {
 				t.Fatalf("after connection %d: %v", i+1, err)
+			}
+			if b.breach != nil {
+				t.Fatal(b.breach)
 			}
 		}
 		b.expireAll()
@@ -479,13 +520,18 @@ type recording struct {
 }
 
 func record(t testing.TB, b *Broker, container string, manualSettle bool) *recording {
+	return recordAs(t, b, engine.Config{ContainerID: container, ManualSettle: manualSettle, NoSASL: true})
+}
+
+// recordAs records a client of configuration cfg (SASL, when it asks).
+func recordAs(t testing.TB, b *Broker, cfg engine.Config) *recording {
 	r := &recording{t: t, b: b, h: &seedClient{links: map[string]*engine.Link{}, got: map[string][]engine.Delivery{}},
 		now: time.Unix(1e9, 0)}
 	r.raw = newMemConn(nil, 0, false)
 	r.srv = engine.NewServer(b.cfg, handler{b})
 	driver.NewDriver(r.raw, r.srv) // for the handler's Driver; never run
-	r.cli = engine.NewClient(engine.Config{ContainerID: container, MaxFrameSize: 4096, ManualSettle: manualSettle,
-		NoSASL: true}, r.h)
+	cfg.MaxFrameSize = 4096
+	r.cli = engine.NewClient(cfg, r.h)
 	r.step()
 	return r
 }
@@ -570,7 +616,7 @@ func (r *recording) close(lost bool) []byte {
 func fuzzSeeds(t testing.TB) []seed {
 	var out []seed
 	add := func(name string, read uint16, flags uint8, run func(b *Broker) [3][]byte) {
-		b := New(fuzzOptions(flags))
+		b := newFuzzBroker(flags)
 		out = append(out, seed{name: name, conns: run(b), read: read, flags: flags})
 	}
 	add("queue", 4095, 0, func(b *Broker) [3][]byte {
@@ -788,6 +834,26 @@ func fuzzSeeds(t testing.TB) []seed {
 		}
 		return [3][]byte{r.close(false)}
 	})
+	add("permissions", 4095, 4, func(b *Broker) [3][]byte {
+		alice := recordAs(t, b, engine.Config{ContainerID: "alice", Username: "alice", Password: "pw"})
+		p := alice.attach(true, engine.LinkOptions{Name: "p", Address: "secret", Unsettled: true})
+		alice.send(p, "secret", 3, "s")
+		c := alice.attach(false, engine.LinkOptions{Name: "c", Address: "secret", Credit: 1, AutoAccept: true})
+		alice.attach(false, engine.LinkOptions{Name: "d", Source: &frame.Source{Address: []byte("secret"),
+			Durable: frame.DurabilityConfiguration, ExpiryPolicy: frame.ExpiryNever}})
+		require.Len(t, alice.h.got["c"], 3)
+		c.Detach(nil)
+		anon := recordAs(t, b, engine.Config{ContainerID: "alice"})
+		spy := anon.attach(false, engine.LinkOptions{Name: "spy", Address: "secret", Credit: 10})
+		require.Empty(t, spy.RemoteSource().Address, "refused")
+		same := anon.attach(false, engine.LinkOptions{Name: "d", Source: &frame.Source{Address: []byte("secret"),
+			Durable: frame.DurabilityConfiguration, ExpiryPolicy: frame.ExpiryNever}, Credit: 10})
+		require.Empty(t, same.RemoteSource().Address, "alice's durable name is not anonymous's")
+		q := anon.attach(true, engine.LinkOptions{Name: "q", Address: "q", Unsettled: true})
+		anon.send(q, "secret", 2, "r") // routed: write is allowed
+		require.Empty(t, anon.h.got["spy"])
+		return [3][]byte{alice.close(false), anon.close(false)}
+	})
 	return out
 }
 
@@ -808,7 +874,7 @@ func TestFuzzSeeds(t *testing.T) {
 // what it is recorded for.
 func seedRun(t *testing.T, s seed, viaDriver bool) {
 	base := runtime.NumGoroutine()
-	b := New(fuzzOptions(s.flags))
+	b := newFuzzBroker(s.flags)
 	for i, in := range s.conns {
 		if len(in) == 0 {
 			continue
@@ -859,6 +925,11 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 		st := q("rq")
 		require.Equal(t, 16, st.Depth)
 		require.Positive(t, st.Refused)
+	case "permissions":
+		st := q("secret")
+		require.Equal(t, uint64(5), st.Enqueued, "3 sent, 2 routed")
+		require.Equal(t, 1, st.Detached, "alice's durable subscription")
+		require.NoError(t, b.breach)
 	default:
 		t.Fatalf("no expectation for seed %q", s.name)
 	}

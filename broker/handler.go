@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/driver"
@@ -16,6 +17,16 @@ import (
 // or requeue them. Each connection's events run on its own goroutine;
 // the nodes are under the broker's lock, never held while a Driver is
 // asked to run something (kick).
+
+// linkStateCost is what the broker keeps for a link (its consumer or
+// producer, a consumer's map of unsettled messages when empty), charged
+// to the connection's memory budget (engine.Link.Charge) at its attach,
+// given back with the link. TestLinkStateCost checks it against the
+// structs.
+const linkStateCost = 512
+
+var errLinkBudget = engine.NewError(frame.CondResourceLimitExceeded,
+	"the connection's memory budget has no room for another link")
 
 // errTooManyQueues refuses a link or message to a new node past
 // Options.MaxQueues.
@@ -38,6 +49,13 @@ type conn struct {
 	txns      map[string]*txn         // open transactions (txn.go)
 	durWait   []*durable              // durable links detached from it whose expiry waits for its end (durable.go)
 	dynamic   map[*engine.Link][]byte // addresses AnswerAttach made for dynamic termini, until OnLinkAttach
+	identity  string                  // what SASL authenticated
+	// What dispatch sends at once, one consumer's at a time (it is
+	// empty between calls): the connection's, not each consumer's.
+	batch   [64]msg
+	ids     [64]uint32
+	made    *made // the nodes it made that are there (under the broker's lock)
+	txnHeld int   // bytes its open transactions hold (txn.go)
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -53,13 +71,12 @@ type consumer struct {
 
 	// Under the broker's lock:
 	hungry   bool                // credit left and nothing to send: wake it for a new message
+	inReady  bool                // in its node's ready ring (hungryLocked)
 	kill     bool                // its node was removed: detach it
 	excluded map[uint64]struct{} // messages it called undeliverable-here
 
 	// The connection's goroutine's:
 	unacked map[uint32]msg // sent unsettled, by delivery-id
-	batch   [64]msg
-	ids     [64]uint32
 
 	// A durable subscription's (durable_sub.go): its state, what it had
 	// acquired when it detached (under the broker's lock while it is
@@ -89,6 +106,11 @@ type producer struct {
 	// settled (receiver settle mode second), for that state.
 	dur      *durable
 	rejected map[string]struct{}
+	// routeOK is the last address its messages were routed to that
+	// Options.Permissions allowed (security.go).
+	routeOK []byte
+	// memWaiting: it is in the broker's memWait (under its lock).
+	memWaiting bool
 }
 
 // reject rejects d (unsettled) with e, remembering its tag for a
@@ -150,7 +172,11 @@ func connOf(c *engine.Conn) *conn {
 }
 
 func (h handler) OnConnectionOpen(c *engine.Conn) {
-	cn := &conn{b: h.b, c: c, drv: driver.Of(c)}
+	if !utf8.ValidString(c.RemoteContainerID()) {
+		c.Close(engine.NewError(frame.CondInvalidField, "a container-id must be UTF-8 (an AMQP string)"))
+		return
+	}
+	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}}
 	if d := cn.drv; d != nil {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
@@ -174,24 +200,51 @@ func (h handler) OnSessionEnd(s *engine.Session, _ *engine.Error) { h.b.ended(co
 // dynamic), which the engine puts into its answer; OnLinkAttach makes
 // the node. The address is the link's alone: a peer that sends it with
 // dynamic set on another link gets the node as any address, never its
-// ownership.
+// ownership. Any other link is checked here, so that a refusal is the
+// answer itself (no terminus, then the detach: part 2 §2.6.3): its
+// name and address (UTF-8), a dynamic node's exclusivity,
+// Options.Permissions, and its account's bound of durable links.
 func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Target) *engine.Error {
+	b := h.b
 	cn := connOf(l.Conn())
 	if cn == nil {
 		return nil // OnLinkAttach refuses it
 	}
+	if !utf8.Valid(l.Name()) {
+		return errNameNotUTF8
+	}
+	if !l.Charge(linkStateCost) {
+		return errLinkBudget
+	}
+	var addr []byte
+	op := Write
 	switch {
 	case l.IsSender() && src != nil && src.Dynamic && len(src.Address) == 0:
 		src.Address = cn.makeDynamic(l)
+		return nil
 	case !l.IsSender() && tgt != nil && tgt.Dynamic && len(tgt.Address) == 0:
 		tgt.Address = cn.makeDynamic(l)
+		return nil
+	case l.IsSender():
+		addr, op = l.RemoteSource().Address, Read
+	default:
+		addr = l.RemoteTarget().Address
+	}
+	if len(addr) == 0 {
+		return nil // OnLinkAttach refuses it
+	}
+	if _, e := b.mayAttach(cn, addr, false, op); e != nil {
+		return e
+	}
+	if key, _, _, ok := durableKey(l); ok && b.overDurableQuota(key) {
+		return errAccountDurable
 	}
 	return nil
 }
 
 // makeDynamic makes an address for l's dynamic terminus.
 func (cn *conn) makeDynamic(l *engine.Link) []byte {
-	addr := cn.b.newDynamicAddress()
+	addr := cn.b.dynamicAddress()
 	if cn.dynamic == nil {
 		cn.dynamic = make(map[*engine.Link][]byte)
 	}
@@ -210,7 +263,8 @@ func (cn *conn) takeDynamic(l *engine.Link, addr []byte) (_ []byte, made bool) {
 }
 
 // OnLinkAttach makes a consumer (the peer receives: the source names the
-// node) or a producer (the peer sends: the target names it).
+// node) or a producer (the peer sends: the target names it), once the
+// checks allow it (mayAttach).
 func (h handler) OnLinkAttach(l *engine.Link) {
 	b := h.b
 	cn := connOf(l.Conn())
@@ -218,6 +272,11 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		l.Detach(engine.NewError(frame.CondInternalError, "link before the connection opened"))
 		return
 	}
+	if !utf8.Valid(l.Name()) {
+		l.Detach(errNameNotUTF8)
+		return
+	}
+	key, _, _, durable := durableKey(l)
 	if l.IsSender() {
 		src := l.RemoteSource()
 		addr, made := cn.takeDynamic(l, src.Address)
@@ -225,8 +284,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
 			return
 		}
+		configure, e := b.mayAttach(cn, addr, made, Read)
+		if e != nil {
+			l.Detach(e)
+			return
+		}
 		fan := string(src.DistributionMode) == "copy" || src.Capabilities.Contains("topic")
-		key, _, _, durable := durableKey(l)
 		if durable {
 			if c := b.reattachConsumer(l, cn, key, addr); c != nil { // durable_sub.go
 				l.Context = c
@@ -240,14 +303,17 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			c.maxSize = m
 		}
 		b.mu.Lock()
-		n := b.nodeLocked(addr, fan)
-		if n == nil {
+		n, e := b.openLocked(cn, addr, fan, configure)
+		if e == nil && n.ownerC != nil && n.ownerC != cn {
+			e = errExclusive
+		}
+		if e != nil {
 			b.mu.Unlock()
-			l.Detach(errTooManyQueues)
+			l.Detach(e)
 			return
 		}
 		if made && n.owner == nil && n.ownerP == nil {
-			n.dynamic, n.owner = true, c
+			n.dynamic, n.owner, n.ownerC = true, c, cn
 		}
 		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
 			if n.owner == c {
@@ -275,20 +341,25 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic target"))
 		return
 	}
+	configure, e := b.mayAttach(cn, addr, made, Write)
+	if e != nil {
+		l.Detach(e)
+		return
+	}
 	p := &producer{link: l, conn: cn}
-	key, _, _, durable := durableKey(l)
 	b.mu.Lock()
-	n := b.nodeLocked(addr, tgt.Capabilities.Contains("topic"))
-	if n == nil {
+	n, e := b.openLocked(cn, addr, tgt.Capabilities.Contains("topic"), configure)
+	if e != nil {
 		b.mu.Unlock()
-		l.Detach(errTooManyQueues)
+		l.Detach(e)
 		return
 	}
 	if made && n.owner == nil && n.ownerP == nil {
-		n.dynamic, n.ownerP = true, p
+		n.dynamic, n.ownerP, n.ownerC = true, p, cn
 	}
 	p.n = n
 	n.producers++
+	b.producers++
 	if durable {
 		p.dur = b.durables[key] // made by Recover (durable.go)
 	}
@@ -296,6 +367,35 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	l.Context = p
 	cn.producers = append(cn.producers, p)
 	b.grant(p)
+}
+
+// mayAttach checks a link of cn to the node at addr that does op (Read:
+// the peer consumes; Write: it sends): its address, the exclusivity of a
+// dynamic node, and Options.Permissions (op, and Configure when the node
+// is not there yet: configure reports that it may make it). A dynamic
+// node the link itself made (made) needs none. It returns the error to
+// detach the link with.
+func (b *Broker) mayAttach(cn *conn, addr []byte, made bool, op Op) (configure bool, _ *engine.Error) {
+	if made {
+		return true, nil
+	}
+	if e := checkAddress(addr); e != nil {
+		return false, e
+	}
+	b.mu.Lock()
+	n := b.nodes[string(addr)]
+	exclusive := n != nil && op == Read && n.ownerC != nil && n.ownerC != cn
+	b.mu.Unlock()
+	if exclusive {
+		return false, errExclusive
+	}
+	if b.opts.Permissions == nil {
+		return true, nil
+	}
+	if !b.allowed(cn.identity, addr, op) {
+		return false, denied(cn.identity, addr, op)
+	}
+	return n != nil || b.allowed(cn.identity, addr, Configure), nil
 }
 
 // grant gives producer p the credit its node has room for, or makes it
@@ -317,6 +417,7 @@ func (b *Broker) grant(p *producer) {
 	credit := b.creditLocked(on)
 	if credit == 0 {
 		b.blockLocked(p, on)
+		b.memWaitLocked(p)
 	}
 	b.mu.Unlock()
 	if credit > p.link.Credit() {
@@ -377,7 +478,6 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		b.topUp(p, l)
 		return
 	}
-	routed, byKey := Route(d.Payload, b.opts.RouteKey)
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()
@@ -389,21 +489,18 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
 		return
 	}
-	n := p.n
-	if byKey {
-		if n = b.nodeLocked(routed, false); n == nil {
-			p.n.c.refused++
-			b.mu.Unlock()
-			p.reject(&d, errTooManyQueues)
-			b.topUp(p, l)
-			return
+	n, e := b.admitLocked(p, d.Payload)
+	if e != nil {
+		waiting := false
+		if e == errMemory {
+			b.memWaitLocked(p) // its credit is not topped up: it waits for room
+			waiting = p.memWaiting
 		}
-	}
-	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
-		n.c.refused++
 		b.mu.Unlock()
-		p.reject(&d, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full"))
-		b.topUp(p, l)
+		p.reject(&d, e)
+		if !waiting {
+			b.topUp(p, l)
+		}
 		return
 	}
 	wake = b.enqueueLocked(n, d.Payload, wake)
@@ -413,11 +510,12 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		switch {
 		case credit == 0 && cur == 0:
 			b.blockLocked(p, n)
+			b.memWaitLocked(p)
 		case credit <= cur:
 			credit = 0
 		}
 	}
-	if byKey && n != p.n {
+	if n != p.n {
 		wake = b.autoDeleteLocked(n, wake)
 	}
 	b.mu.Unlock()
@@ -429,6 +527,30 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 	b.wake(p.conn, wake)
 }
+
+// admitLocked returns the node a message p sends is to be stored on
+// (its link's, or the one its route key names: routeLocked), or the
+// error to reject it with (counted as refused): the route's, or a full
+// node's with RejectWhenFull. A message in a transaction takes this
+// path too.
+func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error) {
+	n, e := b.routeLocked(p, payload)
+	if e != nil {
+		p.n.c.refused++
+		return nil, e
+	}
+	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
+		n.c.refused++
+		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
+	}
+	if b.memFullLocked(len(payload)) {
+		n.c.refused++
+		return nil, errMemory
+	}
+	return n, nil
+}
+
+var errMemory = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many bytes of messages as it may")
 
 // topUp keeps a producer that is refused, not held back, in credit.
 func (b *Broker) topUp(p *producer, l *engine.Link) {
@@ -467,12 +589,13 @@ func (h handler) OnWritable(c *engine.Conn) {
 // runs on c's connection's goroutine.
 func (b *Broker) dispatch(c *consumer) {
 	l := c.link
+	batch, ids := &c.conn.batch, &c.conn.ids
 	if len(c.resume) > 0 && !b.resumeSome(c) { // durable_sub.go: its re-attach's first
 		return
 	}
 	for !c.gone {
 		credit := l.Credit()
-		want := min(int(credit), len(c.batch))
+		want := min(int(credit), len(batch))
 		var wb [8]*conn
 		wake := wb[:0]
 		b.mu.Lock()
@@ -493,8 +616,8 @@ func (b *Broker) dispatch(c *consumer) {
 			b.wake(c.conn, wake)
 			return
 		}
-		k := b.takeLocked(c, c.batch[:want])
-		c.hungry = k < want
+		k := b.takeLocked(c, batch[:want])
+		b.hungryLocked(c, k < want)
 		if k > 0 {
 			wake = b.unblockLocked(c.n, wake)
 		}
@@ -503,19 +626,22 @@ func (b *Broker) dispatch(c *consumer) {
 		for sent < k {
 			var tag []byte
 			if c.dur != nil {
-				tag = c.tagOf(c.batch[sent]) // durable_sub.go
+				tag = c.tagOf(batch[sent]) // durable_sub.go
 			}
-			id, err := l.Send(tag, c.batch[sent].buf.b, c.settled)
+			id, err := l.Send(tag, batch[sent].buf.b, c.settled)
 			if err != nil {
 				break // ErrOutputFull: OnWritable; ErrNoWindow, ErrBusy: OnFlow
 			}
-			c.ids[sent] = id
+			ids[sent] = id
 			sent++
+			if b.sent != nil {
+				b.sent(c)
+			}
 		}
 		b.mu.Lock()
 		n := c.n
 		for i := range sent {
-			m := c.batch[i]
+			m := batch[i]
 			n.c.delivered++
 			if m.redelivered {
 				n.c.redelivered++
@@ -523,17 +649,17 @@ func (b *Broker) dispatch(c *consumer) {
 			if c.settled {
 				b.doneLocked(c, m)
 			} else {
-				c.unacked[c.ids[i]] = m
+				c.unacked[ids[i]] = m
 			}
 		}
 		for i := k - 1; i >= sent; i-- {
-			c.q.r.pushFront(c.batch[i])
+			c.q.r.pushFront(batch[i])
 			c.q.unsettled--
 		}
 		if sent < k {
 			c.hungry = false
 		}
-		clear(c.batch[:k])
+		clear(batch[:k])
 		b.mu.Unlock()
 		b.wake(c.conn, wake)
 		if sent < k || k < want {
@@ -731,9 +857,9 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
 			n.consumers = slices.Delete(n.consumers, i, i+1)
-			if n.rr > i {
-				n.rr--
-			}
+		}
+		if x.inReady {
+			b.unreadyLocked(x)
 		}
 		if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
 			wake = b.detachSubLocked(x, acquired, wake) // durable_sub.go: kept
@@ -755,8 +881,13 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 		}
 		b.mu.Lock()
 		b.unblockOneLocked(x)
+		if x.memWaiting {
+			x.memWaiting = false
+			b.memWait = slices.DeleteFunc(b.memWait, func(p *producer) bool { return p == x })
+		}
 		n := x.n
 		n.producers--
+		b.producers--
 		wake = b.detachProducerLocked(x, l, l.RemoteClosed() || n.deleted, wake) // durable.go
 		if n.ownerP == x {
 			wake = b.removeLocked(n, wake)

@@ -42,10 +42,13 @@ func classOf(n int) (int, int) {
 	return 1 + (e-6)*4 + k, 1<<e + (k+1)*step
 }
 
-// pool is the free lists of buffers, under the broker's lock.
+// pool is the free lists of buffers, under the broker's lock. live is
+// the bytes of the buffers in use (a fan-out node's copies share one):
+// what Options.MaxMemory bounds.
 type pool struct {
 	free   [numClasses][]*buffer
 	cached int
+	live   int64
 }
 
 // get returns a buffer holding a copy of p, with one reference.
@@ -65,6 +68,7 @@ func (pl *pool) get(p []byte) *buffer {
 	}
 	bf.b = append(bf.b[:0], p...)
 	bf.refs = 1
+	pl.live += int64(cap(bf.b))
 	return bf
 }
 
@@ -74,6 +78,7 @@ func (pl *pool) put(bf *buffer) {
 	if bf.refs > 0 {
 		return
 	}
+	pl.live -= int64(cap(bf.b))
 	if bf.class < 0 || pl.cached+cap(bf.b) > maxCached {
 		return
 	}
@@ -149,6 +154,35 @@ func (r *ring) remove(i int) msg {
 		r.e, r.head = e, 0
 	}
 	return m
+}
+
+// cring is a ring of consumers, oldest first, that grows by powers of
+// two and allocates nothing once grown.
+type cring struct {
+	e    []*consumer
+	head int
+	n    int
+}
+
+func (r *cring) push(c *consumer) {
+	if r.n == len(r.e) {
+		e := make([]*consumer, max(8, 2*len(r.e)))
+		for i := range r.n {
+			e[i] = r.e[(r.head+i)&(len(r.e)-1)]
+		}
+		r.e, r.head = e, 0
+	}
+	r.e[(r.head+r.n)&(len(r.e)-1)] = c
+	r.n++
+}
+
+// pop takes out the oldest; the ring must not be empty.
+func (r *cring) pop() *consumer {
+	c := r.e[r.head]
+	r.e[r.head] = nil
+	r.head = (r.head + 1) & (len(r.e) - 1)
+	r.n--
+	return c
 }
 
 // queue is the messages waiting on a queue node, or on one consumer's

@@ -19,6 +19,12 @@ import (
 // on their queues, to be delivered again. A transaction left open when
 // its controller's link or connection goes is rolled back (the engine
 // discharges it).
+//
+// The messages a transaction holds count in the bounds of the node each
+// goes to (with what the node holds, and what other transactions hold
+// for it) and in their connection's memory budget (engine.Conn.Charge),
+// of which they may take half: one past either is rejected with
+// amqp:resource-limit-exceeded.
 
 // txn is the work of one transaction.
 type txn struct {
@@ -26,9 +32,11 @@ type txn struct {
 	acks  []txnAck
 }
 
-// txnSend is a message sent in a transaction, copied.
+// txnSend is a message sent in a transaction, copied, and the node it
+// goes to (admitted when it came, as outside a transaction).
 type txnSend struct {
 	p       *producer
+	n       *node
 	payload []byte
 }
 
@@ -71,6 +79,7 @@ func (co *coordinator) Discharge(l *engine.Link, id []byte, fail bool) *engine.E
 		return nil
 	}
 	h := handler{co.b}
+	co.b.unholdTxn(l.Conn(), t)
 	if fail {
 		for _, a := range t.acks {
 			h.OnDisposition(a.c.link, engine.Disposition{ID: a.id, State: engine.Released, Settled: true})
@@ -78,7 +87,7 @@ func (co *coordinator) Discharge(l *engine.Link, id []byte, fail bool) *engine.E
 		return nil
 	}
 	for _, s := range t.sends {
-		co.b.store(s.p, s.payload)
+		co.b.store(s)
 	}
 	for _, a := range t.acks {
 		st := frame.DeliveryState{Type: a.state, DeliveryFailed: a.failed, UndeliverableHere: a.undeliverable}
@@ -105,11 +114,89 @@ func (b *Broker) txnDelivery(p *producer, l *engine.Link, d *engine.Delivery, id
 		}
 		return
 	}
-	t.sends = append(t.sends, txnSend{p: p, payload: append([]byte(nil), d.Payload...)})
+	size := len(d.Payload)
+	b.mu.Lock()
+	var n *node
+	e := errDeleted(p.n)
+	if e == nil {
+		n, e = b.admitLocked(p, d.Payload)
+	}
+	if e == nil {
+		if e = b.txnRoomLocked(n, size); e == nil {
+			n.txnBytes += int64(size)
+			n.txnN++
+		}
+	}
+	b.mu.Unlock()
+	if e == nil && (p.conn.txnHeld+size+txnSendCost > b.txnBudget() || !l.Conn().Charge(size+txnSendCost)) {
+		b.mu.Lock()
+		n.txnBytes -= int64(size)
+		n.txnN--
+		b.mu.Unlock()
+		e = errTxnBudget
+	}
+	if e != nil {
+		p.reject(d, e)
+		b.topUp(p, l)
+		return
+	}
+	p.conn.txnHeld += size + txnSendCost
+	t.sends = append(t.sends, txnSend{p: p, n: n, payload: append([]byte(nil), d.Payload...)})
 	if !d.Settled {
 		d.Accept()
 	}
 	b.topUp(p, l)
+}
+
+// txnSendCost is what a held message costs beside its bytes: its
+// txnSend and slice header, rounded up.
+const txnSendCost = 64
+
+var errTxnBudget = engine.NewError(frame.CondResourceLimitExceeded,
+	"the transaction's messages would pass the connection's memory budget")
+
+// txnRoomLocked returns the error for a message of size bytes that a
+// transaction would hold for n past n's bounds: counting what n's
+// fullest queue holds and what open transactions hold for it.
+func (b *Broker) txnRoomLocked(n *node, size int) *engine.Error {
+	q := b.fullestLocked(n)
+	if (b.opts.MaxMessages > 0 && q.len()+q.unsettled+n.txnN >= b.opts.MaxMessages) ||
+		(b.opts.MaxBytes > 0 && q.bytes+n.txnBytes+int64(size) > b.opts.MaxBytes) {
+		n.c.refused++
+		return engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full, with what transactions hold for it")
+	}
+	return nil
+}
+
+// unholdTxn gives back what t's messages held of their nodes' bounds
+// and of the connection c's budget, at its discharge.
+func (b *Broker) unholdTxn(c *engine.Conn, t *txn) {
+	if len(t.sends) == 0 {
+		return
+	}
+	held := 0
+	b.mu.Lock()
+	for _, s := range t.sends {
+		s.n.txnBytes -= int64(len(s.payload))
+		s.n.txnN--
+		held += len(s.payload) + txnSendCost
+	}
+	b.mu.Unlock()
+	c.Refund(held)
+	if cn := connOf(c); cn != nil {
+		cn.txnHeld -= held
+	}
+}
+
+// txnBudget is what the open transactions of one connection may hold:
+// half its memory budget (engine.Config.MaxMemory), the other half left
+// for the engine's own (a delivery being joined past the budget closes
+// the connection).
+func (b *Broker) txnBudget() int {
+	if b.cfg.MaxMemory > 0 {
+		return b.cfg.MaxMemory / 2
+	}
+	return engine.DefaultMaxMemory / 2
 }
 
 // txnDisposition holds an outcome given in transaction id
@@ -124,22 +211,25 @@ func (b *Broker) txnDisposition(c *consumer, d *engine.Disposition) bool {
 	return true
 }
 
-// store puts a message a transaction committed on its producer's node
-// (or the node its route key names), as OnDelivery does outside one.
-func (b *Broker) store(p *producer, payload []byte) {
-	routed, byKey := Route(payload, b.opts.RouteKey)
+// store puts a message a transaction committed on the node admitted for
+// it when it came (admitLocked), unless that node was removed since.
+func (b *Broker) store(s txnSend) {
 	var wake []*conn
 	b.mu.Lock()
-	n := p.n
-	if byKey {
-		n = b.nodeLocked(routed, false)
-	}
-	if !n.deleted {
-		wake = b.enqueueLocked(n, payload, wake)
-		if byKey && n != p.n {
+	if n := s.n; !n.deleted {
+		wake = b.enqueueLocked(n, s.payload, wake)
+		if n != s.p.n {
 			wake = b.autoDeleteLocked(n, wake)
 		}
 	}
 	b.mu.Unlock()
-	b.wake(p.conn, wake)
+	b.wake(s.p.conn, wake)
+}
+
+// errDeleted returns the error for a message to n when n was removed.
+func errDeleted(n *node) *engine.Error {
+	if !n.deleted {
+		return nil
+	}
+	return engine.NewError(frame.CondResourceDeleted, "node "+n.name+" was removed")
 }

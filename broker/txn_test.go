@@ -26,6 +26,10 @@ type txnClient struct {
 	txn       []byte
 	done      int
 	discharge chan string
+	// payload is what it sends (nil: data("m")); outcomes counts the
+	// outcomes of its sends by type.
+	payload  []byte
+	outcomes map[string]int
 }
 
 func (h *txnClient) OnConnectionOpen(c *engine.Conn) { c.Begin() }
@@ -45,9 +49,16 @@ func (h *txnClient) OnFlow(l *engine.Link) {
 	h.sendSome()
 }
 
+// OnWritable resumes sending once the output drained.
+func (h *txnClient) OnWritable(*engine.Conn) { h.sendSome() }
+
 func (h *txnClient) sendSome() {
 	for h.send && len(h.txn) > 0 && h.done < h.n && h.l.Credit() > 0 {
-		if _, err := h.l.SendTxn(h.txn, nil, data("m"), false); err != nil {
+		m := h.payload
+		if m == nil {
+			m = data("m")
+		}
+		if _, err := h.l.SendTxn(h.txn, nil, m, false); err != nil {
 			return
 		}
 		h.done++
@@ -74,8 +85,14 @@ func (h *txnClient) OnDisposition(l *engine.Link, d engine.Disposition) {
 		h.sendSome()
 	case l == h.ctrl:
 		h.discharge <- d.State.Type.String()
-	case l == h.l && h.send && d.ID == uint32(h.n): // the last (ids from 1: the declare took 0)
-		h.ctrl.Discharge(h.txn, h.fail)
+	case l == h.l && h.send:
+		if h.outcomes == nil {
+			h.outcomes = map[string]int{}
+		}
+		h.outcomes[d.State.Type.String()]++
+		if d.ID == uint32(h.n) { // the last (ids from 1: the declare took 0)
+			h.ctrl.Discharge(h.txn, h.fail)
+		}
 	}
 }
 

@@ -167,3 +167,22 @@ func receiveIntoAllocs(t *testing.T, ctx context.Context, msg *message.Message, 
 	require.Equal(t, msg.Body.Data[0], d.Message.Body.Data[0])
 	return rcv
 }
+
+// 100,000 messages queued at once with SendAsync cost no allocation
+// once warm: SendAsync waits for room past its bound of messages unsent
+// instead of growing the sender's queues, and the requests and Pendings
+// of the burst are reused.
+func TestSendAsyncBurstAllocs(t *testing.T) {
+	skipRace(t)
+	ctx, snd := sendAsyncSender(t)
+	const burst = 100_000
+	ps := make([]client.Pending, burst)
+	require.NoError(t, sendWindow(ctx, snd, burst, ps)) // warm
+	n := testing.AllocsPerRun(3, func() {
+		if err := sendWindow(ctx, snd, burst, ps); err != nil {
+			panic(err)
+		}
+	})
+	t.Logf("%.0f allocations per burst of %d", n, burst)
+	require.Less(t, n/burst, 0.01, "allocations per message")
+}

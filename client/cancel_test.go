@@ -188,3 +188,55 @@ func TestGoroutinesAfterClose(t *testing.T) {
 	}
 	require.LessOrEqual(t, n, base, "goroutines left after Close")
 }
+
+// SendAsync holds at most 1,024 messages unsent: past that it waits
+// within its ctx (backpressure), wakes when credit takes some, and wakes
+// with the link's error when the link ends.
+func TestSendAsyncBackpressure(t *testing.T) {
+	b := startBroker(t)
+	ctx := testCtx(t)
+	s, err := dial(t, b).NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "late/bp", nil)
+	require.NoError(t, err)
+	const bound = 1024
+	ps := make([]client.Pending, 0, bound+1)
+	for range bound {
+		p, err := snd.SendAsync(ctx, dataMsg("m"), nil)
+		require.NoError(t, err)
+		ps = append(ps, p)
+	}
+	_, err = snd.SendAsync(short(t), dataMsg("over"), nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "no room: it waits for ctx")
+	// Credit for 10 makes room for 10.
+	blocked := make(chan error, 1)
+	go func() {
+		p, err := snd.SendAsync(ctx, dataMsg("m"), nil)
+		if err == nil {
+			ps = append(ps, p)
+		}
+		blocked <- err
+	}()
+	b.grant()
+	require.NoError(t, <-blocked)
+	for _, p := range ps[:10] {
+		require.NoError(t, p.Wait(ctx))
+	}
+	// The link ending wakes a waiting SendAsync with its error.
+	for i := 0; ; i++ {
+		if _, err := snd.SendAsync(short(t), dataMsg("fill"), nil); err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			break
+		}
+		require.Less(t, i, bound)
+	}
+	go func() {
+		_, err := snd.SendAsync(ctx, dataMsg("m"), nil)
+		blocked <- err
+	}()
+	require.NoError(t, snd.Close(ctx))
+	require.ErrorIs(t, <-blocked, client.ErrClosed)
+	for _, p := range ps[10:] {
+		require.ErrorIs(t, p.Wait(ctx), client.ErrClosed)
+	}
+}

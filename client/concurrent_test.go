@@ -51,6 +51,8 @@ func TestConcurrent(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
+	accepted := 0
+	all := make(chan struct{}) // closed when every message is accepted
 	var rg sync.WaitGroup
 	for range 4 {
 		rg.Add(1)
@@ -59,30 +61,30 @@ func TestConcurrent(t *testing.T) {
 			var d client.Delivery
 			for {
 				if err := rcv.ReceiveInto(ctx, &d, nil); err != nil {
-					return // closed below
+					return // closed below, once all are accepted
 				}
 				mu.Lock()
 				seen[string(d.Message.Body.Data[0])]++
-				n := len(seen)
 				mu.Unlock()
+				// The receiver is closed only once every Accept has
+				// returned: each of a received message must succeed.
 				if err := d.Accept(ctx); err != nil {
 					t.Error(err)
 				}
-				if n == senders*each {
-					return
+				mu.Lock()
+				accepted++
+				if accepted == senders*each {
+					close(all)
 				}
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	for {
-		mu.Lock()
-		n := len(seen)
-		mu.Unlock()
-		if n == senders*each {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-all:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
 	}
 	require.NoError(t, rcv.Close(ctx)) // wakes the receivers still waiting
 	rg.Wait()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,9 +34,17 @@ type ConnOptions struct {
 	// MaxMessageSize bounds an incoming message (0: 64 MiB).
 	MaxMessageSize uint64
 	// SASLType chooses the SASL mechanism: SASLTypeAnonymous,
-	// SASLTypePlain or SASLTypeExternal. The zero SASLType uses PLAIN
-	// with the URL's user and password when it has them, else ANONYMOUS.
+	// SASLTypePlain, SASLTypeSCRAMSHA256, SASLTypeXOAUTH2 or
+	// SASLTypeExternal. The zero SASLType uses PLAIN with the URL's user
+	// and password when it has them, else ANONYMOUS. PLAIN and XOAUTH2
+	// need TLS or AllowInsecurePlain.
 	SASLType SASLType
+	// AllowInsecurePlain lets SASL PLAIN (or XOAUTH2) send its password
+	// (or token) over a connection without TLS (amqp://, ws://, or a net.Conn that is not
+	// a *tls.Conn). Without it Dial and NewConn refuse to: they return
+	// a *DialError of stage "sasl" matching ErrInsecurePlain, having
+	// sent nothing. amqps://, wss:// and TLS connections need nothing.
+	AllowInsecurePlain bool
 	// TLSConfig is used for amqps:// URLs (nil: the default, with the
 	// URL's host as ServerName).
 	TLSConfig *tls.Config
@@ -45,6 +54,19 @@ type ConnOptions struct {
 	// for AMQP over WebSockets: ws.Dialer of the module
 	// github.com/amqpsax/amqpsax/ws is one.
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)
+	// Properties are the properties of this end's open (part 2 §2.7.1):
+	// keys are written as symbols, values take the Go types a message's
+	// application properties take (Azure reads "user-agent",
+	// "product", "version"; RabbitMQ "connection_name").
+	Properties map[string]any
+	// MaxSessions bounds the sessions the peer may begin on the
+	// connection (channel-max, part 2 §2.7.1, is MaxSessions-1, at
+	// least 1); 0 means the engine's default (256).
+	MaxSessions uint16
+	// OfferedCapabilities and DesiredCapabilities are the capabilities
+	// of this end's open: what it supports for the peer's use, and
+	// what it wants of the peer (such as "ANONYMOUS-RELAY").
+	OfferedCapabilities, DesiredCapabilities []string
 	// Reconnect, for Dial, makes a lost connection (cut, failed, or
 	// closed by the peer) be dialled again with back-off, its sessions
 	// begun and its links attached again; nil: a lost connection ends
@@ -82,6 +104,8 @@ type ReconnectOptions struct {
 type SASLType struct {
 	mech, user, pass string
 	none             bool
+	client           engine.ClientMechanism // when set: the engine's mechanism
+	clear            bool                   // it sends a secret in the clear (PLAIN, XOAUTH2)
 }
 
 // SASLTypeAnonymous is SASL ANONYMOUS.
@@ -89,7 +113,22 @@ func SASLTypeAnonymous() SASLType { return SASLType{mech: "ANONYMOUS"} }
 
 // SASLTypePlain is SASL PLAIN (RFC 4616) with a user and password.
 func SASLTypePlain(user, password string) SASLType {
-	return SASLType{mech: "PLAIN", user: user, pass: password}
+	return SASLType{mech: "PLAIN", user: user, pass: password, clear: true}
+}
+
+// SASLTypeSCRAMSHA256 is SASL SCRAM-SHA-256 (RFC 7677) with a user and
+// password: the password never goes to the server, and the server
+// proves it knows the credentials (RabbitMQ 4.1 and later, Qpid).
+func SASLTypeSCRAMSHA256(user, password string) SASLType {
+	return SASLType{mech: "SCRAM-SHA-256", user: user, client: engine.SCRAMSHA256Client(user, password)}
+}
+
+// SASLTypeXOAUTH2 is SASL XOAUTH2 with a user and an OAuth 2 bearer
+// token. The token goes as it is, as PLAIN's password does: over a
+// connection without TLS, Dial refuses it unless
+// ConnOptions.AllowInsecurePlain is set.
+func SASLTypeXOAUTH2(user, token string) SASLType {
+	return SASLType{mech: "XOAUTH2", user: user, client: engine.XOAUTH2Client(user, token), clear: true}
 }
 
 // SASLTypeExternal is SASL EXTERNAL: the identity is the TLS client
@@ -105,10 +144,11 @@ func SASLTypeNone() SASLType { return SASLType{none: true} }
 // its work to and waits on with its ctx. Every method is safe to call
 // from any goroutine.
 type Conn struct {
-	addr string
-	t    target      // for a dial again
-	opts ConnOptions // likewise
-	rc   *ReconnectOptions
+	addr   string      // for errors: its password redacted
+	secret []string    // the address's password, as written and decoded: never in an error
+	t      target      // for a dial again
+	opts   ConnOptions // likewise
+	rc     *ReconnectOptions
 
 	done chan struct{} // closed at the end, with err set
 
@@ -124,6 +164,7 @@ type Conn struct {
 	closing     bool          // Close was called
 	sessions    []*Session
 	redial      sync.WaitGroup
+	last        map[string]any // Properties of the last connection up
 }
 
 // gen is one network connection of a Conn: more than one with Reconnect.
@@ -131,10 +172,11 @@ type gen struct {
 	c      *Conn
 	n      int // 1 for the first
 	d      *driver.Driver
-	nc     net.Conn      // the network connection d runs
-	opened chan struct{} // closed by OnConnectionOpen
-	ended  chan struct{} // closed by OnConnectionClose
-	endErr error         // set before ended is closed
+	nc     net.Conn       // the network connection d runs
+	opened chan struct{}  // closed by OnConnectionOpen
+	ended  chan struct{}  // closed by OnConnectionClose
+	endErr error          // set before ended is closed
+	props  map[string]any // the peer's open properties, set before opened is closed
 }
 
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
@@ -149,11 +191,12 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 	if opts != nil {
 		o = *opts
 	}
+	c := newConn(addr, &o)
 	t, err := parseAddr(addr, &o)
 	if err != nil {
-		return nil, &DialError{Addr: addr, Stage: "tcp", Err: err}
+		return nil, c.dialErr("tcp", err)
 	}
-	c := newConn(addr, &o)
+	c.opts = o
 	c.t, c.rc = t, o.Reconnect
 	if err := c.dial(ctx); err != nil {
 		return nil, err
@@ -163,7 +206,7 @@ func Dial(ctx context.Context, addr string, opts *ConnOptions) (*Conn, error) {
 
 // target is a parsed address.
 type target struct {
-	addr     string // as given
+	addr     string // as given: it may hold a password, never put in an error
 	hostport string
 	host     string
 	tls      bool
@@ -176,7 +219,7 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 			return t, errors.New("a " + u.Scheme + ":// URL needs ConnOptions.Dialer (ws.Dialer): " + addr)
 		}
 		t.host, t.hostport = u.Hostname(), u.Host
-		if u.User != nil && o.SASLType == (SASLType{}) {
+		if u.User != nil && o.SASLType.mech == "" && !o.SASLType.none {
 			p, _ := u.User.Password()
 			o.SASLType = SASLTypePlain(u.User.Username(), p)
 		}
@@ -193,7 +236,7 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 			}
 		}
 		t.hostport = net.JoinHostPort(t.host, port)
-		if u.User != nil && o.SASLType == (SASLType{}) {
+		if u.User != nil && o.SASLType.mech == "" && !o.SASLType.none {
 			p, _ := u.User.Password()
 			o.SASLType = SASLTypePlain(u.User.Username(), p)
 		}
@@ -208,7 +251,21 @@ func parseAddr(addr string, o *ConnOptions) (target, error) {
 }
 
 func newConn(addr string, o *ConnOptions) *Conn {
-	return &Conn{addr: addr, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+	addr, secret := redactAddr(addr)
+	return &Conn{addr: addr, secret: secret, opts: *o, done: make(chan struct{}), stop: make(chan struct{})}
+}
+
+// dialErr is a failure of Dial's stage: the one place a *DialError is
+// made, with the address's password (and any error text that repeats
+// it, such as net/url's) redacted.
+func (c *Conn) dialErr(stage string, err error) *DialError {
+	for _, p := range c.secret {
+		if p != "" && strings.Contains(err.Error(), p) {
+			err = redactedErr{err: err, secret: c.secret}
+			break
+		}
+	}
+	return &DialError{Addr: c.addr, Stage: stage, Err: err}
 }
 
 // dial makes the connection's next network connection.
@@ -217,7 +274,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	if o.Dialer != nil {
 		nc, err := o.Dialer(ctx, t.addr)
 		if err != nil {
-			return &DialError{Addr: t.addr, Stage: "dial", Err: err}
+			return c.dialErr("dial", err)
 		}
 		if o.HostName == "" {
 			o.HostName = t.host
@@ -227,7 +284,7 @@ func (c *Conn) dial(ctx context.Context) error {
 	var dl net.Dialer
 	nc, err := dl.DialContext(ctx, "tcp", t.hostport)
 	if err != nil {
-		return &DialError{Addr: t.addr, Stage: "tcp", Err: err}
+		return c.dialErr("tcp", err)
 	}
 	if t.tls {
 		cfg := o.TLSConfig
@@ -242,7 +299,7 @@ func (c *Conn) dial(ctx context.Context) error {
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return &DialError{Addr: t.addr, Stage: "tls", Err: err}
+			return c.dialErr("tls", err)
 		}
 		nc = tc
 	}
@@ -277,6 +334,16 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 		MaxFrameSize: o.MaxFrameSize, MaxMessageSize: o.MaxMessageSize,
 		// ctx bounds the open exchange, not the engine's own time-out.
 		HandshakeTimeout: 24 * time.Hour}
+	props, err := symbolMap(o.Properties)
+	if err != nil {
+		nc.Close()
+		return c.dialErr("open", err)
+	}
+	cfg.Properties = props
+	cfg.OfferedCapabilities, cfg.DesiredCapabilities = symbols(o.OfferedCapabilities), symbols(o.DesiredCapabilities)
+	if o.MaxSessions > 0 {
+		cfg.ChannelMax = max(o.MaxSessions-1, 1)
+	}
 	if cfg.ContainerID == "" {
 		o.ContainerID = "amqpsax-client-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatUint(containerSeq.Add(1), 10)
 		cfg.ContainerID = o.ContainerID
@@ -284,8 +351,14 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	switch st := o.SASLType; {
 	case st.none:
 		cfg.NoSASL = true
+	case st.client != nil:
+		cfg.SASL = []engine.ClientMechanism{st.client}
 	case st.mech != "":
 		cfg.Mechanism, cfg.Username, cfg.Password = st.mech, st.user, st.pass
+	}
+	if o.SASLType.clear && !o.AllowInsecurePlain && !isTLS(nc) {
+		nc.Close()
+		return c.dialErr("sasl", ErrInsecurePlain)
 	}
 	c.mu.Lock()
 	c.gens++
@@ -293,7 +366,6 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	c.mu.Unlock()
 	g.d = driver.NewDriver(nc, engine.NewClient(cfg, &handler{g: g}))
 	go g.d.Run(context.Background())
-	var err error
 	select {
 	case <-g.opened:
 		c.mu.Lock()
@@ -303,11 +375,11 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 			nc.Close()
 			return ErrClosed
 		case g.endErr != nil:
-			return &DialError{Addr: c.addr, Stage: "open", Err: g.endErr}
+			return c.dialErr("open", g.endErr)
 		case c.wantPending:
 			c.pending = g
 		default:
-			c.g = g
+			c.g, c.last = g, g.props
 		}
 		return nil
 	case <-g.ended:
@@ -316,13 +388,30 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 	case <-ctx.Done():
 		nc.Close() // the driver sees the stream end at once
 		<-g.d.Done()
-		return &DialError{Addr: c.addr, Stage: stageOf(g.d.Conn()), Err: ctxErr(ctx)}
+		return c.dialErr(stageOf(g.d.Conn()), ctxErr(ctx))
 	}
 	var ce *Error
 	if errors.As(err, &ce) && ce.Condition == "amqp:unauthorized-access" {
-		return &DialError{Addr: c.addr, Stage: "sasl", Err: err}
+		return c.dialErr("sasl", err)
 	}
-	return &DialError{Addr: c.addr, Stage: stageOf(g.d.Conn()), Err: err}
+	return c.dialErr(stageOf(g.d.Conn()), err)
+}
+
+// isTLS reports a connection that is TLS: a *tls.Conn, or one that
+// tells its TLS state as it does (ws's over wss://).
+func isTLS(nc net.Conn) bool {
+	_, ok := nc.(interface{ ConnectionState() tls.ConnectionState })
+	return ok
+}
+
+// Properties returns the properties of the peer's open (part 2 §2.7.1),
+// keys as strings and values as stream.Cursor.Any gives them; nil when
+// it sent none. With Reconnect, those of the connection up (or the last
+// one).
+func (c *Conn) Properties() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -367,26 +456,31 @@ func (c *Conn) do(f func(*engine.Conn)) bool {
 	return g != nil && g.d.Do(f)
 }
 
-// call runs f on the connection's goroutine and waits for it (or ctx, or
-// the end of the connection), waiting first, with Reconnect, for a
-// connection to be up.
-func (c *Conn) call(ctx context.Context, f func(*engine.Conn) error) error {
-	_, err := c.callGen(ctx, f)
-	return err
-}
-
-// callGen is call, and returns the connection f ran on.
-func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, error) {
+// call runs f on a connection's goroutine and waits for it, ctx, or
+// that connection's end, and returns the connection f ran on. With on
+// set, f runs on that connection alone (one dialled again, its sessions
+// and links not yet up again). Else it runs on the connection up,
+// waiting within ctx, with Reconnect, for one to be dialled again; and
+// when f failed because its connection was lost, or was ending
+// (errEnding: f found it closed), it runs again on the next one.
+func (c *Conn) call(ctx context.Context, on *gen, f func(*engine.Conn) error) (*gen, error) {
 	for {
-		g, err := c.current(ctx)
-		if err != nil {
-			return nil, err
+		g := on
+		if g == nil {
+			var err error
+			if g, err = c.current(ctx); err != nil {
+				return nil, err
+			}
 		}
 		res := make(chan error, 1)
 		if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
+			if on != nil {
+				return g, c.lostOr(g)
+			}
 			<-g.ended
 			continue // lost meanwhile: the next one
 		}
+		var err error
 		select {
 		case err = <-res:
 		case <-ctx.Done():
@@ -395,10 +489,23 @@ func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, e
 			select {
 			case err = <-res:
 			default:
-				err = g.endErr
+				err = c.lostOr(g)
 			}
 		}
-		if err != nil && g.lost() && c.reconnecting() {
+		if err == errEnding {
+			// The connection is ending (its links' events come before
+			// its own): the next one, or its end's error.
+			select {
+			case <-g.ended:
+			case <-ctx.Done():
+				return g, ctxErr(ctx)
+			}
+			if on != nil || !c.reconnecting() {
+				return g, c.lostOr(g)
+			}
+			continue
+		}
+		if err != nil && on == nil && g.lost() && c.reconnecting() {
 			// f failed because g was lost (it ran on g ending, or not
 			// at all): with Reconnect, on the next connection.
 			continue
@@ -406,6 +513,10 @@ func (c *Conn) callGen(ctx context.Context, f func(*engine.Conn) error) (*gen, e
 		return g, err
 	}
 }
+
+// errEnding is an attach on a connection that is ending: call tries the
+// next.
+var errEnding = errors.New("client: connection ending")
 
 // endErr is the error of calls on an ended connection.
 func (c *Conn) endErr() error {
@@ -496,7 +607,7 @@ func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, 
 	if opts != nil {
 		s.opts = *opts
 	}
-	g, err := c.callGen(ctx, s.begin)
+	g, err := c.call(ctx, nil, s.begin)
 	if err != nil {
 		return nil, err
 	}
@@ -520,13 +631,10 @@ func (c *Conn) lostOr(g *gen) error {
 	return ErrClosed
 }
 
-// handler receives the engine's events on the connection's goroutine.
-type handler struct {
-	engine.NopHandler
-	g *gen
+func (h *handler) OnConnectionOpen(ec *engine.Conn) {
+	h.g.props = anyMap(ec.RemoteOpen().Properties)
+	close(h.g.opened)
 }
-
-func (h *handler) OnConnectionOpen(ec *engine.Conn) { close(h.g.opened) }
 
 func (h *handler) OnConnectionClose(ec *engine.Conn, e *engine.Error) {
 	g := h.g
@@ -580,106 +688,8 @@ func (h *handler) OnSessionEnd(es *engine.Session, e *engine.Error) {
 			s.es = nil // begun again on the next connection
 			return
 		}
-		s.ended(linkEndErr(nil, es, ScopeSession))
+		s.ended(linkEndErr(e, es, ScopeSession))
 	}
-}
-
-func (h *handler) OnLinkAttach(l *engine.Link) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.attached(l)
-	case *Receiver:
-		x.attached(l)
-	case *txnCtl: // txn.go
-		x.attached(l)
-	default:
-		l.Detach(engine.NewError(frame.CondNotAllowed, "a client takes no links it did not attach"))
-	}
-}
-
-func (h *handler) OnLinkDetach(l *engine.Link, e *engine.Error) {
-	err := linkEndErr(e, l.Session(), ScopeLink)
-	lost := l.Conn().Closed() && h.g.c.reconnecting()
-	switch x := l.Context.(type) {
-	case *Sender:
-		if lost {
-			x.lost(l, err)
-		} else {
-			x.ended(err)
-		}
-	case *Receiver:
-		if lost {
-			x.lost(l, err)
-		} else {
-			x.ended(err)
-		}
-	case *txnCtl: // txn.go: a transaction does not survive a reconnect
-		x.detached(l, err)
-	}
-}
-
-func (h *handler) OnFlow(l *engine.Link) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.pump()
-	case *Receiver:
-		x.flowed()
-	case *txnCtl: // txn.go
-		x.pump()
-	}
-}
-
-func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
-	if r, ok := l.Context.(*Receiver); ok {
-		r.delivered(&d)
-	}
-}
-
-func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
-	switch x := l.Context.(type) {
-	case *Sender:
-		x.disposed(&d)
-	case *txnCtl: // txn.go
-		x.disposed(&d)
-	}
-}
-
-func (h *handler) OnWritable(ec *engine.Conn) {
-	c := h.g.c
-	c.mu.Lock()
-	ss := c.sessions
-	c.mu.Unlock()
-	for _, s := range ss {
-		s.mu.Lock()
-		snd := s.senders
-		s.mu.Unlock()
-		for _, x := range snd {
-			x.pump()
-		}
-		s.txnWritable(ec) // txn.go
-	}
-}
-
-// linkEndErr is the error a link or session ended with: its own, else
-// that of what ended under it — the session's, then the connection's,
-// which the engine hands down (OnLinkDetach and OnSessionEnd carry the
-// same *engine.Error, so the scope is told by identity) — else
-// ErrClosed. A connection this end closed ended nothing in error.
-func linkEndErr(e *engine.Error, es *engine.Session, scope Scope) error {
-	ec := es.Conn()
-	if ce := ec.Err(); ec.Closed() && ce != nil && (e == nil || e == ce) {
-		if !ce.Remote && closingConn(es) {
-			return ErrClosed
-		}
-		return fromEngine(ce, ScopeConn)
-	}
-	if se := es.Err(); scope == ScopeLink && se != nil && (e == nil || e == se) {
-		return fromEngine(se, ScopeSession)
-	}
-	if e != nil {
-		return fromEngine(e, scope)
-	}
-	return ErrClosed
 }
 
 // closingConn reports a connection this end is closing (its loss is then

@@ -2,7 +2,7 @@
 // engine, with the calls of Azure/go-amqp: a program ports by changing
 // the import and the way messages are built (message.Message).
 //
-//	c, err := client.Dial(ctx, "amqp://user:pass@host:5672", nil)
+//	c, err := client.Dial(ctx, "amqps://user:pass@host", nil)
 //	s, err := c.NewSession(ctx, nil)
 //	snd, err := s.NewSender(ctx, "orders", nil)
 //	err = snd.Send(ctx, &msg, nil)      // waits for the outcome
@@ -26,7 +26,13 @@
 // Dial and NewConn return once the open exchange is complete: TCP, TLS
 // (amqps), the protocol header, SASL, the peer's open. ctx bounds all of
 // it: a silent server makes Dial fail when ctx ends. A failure is a
-// *DialError naming the stage ("tcp", "tls", "header", "sasl", "open").
+// *DialError naming the stage ("tcp", "tls", "header", "sasl", "open"),
+// with the URL's password redacted ("amqp://user:xxxxx@host", as
+// net/url's URL.Redacted gives it) in its text and in every error it
+// wraps: a credential is never in an error. SASL PLAIN sends the
+// password as it is: over amqp:// (no TLS) Dial refuses it before
+// sending anything (ErrInsecurePlain) unless
+// ConnOptions.AllowInsecurePlain says a network without TLS is trusted.
 // NewSession, NewSender and NewReceiver return after the peer's answer; a
 // peer that refuses a link or session (an answer without a terminus and a
 // detach, a detach or end right after the answer, or the session or
@@ -42,7 +48,11 @@
 // *OutcomeError (errors.Is: ErrRejected, ErrReleased, ErrModified), never
 // nil. Send documents what happens when ctx ends before, during and after
 // the transfer. SendAsync queues a message and returns a Pending whose
-// Wait gives the outcome: thousands may be in flight on one link.
+// Wait gives the outcome: thousands may be in flight on one link. A
+// sender holds at most 1,024 messages unsent (waiting for credit): past
+// that SendAsync waits, within its ctx, for the link to take one, so a
+// burst of 100,000 costs no more memory than that and runs as fast as a
+// window of 1,000.
 //
 // # Receiving
 //
@@ -53,6 +63,33 @@
 // message.Message and allocates nothing once warm. Accept, Reject,
 // Release and Modify settle a delivery (receiver settle mode first: the
 // disposition is final as sent, with no round trip).
+//
+// ReceiverOptions.SettlementMode second makes them wait for the
+// sender's settlement instead (exactly once where the peer keeps its
+// promise). Reject sends Error.Info, Modify ModifyOptions.Annotations
+// (Service Bus's dead-letter reason, abandon with properties).
+//
+// # Links: names, properties, filters
+//
+// SenderOptions and ReceiverOptions carry go-amqp's names for what real
+// services read: Properties and DesiredCapabilities of the attach,
+// Filters of a receiver's source (NewSelectorFilter, NewLinkFilter; the
+// peer's grant is LinkSourceFilterValue), TargetAddress and SourceAddress,
+// dynamic nodes (DynamicAddress: Address returns the node the peer
+// made), terminus capabilities and expiry. ConnOptions carries the open's
+// Properties, capabilities and MaxSessions; Conn.Properties,
+// Sender.Properties and Receiver.Properties return the peer's.
+//
+// # Request and response
+//
+// Session.NewRequester pairs a sender to a node with a receiver for its
+// replies; Requester.Request sends a request with a fresh message-id and
+// reply-to and returns the reply whose correlation-id is that id, many
+// in flight at once, with no goroutine of its own (the waiting Requests
+// take turns reading replies). RequesterOptions covers Azure's $cbs and
+// $management (the reply address as the receiver's target), RabbitMQ
+// 4's /management (paired links, settled requests, reply-to "$me") and
+// a dynamic reply node.
 //
 // # Transactions
 //

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"net/url"
+	"strings"
 
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -50,6 +52,10 @@ type Error struct {
 	// Scope is what ended: for a link that ended with its session or
 	// connection, the session's or connection's scope.
 	Scope Scope
+	// Info is the error's info map (part 2 §2.8.14), keys as symbols:
+	// what Delivery.Reject sends with it. An error the peer sent
+	// carries none here.
+	Info map[string]any
 }
 
 // Error formats the error as "client: scope ended: condition: description",
@@ -89,6 +95,9 @@ var (
 	ErrRejected = errors.New("client: message rejected")
 	ErrReleased = errors.New("client: message released")
 	ErrModified = errors.New("client: message modified")
+	// ErrInsecurePlain: SASL PLAIN (or XOAUTH2) would send its secret over a
+	// connection without TLS (see ConnOptions.AllowInsecurePlain).
+	ErrInsecurePlain = errors.New("client: SASL PLAIN or XOAUTH2 without TLS refused: its secret would go in the clear (ConnOptions.AllowInsecurePlain allows it)")
 	// ErrMessageSize: a message above the peer's max-message-size.
 	ErrMessageSize = errors.New("client: message above the link's max-message-size")
 )
@@ -173,6 +182,20 @@ var (
 	errModified = &OutcomeError{Outcome: frame.StateModified}
 )
 
+// PeerSettledError is the error of Accept, Reject, Release and Modify
+// of a delivery the sender settled on its own after sending it, before
+// this end gave an outcome (RabbitMQ 4's consumer time-out gives up a
+// message held too long): the outcome given is not applied, nothing is
+// sent. State is the sender's state for it (frame.StateReleased,
+// StateModified, …; StateNone when it gave none).
+type PeerSettledError struct {
+	State frame.StateType
+}
+
+func (e *PeerSettledError) Error() string {
+	return "client: the sender settled the delivery on its own (" + e.State.String() + "): the outcome is not applied"
+}
+
 // unknownOutcome is Send's error when ctx ended after the transfer.
 type unknownOutcome struct{ ctx error }
 
@@ -203,3 +226,64 @@ func (e *DialError) Error() string {
 }
 
 func (e *DialError) Unwrap() error { return e.Err }
+
+// redactAddr returns addr with the password of its URL's user
+// information replaced by "xxxxx", as net/url's URL.Redacted does, and
+// the password as written and as decoded (nil for none). It works on a
+// URL that does not parse too, whose error text would repeat it.
+func redactAddr(addr string) (string, []string) {
+	// The authority of "scheme://user:pass@host…" by hand: up to the
+	// first '/', '?' or '#' after the scheme, the user information up to
+	// its last '@'.
+	i := strings.Index(addr, "://")
+	if i < 0 {
+		return addr, nil
+	}
+	auth := addr[i+3:]
+	if k := strings.IndexAny(auth, "/?#"); k >= 0 {
+		auth = auth[:k]
+	}
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return addr, nil
+	}
+	colon := strings.IndexByte(auth[:at], ':')
+	if colon < 0 || colon+1 == at {
+		return addr, nil
+	}
+	raw := auth[colon+1 : at]
+	secret := []string{raw}
+	if p, err := url.PathUnescape(raw); err == nil && p != raw {
+		secret = append(secret, p)
+	}
+	start := i + 3 + colon + 1
+	return addr[:start] + "xxxxx" + addr[start+len(raw):], secret
+}
+
+// redactedErr is an error whose text repeats a password: Error gives it
+// with the password replaced by "xxxxx", and so does every error
+// Unwrap leads to; errors.Is and errors.As see the error itself.
+type redactedErr struct {
+	err    error
+	secret []string
+}
+
+func (e redactedErr) Is(target error) bool { return errors.Is(e.err, target) }
+func (e redactedErr) As(target any) bool   { return errors.As(e.err, target) }
+
+func (e redactedErr) Error() string {
+	s := e.err.Error()
+	for _, p := range e.secret {
+		if p != "" {
+			s = strings.ReplaceAll(s, p, "xxxxx")
+		}
+	}
+	return s
+}
+
+func (e redactedErr) Unwrap() error {
+	if u := errors.Unwrap(e.err); u != nil {
+		return redactedErr{err: u, secret: e.secret}
+	}
+	return nil
+}

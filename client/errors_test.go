@@ -148,12 +148,13 @@ func TestDialStages(t *testing.T) {
 		srv := &driver.Server{Config: engine.Config{Auth: engine.Plain(func(u, p string) bool { return u == "u" && p == "p" }, false)}}
 		go srv.Serve(ln)
 		defer srv.Close()
-		_, err = client.Dial(ctx, "amqp://u:wrong@"+ln.Addr().String(), nil)
+		insecure := &client.ConnOptions{AllowInsecurePlain: true}
+		_, err = client.Dial(ctx, "amqp://u:wrong@"+ln.Addr().String(), insecure)
 		stage(t, err, "sasl")
 		var e *client.Error
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, "amqp:unauthorized-access", e.Condition)
-		c, err := client.Dial(ctx, "amqp://u:p@"+ln.Addr().String(), nil)
+		c, err := client.Dial(ctx, "amqp://u:p@"+ln.Addr().String(), insecure)
 		require.NoError(t, err)
 		require.NoError(t, c.Close())
 		// SASL mechanisms then silence: the stage is SASL.
@@ -283,4 +284,42 @@ func TestBadMessage(t *testing.T) {
 		require.Equal(t, bad, into.Payload())
 		require.NoError(t, into.Reject(ctx, nil))
 	}
+}
+
+// A session the peer ends with an error (RabbitMQ ends it with
+// amqp:not-found for a link to a queue that does not exist) gives that
+// error to the session's Err and to its links' Err and blocked calls,
+// never ErrClosed, which is a clean end's.
+func TestSessionEndedByPeer(t *testing.T) {
+	b := startBroker(t)
+	ctx := testCtx(t)
+	c := dial(t, b)
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q/end", nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "q/end2", nil)
+	require.NoError(t, err)
+	woke := make(chan error, 1)
+	go func() {
+		_, err := rcv.Receive(ctx, nil)
+		woke <- err
+	}()
+	_, err = s.NewSender(ctx, "end/x", nil)
+	check := func(err error) {
+		t.Helper()
+		require.NotErrorIs(t, err, client.ErrClosed)
+		var e *client.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "amqp:resource-limit-exceeded", e.Condition)
+		require.True(t, e.Remote)
+		require.Equal(t, client.ScopeSession, e.Scope)
+	}
+	check(err)
+	check(s.Close(ctx)) // waits for the end
+	check(s.Err())
+	check(<-woke)
+	check(rcv.Err())
+	check(snd.Err())
+	check(snd.Send(ctx, dataMsg("x"), nil))
 }

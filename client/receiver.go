@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
@@ -44,7 +42,58 @@ type ReceiverOptions struct {
 	// link's state after a loss (expiry-policy link-detach, rounded up
 	// to seconds); 0 keeps it with no bound (expiry-policy never).
 	ExpiryTimeout time.Duration
+
+	// TargetAddress is the address of this end's target terminus: the
+	// address replies come to, for a node that answers requests
+	// ($cbs, $management) to the reply-to of each. Empty sends none.
+	TargetAddress string
+	// DynamicAddress asks the peer to make a node for the link (a
+	// temporary queue; part 3 §3.5.3 dynamic): NewReceiver's source
+	// address must be empty, and Address returns the one the peer
+	// gave (a reply address).
+	DynamicAddress bool
+	// SourceCapabilities are the source terminus's capabilities
+	// (symbols such as "queue", "topic", "temporary-queue").
+	SourceCapabilities []string
+	// SourceExpiryPolicy and SourceExpiryTimeout (seconds) are the
+	// source's expiry-policy and timeout (part 3 §3.5.3): how long a
+	// dynamic node outlives the link. The zero policy is session-end,
+	// the spec's default. Durable sets its own.
+	SourceExpiryPolicy  ExpiryPolicy
+	SourceExpiryTimeout uint32
+	// SettlementMode asks for a receiver settle mode (part 2 §2.8.3).
+	// With ReceiverSettleModeSecond, Accept, Reject, Release and Modify
+	// send the outcome unsettled and return once the sender has settled
+	// the delivery (it has applied the outcome: exactly once, where the
+	// peer keeps its promise). When the link or connection is lost
+	// before the sender's settlement, they return its error: whether
+	// the outcome was applied is unknown (a broker that did not apply
+	// it delivers the message again). When their ctx ends first they
+	// return ctx's error, with the outcome possibly on its way.
+	SettlementMode ReceiverSettleMode
+	// Properties are the properties of the link's attach (part 2
+	// §2.7.3), keys as symbols (Event Hubs' "com.microsoft:epoch",
+	// RabbitMQ's "paired" for a request/response pair).
+	Properties map[string]any
+	// DesiredCapabilities are capabilities wanted of the peer's link
+	// end (such as Service Bus's "com.microsoft:session-filter").
+	DesiredCapabilities []string
+	// Filters are the source's filters (part 3 §3.5.8): NewSelectorFilter,
+	// NewLinkFilter. A peer applies those it knows and names them in
+	// its answer (LinkSourceFilterValue); it may ignore others.
+	Filters []LinkFilter
 }
+
+// ExpiryPolicy is a terminus's expiry-policy (part 3 §3.5.6).
+type ExpiryPolicy = frame.ExpiryPolicy
+
+// The expiry policies.
+const (
+	ExpiryPolicySessionEnd      = frame.ExpirySessionEnd
+	ExpiryPolicyLinkDetach      = frame.ExpiryLinkDetach
+	ExpiryPolicyConnectionClose = frame.ExpiryConnectionClose
+	ExpiryPolicyNever           = frame.ExpiryNever
+)
 
 // ReceiveOptions sets up one Receive; nil or the zero value works.
 type ReceiveOptions struct{}
@@ -52,21 +101,10 @@ type ReceiveOptions struct{}
 // Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
 // from any goroutine; concurrent Receives each get a different delivery.
 type Receiver struct {
-	s        *Session
-	address  string
-	prefetch uint32 // the prefetch; 0: manual credit
-	lo       engine.LinkOptions
-	l        *engine.Link
+	linkCore               // its mu guards what follows, up to the connection's goroutine's
+	prefetch uint32        // the prefetch; 0: manual credit
+	notify   chan struct{} // cap 1: a delivery has been queued
 
-	attachedCh chan struct{}
-	suspect    atomic.Bool // the peer's answer named no address: a detach may follow
-	done       chan struct{}
-	notify     chan struct{} // cap 1: a delivery has been queued
-	runFn      func(*engine.Conn)
-	kicked     atomic.Bool
-
-	mu       sync.Mutex
-	err      error
 	epoch    uint32       // attaches since the first: a Delivery of another cannot be settled
 	lostErr  error        // why the previous attach was lost
 	q        []inDelivery // deliveries not yet received, from head on
@@ -78,6 +116,14 @@ type Receiver struct {
 	drainReq bool
 	drained  chan struct{} // closed when the sender has answered a drain
 	draining bool          // the connection's goroutine asked for a drain
+
+	granted frame.Map // the filter-set of the peer's source (a copy)
+	// deliveries the sender settled on its own, with its state, until
+	// this end settles them (at most maxPeerSettled)
+	peerSettled map[uint32]frame.StateType
+	// receiver settle mode second: the outcomes sent, by delivery-id,
+	// whose settlement by the sender is awaited (nil in mode first)
+	settling map[uint32]chan error // cap 1
 
 	// Receive's storage for deliveries it hands out: carved from
 	// chunks, so that a kept delivery costs a fraction of a chunk.
@@ -107,6 +153,8 @@ type inDelivery struct {
 	buf     []byte
 }
 
+type dispMaps struct{ info, annotations frame.Map }
+
 type dispReq struct {
 	epoch uint32
 	id    uint32
@@ -114,7 +162,10 @@ type dispReq struct {
 	err   *Error
 	// modified
 	failed, undeliverable bool
-	txn                   *Transaction // txn.go: given in it, when set
+	// the rare fields: rejected's error info, modified's annotations (a
+	// pointer, so that the request, kept in maps by value, stays small)
+	maps *dispMaps
+	txn  *Transaction // txn.go: given in it, when set
 }
 
 // NewReceiver attaches a receiving link to the node at source (the
@@ -127,75 +178,53 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if opts != nil {
 		o = *opts
 	}
-	r := &Receiver{s: s, address: source, attachedCh: make(chan struct{}), done: make(chan struct{}),
-		notify: make(chan struct{}, 1)}
-	r.runFn = r.run
+	r := &Receiver{notify: make(chan struct{}, 1)}
+	if o.SettlementMode == ReceiverSettleModeSecond {
+		r.settling = map[uint32]chan error{}
+	}
 	switch {
 	case o.Credit == 0:
 		r.prefetch = 1
 	case o.Credit > 0:
 		r.prefetch = uint32(o.Credit)
 	}
-	r.lo = engine.LinkOptions{Name: o.Name, Address: source, Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
-		Unsettled: o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
-	if r.lo.Name == "" {
-		r.lo.Name = linkName(s.c, "receiver")
+	if o.DynamicAddress && source != "" {
+		return nil, errors.New("client: ReceiverOptions.DynamicAddress needs an empty source address")
 	}
-	if o.Durable {
-		r.setDurable(&o)
-	}
-	g, err := s.c.callGen(ctx, r.attach)
+	lo := engine.LinkOptions{Name: o.Name, Address: source, RcvSecond: o.SettlementMode == ReceiverSettleModeSecond,
+		Presettled: o.RequestedSenderSettleMode == SenderSettleModeSettled,
+		Unsettled:  o.RequestedSenderSettleMode == SenderSettleModeUnsettled}
+	filter, err := filterSet(o.Filters)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAttached(ctx, s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
+	if o.DynamicAddress || len(o.SourceCapabilities) > 0 || o.SourceExpiryPolicy != 0 || o.SourceExpiryTimeout != 0 || filter != nil {
+		lo.Source = &frame.Source{Address: []byte(source), Dynamic: o.DynamicAddress, ExpiryPolicy: o.SourceExpiryPolicy,
+			Timeout: o.SourceExpiryTimeout, Capabilities: symbols(o.SourceCapabilities), Filter: filter}
+	}
+	if o.TargetAddress != "" {
+		lo.Target = &frame.Target{Address: []byte(o.TargetAddress)}
+	}
+	if lo.Properties, err = symbolMap(o.Properties); err != nil {
 		return nil, err
 	}
-	if err := s.register(g, func() { s.receivers = append(s.receivers, r) }); err != nil {
+	lo.DesiredCapabilities = symbols(o.DesiredCapabilities)
+	r.init(s, r, (*engine.Session).AttachReceiver, lo, "receiver")
+	if o.Durable {
+		r.setDurable(&o)
+		r.reattach = r.resumeOptions
+	}
+	if err := r.open(ctx); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-// attach attaches the link on the connection's goroutine.
-func (r *Receiver) attach(ec *engine.Conn) error {
-	lo := r.lo
-	if r.durable && r.s.es != nil {
-		lo = r.resumeOptions()
-	}
-	l, err := r.s.attachLink(ec, (*engine.Session).AttachReceiver, lo)
-	if err != nil {
-		return err
-	}
-	l.Context = r
-	r.l = l
-	return nil
-}
-
-// attachOn attaches the link again on g, a connection dialled again; the
-// prefetch is granted again (manual credit: IssueCredit again).
-func (r *Receiver) attachOn(ctx context.Context, g *gen) error {
-	r.attachedCh = make(chan struct{})
-	if err := r.s.c.callOn(ctx, g, r.attach); err != nil {
-		return err
-	}
-	if err := waitAttached(ctx, r.s.c, g, r.attachedCh, r.done, &r.suspect, r.Err, r.abandon); err != nil {
-		return err
-	}
-	// A kick queued on the lost connection never ran: run here.
-	g.d.Do(r.runFn)
-	return nil
 }
 
 // lost runs on the connection's goroutine when the connection is lost
 // and will be dialled again: the deliveries waiting unsettled are
 // dropped (the peer delivers them again), and those received before can
 // no longer be settled (err).
-func (r *Receiver) lost(l *engine.Link, err error) {
-	if r.l != l {
-		return
-	}
-	r.l = nil
+func (r *Receiver) lost(err error) {
 	r.draining = false
 	r.mu.Lock()
 	if r.durable {
@@ -219,54 +248,74 @@ func (r *Receiver) lost(l *engine.Link, err error) {
 	r.disp = r.disp[:0]
 	r.issue = 0
 	r.starved = false
+	clear(r.peerSettled)             // of the link lost
+	for id, ch := range r.settling { // the sender's settlement will not come
+		ch <- err
+		delete(r.settling, id)
+	}
 	r.mu.Unlock()
 }
 
-func (r *Receiver) abandon() {
-	r.s.c.do(func(*engine.Conn) {
-		if r.l != nil {
-			r.l.Detach(nil)
-		}
-	})
-}
-
-// attached runs on the connection's goroutine at the peer's attach: a
-// refusing peer answers without a source, and detaches.
+// attached runs on the connection's goroutine at the peer's attach.
 func (r *Receiver) attached(l *engine.Link) {
-	src, ok := l.RemoteAttach().Source.Get()
-	if !ok {
-		return
+	r.answered(l)
+	if src, ok := l.RemoteAttach().Source.Get(); ok {
+		r.mu.Lock()
+		r.granted = append(r.granted[:0:0], src.Filter...)
+		r.mu.Unlock()
 	}
-	r.suspect.Store(len(src.Address) == 0 && r.address != "" && !src.Dynamic)
 	if r.durable {
 		r.forgetUnknown(l) // resume_receiver.go
 	}
 	if r.prefetch > 0 {
 		l.Flow(r.prefetch)
 	}
-	close(r.attachedCh)
 }
 
-// Address returns the source address the receiver was attached to.
-func (r *Receiver) Address() string { return r.address }
+// Address returns the source address the receiver was attached to: with
+// ReceiverOptions.DynamicAddress, the one the peer gave its node.
+func (r *Receiver) Address() string { return r.address() }
+
+// LinkName returns the link's name (ReceiverOptions.Name, or the one the
+// client gave it).
+func (r *Receiver) LinkName() string { return r.lo.Name }
+
+// LinkSourceFilterValue returns the value of the filter named name in
+// the source the peer answered with (a filter it applies), or nil when
+// it has none of that name: the selector of NewSelectorFilter, for its
+// name "apache.org:selector-filter:string", when the peer took it.
+func (r *Receiver) LinkSourceFilterValue(name string) any {
+	r.mu.Lock()
+	set := r.granted
+	r.mu.Unlock()
+	return filterValue(set, name)
+}
+
+// Properties returns the properties of the peer's attach (part 2
+// §2.7.3), nil when it sent none.
+func (r *Receiver) Properties() map[string]any { return r.peerProperties() }
+
+// Prefetched returns the number of deliveries that have arrived and wait
+// for Receive.
+func (r *Receiver) Prefetched() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.q) - r.head
+}
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it
 // is attached.
-func (r *Receiver) Err() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
+func (r *Receiver) Err() error { return r.linkCore.Err() }
 
 // delivered runs on the connection's goroutine for each delivery: its
 // bytes are copied into a buffer the receiver reuses and queued.
-func (r *Receiver) delivered(d *engine.Delivery) {
+func (r *Receiver) delivered(d engine.Delivery) {
 	if d.Aborted {
 		r.topUp()
 		return
 	}
 	resumed := r.durable && d.Resumed()
-	if resumed && r.resumedIn(d) { // handed out before the loss: not again
+	if resumed && r.resumedIn(&d) { // handed out before the loss: not again
 		r.topUp()
 		return
 	}
@@ -436,16 +485,8 @@ func (r *Receiver) release(buf []byte) {
 	r.mu.Unlock()
 }
 
-func (r *Receiver) kick() {
-	if r.kicked.CompareAndSwap(false, true) && !r.s.c.do(r.runFn) {
-		r.kicked.Store(false)
-	}
-}
-
-// run is queued on the connection's goroutine (at most once at a time):
-// dispositions, credit, drains.
+// run is the Waker's function: dispositions, credit, drains.
 func (r *Receiver) run(ec *engine.Conn) {
-	r.kicked.Store(false)
 	if ec.Closed() {
 		return // a lost connection's Driver ending: as Sender.run
 	}
@@ -466,6 +507,9 @@ func (r *Receiver) run(ec *engine.Conn) {
 		st := frame.DeliveryState{Type: dr.state, DeliveryFailed: dr.failed, UndeliverableHere: dr.undeliverable}
 		if dr.err != nil {
 			st.Error = frame.AMQPError{Condition: []byte(dr.err.Condition), Description: []byte(dr.err.Description)}
+		}
+		if dr.maps != nil {
+			st.Error.Info, st.MessageAnnotations = dr.maps.info, dr.maps.annotations
 		}
 		disposeOne(l, dr, st) // txn.go: in its transaction, if any
 		if r.durable {
@@ -575,30 +619,75 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 		r.mu.Unlock()
 		return r.lostErr // received on a link since lost
 	}
+	if st, ok := r.peerSettled[dr.id]; ok {
+		delete(r.peerSettled, dr.id)
+		r.mu.Unlock()
+		return &PeerSettledError{State: st}
+	}
 	r.disp = append(r.disp, dr)
+	if r.settling == nil {
+		r.mu.Unlock()
+		r.kick()
+		return nil
+	}
+	settled := make(chan error, 1)
+	r.settling[dr.id] = settled
 	r.mu.Unlock()
 	r.kick()
-	return nil
+	select {
+	case err := <-settled:
+		return err
+	case <-r.done:
+		return r.Err()
+	case <-ctx.Done():
+		r.mu.Lock()
+		if r.settling[dr.id] == settled {
+			delete(r.settling, dr.id)
+		}
+		r.mu.Unlock()
+		return ctxErr(ctx)
+	}
 }
+
+// disposed runs on the connection's goroutine at the sender's
+// disposition: in receiver settle mode second, its settlement of a
+// delivery whose outcome this end sent.
+func (r *Receiver) disposed(d engine.Disposition) {
+	if !d.Settled {
+		return
+	}
+	r.mu.Lock()
+	ch := r.settling[d.ID]
+	delete(r.settling, d.ID)
+	if ch == nil && len(r.peerSettled) < maxPeerSettled {
+		// The sender settled a delivery on its own (a consumer
+		// time-out): settling it here applies nothing.
+		if r.peerSettled == nil {
+			r.peerSettled = map[uint32]frame.StateType{}
+		}
+		r.peerSettled[d.ID] = d.State.Type
+	}
+	r.mu.Unlock()
+	if ch != nil {
+		ch <- nil
+	}
+}
+
+// maxPeerSettled bounds the deliveries a receiver remembers the sender
+// settled on its own.
+const maxPeerSettled = 4096
 
 // ended runs on the connection's goroutine when the link has ended.
 func (r *Receiver) ended(err error) {
 	r.mu.Lock()
-	if r.err == nil {
-		r.err = err
-	}
+	r.setErrLocked(err)
 	ch := r.drained
 	r.drained = nil
 	r.mu.Unlock()
 	if ch != nil {
 		close(ch)
 	}
-	r.s.removeReceiver(r)
-	select {
-	case <-r.done:
-	default:
-		close(r.done)
-	}
+	r.endLink(err)
 }
 
 // Close detaches the link (closing it) and waits for the peer's detach
@@ -606,7 +695,7 @@ func (r *Receiver) ended(err error) {
 // them as it sees fit (a broker delivers them again). It returns nil
 // after a clean detach, else the link's error.
 func (r *Receiver) Close(ctx context.Context) error {
-	return closeLink(ctx, r.s.c, func() *engine.Link { return r.l }, r.done, r.Err)
+	return r.close(ctx)
 }
 
 // Delivery is a message received, with its delivery's fields (part 2
@@ -652,7 +741,8 @@ func (d *Delivery) Payload() []byte {
 
 // Accept accepts and settles the delivery (part 3 §3.4.2). The
 // disposition is final as it is sent (receiver settle mode first), so
-// Accept queues it to the connection and returns without a round trip;
+// Accept queues it to the connection and returns without a round trip
+// (in mode second it waits for the sender: ReceiverOptions.SettlementMode);
 // an error says the link had ended (the peer settles the delivery as it
 // sees fit, a broker delivers it again), or ctx had. Settled deliveries
 // need none: Accept does nothing.
@@ -661,9 +751,29 @@ func (d *Delivery) Accept(ctx context.Context) error {
 }
 
 // Reject rejects and settles the delivery (part 3 §3.4.3) with e, which
-// may be nil, as Accept does.
+// may be nil, as Accept does. e's Info, when set, is sent as the error's
+// info map (Service Bus reads a dead-letter reason and description
+// there: "DeadLetterReason", "DeadLetterErrorDescription").
 func (d *Delivery) Reject(ctx context.Context, e *Error) error {
-	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateRejected, err: e})
+	dr, err := rejectReq(e)
+	if err != nil {
+		return err
+	}
+	dr.id = d.DeliveryID
+	return d.settle(ctx, dr)
+}
+
+// rejectReq is the disposition of Reject with e.
+func rejectReq(e *Error) (dispReq, error) {
+	dr := dispReq{state: frame.StateRejected, err: e}
+	if e != nil && len(e.Info) > 0 {
+		info, err := symbolMap(e.Info)
+		if err != nil {
+			return dr, err
+		}
+		dr.maps = &dispMaps{info: info}
+	}
+	return dr, nil
 }
 
 // Release releases and settles the delivery (part 3 §3.4.4): the sender
@@ -679,11 +789,34 @@ type ModifyOptions struct {
 	// UndeliverableHere asks the sender not to deliver it on this link
 	// again.
 	UndeliverableHere bool
+	// Annotations are merged into the message's annotations by the
+	// sender (Service Bus's abandon and defer with properties to
+	// change, RabbitMQ 4's "x-opt-" keys); keys are symbols, values
+	// the Go types message properties take.
+	Annotations map[string]any
 }
 
 // Modify gives the delivery the modified outcome and settles it.
 func (d *Delivery) Modify(ctx context.Context, o ModifyOptions) error {
-	return d.settle(ctx, dispReq{id: d.DeliveryID, state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere})
+	dr, err := modifyReq(o)
+	if err != nil {
+		return err
+	}
+	dr.id = d.DeliveryID
+	return d.settle(ctx, dr)
+}
+
+// modifyReq is the disposition of Modify with o.
+func modifyReq(o ModifyOptions) (dispReq, error) {
+	dr := dispReq{state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere}
+	if len(o.Annotations) > 0 {
+		a, err := symbolMap(o.Annotations)
+		if err != nil {
+			return dr, err
+		}
+		dr.maps = &dispMaps{annotations: a}
+	}
+	return dr, nil
 }
 
 func (d *Delivery) settle(ctx context.Context, dr dispReq) error {

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"time"
-
-	"github.com/amqpsax/amqpsax/engine"
 )
 
 // dialAgain dials a lost connection again with back-off, until it is up
@@ -107,20 +105,11 @@ func (c *Conn) reattach(ctx context.Context, g *gen) error {
 			s.endAll(err)
 			continue
 		}
-		s.mu.Lock()
-		snd := append([]*Sender(nil), s.senders...)
-		rcv := append([]*Receiver(nil), s.receivers...)
-		s.mu.Unlock()
-		for _, x := range snd {
-			if err := x.attachOn(ctx, g); err != nil {
-				if g.lost() {
-					return err
-				}
-				x.ended(err)
+		for _, x := range s.linksNow() {
+			if !x.core().again {
+				continue
 			}
-		}
-		for _, x := range rcv {
-			if err := x.attachOn(ctx, g); err != nil {
+			if err := x.core().attachOn(ctx, g); err != nil {
 				if g.lost() {
 					return err
 				}
@@ -151,7 +140,7 @@ func (c *Conn) install(g *gen) bool {
 		c.mu.Unlock()
 		return false
 	}
-	c.g = g
+	c.g, c.last = g, g.props
 	up := c.up
 	c.up = nil
 	ss := append([]*Session(nil), c.sessions...)
@@ -159,19 +148,13 @@ func (c *Conn) install(g *gen) bool {
 	if up != nil {
 		close(up)
 	}
+	// A kick while g was pending ran on g before its links were up:
+	// messages queued, dispositions given (on deliveries of the new link,
+	// or a resumable receiver's resumed ones) and credit asked for
+	// meanwhile go now.
 	for _, s := range ss {
-		s.mu.Lock()
-		snd := append([]*Sender(nil), s.senders...)
-		rcv := append([]*Receiver(nil), s.receivers...)
-		s.mu.Unlock()
-		for _, x := range snd {
-			x.kick()
-		}
-		// A kick while g was pending found no connection up (Conn.do):
-		// dispositions given meanwhile (on deliveries of the new link,
-		// or a resumable receiver's resumed ones) go now.
-		for _, x := range rcv {
-			x.kick()
+		for _, x := range s.linksNow() {
+			x.core().kick()
 		}
 	}
 	return true
@@ -194,27 +177,6 @@ func (c *Conn) removeSession(s *Session) {
 		if x == s {
 			c.sessions = append(c.sessions[:i], c.sessions[i+1:]...)
 			return
-		}
-	}
-}
-
-// callOn runs f on g's goroutine and waits for it, ctx, or g's end.
-func (c *Conn) callOn(ctx context.Context, g *gen, f func(*engine.Conn) error) error {
-	res := make(chan error, 1)
-	if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
-		return c.lostOr(g)
-	}
-	select {
-	case err := <-res:
-		return err
-	case <-ctx.Done():
-		return ctxErr(ctx)
-	case <-g.ended:
-		select {
-		case err := <-res:
-			return err
-		default:
-			return c.lostOr(g)
 		}
 	}
 }

@@ -56,8 +56,11 @@ const (
 )
 
 // durableTarget is the target of a resumable sender's link.
-func durableTarget(address string, expiry time.Duration) *frame.Target {
-	t := &frame.Target{Address: []byte(address), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
+func durableTarget(t *frame.Target, address string, expiry time.Duration) *frame.Target {
+	if t == nil {
+		t = &frame.Target{Address: []byte(address)}
+	}
+	t.Durable, t.ExpiryPolicy = frame.DurabilityUnsettledState, frame.ExpiryNever
 	if expiry > 0 {
 		t.ExpiryPolicy = frame.ExpiryLinkDetach
 		t.Timeout = uint32(min((expiry+time.Second-1)/time.Second, 1<<32-1))
@@ -73,7 +76,7 @@ func (snd *Sender) setDurable(o *SenderOptions) error {
 		return errDurableSettled
 	}
 	snd.durable = true
-	snd.lo.Target = durableTarget(snd.address, o.ExpiryTimeout)
+	snd.lo.Target = durableTarget(snd.lo.Target, snd.lo.Address, o.ExpiryTimeout)
 	snd.lo.RcvSecond = true
 	binary.BigEndian.PutUint64(snd.instance[:], uint64(time.Now().UnixNano())^linkSeq.Add(1)<<48)
 	return nil
@@ -182,6 +185,9 @@ func (snd *Sender) resolve(l *engine.Link) {
 func (snd *Sender) sendResumed(l *engine.Link, r *sendReq) bool {
 	var id uint32
 	var err error
+	if l.MessageFormat() != r.format {
+		l.SetMessageFormat(r.format)
+	}
 	switch r.res {
 	case resSettle:
 		_, err = l.SendResume(r.tag[:], nil, true)

@@ -46,8 +46,11 @@ type keptTag struct {
 func (k *keptTag) key() []byte { return k.tag[:k.n] }
 
 // durableSource is the source of a resumable receiver's link.
-func durableSource(address string, expiry time.Duration) *frame.Source {
-	s := &frame.Source{Address: []byte(address), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
+func durableSource(s *frame.Source, address string, expiry time.Duration) *frame.Source {
+	if s == nil {
+		s = &frame.Source{Address: []byte(address)}
+	}
+	s.Durable, s.ExpiryPolicy = frame.DurabilityUnsettledState, frame.ExpiryNever
 	if expiry > 0 {
 		s.ExpiryPolicy = frame.ExpiryLinkDetach
 		s.Timeout = uint32(min((expiry+time.Second-1)/time.Second, 1<<32-1))
@@ -58,7 +61,7 @@ func durableSource(address string, expiry time.Duration) *frame.Source {
 // setDurable makes r resumable: NewReceiver's hook.
 func (r *Receiver) setDurable(o *ReceiverOptions) {
 	r.durable = true
-	r.lo.Source = durableSource(r.address, o.ExpiryTimeout)
+	r.lo.Source = durableSource(r.lo.Source, r.lo.Address, o.ExpiryTimeout)
 	r.handed = make(map[uint32]keptTag)
 	r.kept = make(map[string]keptTag)
 	r.dropped = make(map[string]struct{})

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 )
 
@@ -50,7 +50,41 @@ type SenderOptions struct {
 	// the timeout rounded up to seconds); 0 keeps it with no bound
 	// (expiry-policy never).
 	ExpiryTimeout time.Duration
+
+	// SourceAddress is the address of this end's source terminus (a
+	// peer may route replies or check identity by it); empty sends
+	// none.
+	SourceAddress string
+	// DynamicAddress asks the peer to make a node for the link (part 3
+	// §3.5.4 dynamic): NewSender's target address must be empty, and
+	// Address returns the one the peer gave.
+	DynamicAddress bool
+	// TargetCapabilities are the target terminus's capabilities
+	// (symbols such as "queue", "topic").
+	TargetCapabilities []string
+	// Properties are the properties of the link's attach (part 2
+	// §2.7.3), keys as symbols (RabbitMQ's "paired" for a
+	// request/response pair).
+	Properties map[string]any
+	// DesiredCapabilities are capabilities wanted of the peer's link
+	// end.
+	DesiredCapabilities []string
+	// RequestedReceiverSettleMode asks the receiver for a settle mode:
+	// ReceiverSettleModeSecond makes the peer settle each delivery
+	// only after this end has settled on its outcome.
+	RequestedReceiverSettleMode ReceiverSettleMode
 }
+
+// ReceiverSettleMode is a receiver's settle mode (part 2 §2.8.3): first
+// settles a delivery as its outcome is sent, second only once the
+// sender has settled it.
+type ReceiverSettleMode uint8
+
+// The receiver settle modes. The zero value is first.
+const (
+	ReceiverSettleModeFirst ReceiverSettleMode = iota
+	ReceiverSettleModeSecond
+)
 
 // SendOptions sets up one Send; nil sends unsettled (settle mode mixed or
 // unsettled) or settled (settle mode settled).
@@ -59,6 +93,10 @@ type SendOptions struct {
 	// it has been handed to the connection, with no outcome. The link's
 	// settle mode must be mixed or settled.
 	Settled bool
+	// MessageFormat is the delivery's message-format (part 2 §2.7.5):
+	// 0, the standard AMQP message, or a vendor's (Azure's batch
+	// format 0x80013700 for several messages in one delivery).
+	MessageFormat uint32
 	// Transaction, when set, sends the message in that transaction
 	// (part 4 §4.4.1): the coordinator makes it visible when the
 	// transaction commits and drops it when it rolls back. On a
@@ -71,23 +109,18 @@ type SendOptions struct {
 // to call from any goroutine, concurrently: messages go out in the order
 // the calls queued them.
 type Sender struct {
-	s       *Session
-	address string
-	mode    SenderSettleMode
-	lo      engine.LinkOptions
-	l       *engine.Link // the connection's goroutine only
+	linkCore // its mu guards what follows, up to the connection's goroutine's
+	mode     SenderSettleMode
 
-	attachedCh chan struct{}
-	suspect    atomic.Bool   // the peer's answer named no address: a detach may follow
-	done       chan struct{} // closed when the link has ended: err is set
-	runFn      func(*engine.Conn)
-	kicked     atomic.Bool // runFn is queued on the connection's goroutine
-
-	mu      sync.Mutex
-	err     error
 	queue   []*sendReq // queued by callers, not yet taken by the connection
 	free    []*sendReq
 	maxSize uint64
+	// SendAsync's bound (maxUnsent): messages admitted and not yet
+	// taken (reserved counts those being encoded), those the
+	// connection's goroutine holds unsent as of its last pump, and the
+	// callers waiting for room, woken one at a time through room.
+	reserved, held, waiters int
+	room                    chan struct{} // cap 1
 
 	// the connection's goroutine only
 	backlog  []*sendReq // taken, waiting for credit, window or output room
@@ -112,6 +145,7 @@ type Sender struct {
 // owns it; exactly one of caller and connection recycles it.
 type sendReq struct {
 	buf     []byte
+	format  uint32 // SendOptions.MessageFormat
 	settled bool
 	state   atomic.Int32
 	err     error
@@ -146,28 +180,31 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if opts != nil {
 		o = *opts
 	}
-	snd := &Sender{s: s, address: target, mode: o.SettlementMode, attachedCh: make(chan struct{}),
-		done: make(chan struct{}), inflight: make(map[uint32]*sendReq)}
-	snd.runFn = snd.run
-	snd.lo = engine.LinkOptions{Name: o.Name, Address: target,
-		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
-	if snd.lo.Name == "" {
-		// A name of its own, kept when it is attached again.
-		snd.lo.Name = linkName(s.c, "sender")
+	snd := &Sender{mode: o.SettlementMode, inflight: make(map[uint32]*sendReq), room: make(chan struct{}, 1)}
+	if o.DynamicAddress && target != "" {
+		return nil, errors.New("client: SenderOptions.DynamicAddress needs an empty target address")
 	}
+	lo := engine.LinkOptions{Name: o.Name, Address: target, RcvSecond: o.RequestedReceiverSettleMode == ReceiverSettleModeSecond,
+		Presettled: o.SettlementMode == SenderSettleModeSettled, Unsettled: o.SettlementMode == SenderSettleModeUnsettled}
+	if o.SourceAddress != "" {
+		lo.Source = &frame.Source{Address: []byte(o.SourceAddress)}
+	}
+	if o.DynamicAddress || len(o.TargetCapabilities) > 0 {
+		lo.Target = &frame.Target{Address: []byte(target), Dynamic: o.DynamicAddress, Capabilities: symbols(o.TargetCapabilities)}
+	}
+	var err error
+	if lo.Properties, err = symbolMap(o.Properties); err != nil {
+		return nil, err
+	}
+	lo.DesiredCapabilities = symbols(o.DesiredCapabilities)
+	snd.init(s, snd, (*engine.Session).AttachSender, lo, "sender")
 	if o.Durable {
 		if err := snd.setDurable(&o); err != nil {
 			return nil, err
 		}
+		snd.reattach = snd.resumeOptions
 	}
-	g, err := s.c.callGen(ctx, snd.attach)
-	if err != nil {
-		return nil, err
-	}
-	if err := waitAttached(ctx, s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
-		return nil, err
-	}
-	if err := s.register(g, func() { s.senders = append(s.senders, snd) }); err != nil {
+	if err := snd.open(ctx); err != nil {
 		return nil, err
 	}
 	return snd, nil
@@ -180,50 +217,19 @@ func linkName(c *Conn, role string) string {
 	return c.opts.ContainerID + "-" + role + "-" + strconv.FormatUint(linkSeq.Add(1), 10)
 }
 
-// attach attaches the link on the connection's goroutine.
-func (snd *Sender) attach(ec *engine.Conn) error {
-	lo := snd.lo
-	if snd.durable && snd.s.es != nil {
-		lo = snd.resumeOptions()
-	}
-	l, err := snd.s.attachLink(ec, (*engine.Session).AttachSender, lo)
-	if err != nil {
-		return err
-	}
-	l.Context = snd
-	snd.l = l
-	return nil
-}
-
-// attachOn attaches the link again on g, a connection dialled again, and
-// sends what was queued meanwhile.
-func (snd *Sender) attachOn(ctx context.Context, g *gen) error {
-	snd.attachedCh = make(chan struct{})
-	if err := snd.s.c.callOn(ctx, g, snd.attach); err != nil {
-		return err
-	}
-	if err := waitAttached(ctx, snd.s.c, g, snd.attachedCh, snd.done, &snd.suspect, snd.Err, snd.abandon); err != nil {
-		return err
-	}
-	g.d.Do(snd.runFn) // and a kick queued on the lost connection never ran
-	return nil
-}
-
 // lost runs on the connection's goroutine when the connection is lost
 // and will be dialled again: messages in flight complete with err (their
 // outcome is unknown), those not yet sent wait for the link's next
 // attach.
-func (snd *Sender) lost(l *engine.Link, err error) {
-	if snd.l != l {
-		return
-	}
-	snd.l, snd.ready = nil, false
+func (snd *Sender) lost(err error) {
+	snd.ready = false
 	if snd.durable {
 		snd.keepResume(err) // resume.go: kept for the next attach
 	}
 	snd.mu.Lock()
 	snd.queue = append(snd.backlog, snd.queue...)
 	snd.backlog = nil
+	snd.held = 0
 	snd.mu.Unlock()
 	for id, r := range snd.inflight {
 		delete(snd.inflight, id)
@@ -231,80 +237,29 @@ func (snd *Sender) lost(l *engine.Link, err error) {
 	}
 }
 
-// refuseGrace is how long a link whose attach was answered with a
-// terminus without an address waits for the detach that refuses it
-// (Qpid Proton's python binding refuses so, its detach in a later
-// write).
-const refuseGrace = time.Second
-
-// waitAttached waits for a link's attach on g, then for the connection
-// to have handled what came with it (a detach in the same read refuses
-// it), and, for an answer that named no address, for refuseGrace.
-func waitAttached(ctx context.Context, c *Conn, g *gen, attached, done <-chan struct{}, suspect *atomic.Bool, errf func() error, abandon func()) error {
-	select {
-	case <-attached:
-	case <-done:
-		return errf()
-	case <-g.ended:
-		return c.lostOr(g)
-	case <-ctx.Done():
-		abandon()
-		return ctxErr(ctx)
-	}
-	if err := c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
-		abandon()
-		return err
-	}
-	if suspect.Load() {
-		t := time.NewTimer(refuseGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return errf()
-		case <-g.ended:
-			return c.lostOr(g)
-		case <-t.C:
-		case <-ctx.Done():
-			abandon()
-			return ctxErr(ctx)
-		}
-	}
-	select {
-	case <-done:
-		return errf()
-	default:
-		return nil
-	}
-}
-
-func (snd *Sender) abandon() {
-	snd.s.c.do(func(*engine.Conn) {
-		if snd.l != nil {
-			snd.l.Detach(nil)
-		}
-	})
-}
-
-// attached runs on the connection's goroutine at the peer's attach. A
-// peer that refuses the link answers without a target, and detaches.
+// attached runs on the connection's goroutine at the peer's attach.
 func (snd *Sender) attached(l *engine.Link) {
-	tgt, ok := l.RemoteAttach().Target.Get()
-	if !ok {
-		return
-	}
-	snd.suspect.Store(len(tgt.Address) == 0 && snd.address != "" && !tgt.Dynamic)
+	snd.answered(l)
 	snd.mu.Lock()
-	snd.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
+	snd.maxSize = l.RemoteMaxMessageSize()
 	snd.mu.Unlock()
 	snd.ready = true
 	if snd.durable {
 		snd.resolve(l) // resume.go
 	}
-	close(snd.attachedCh)
 }
 
-// Address returns the target address the sender was attached to.
-func (snd *Sender) Address() string { return snd.address }
+// Address returns the target address the sender was attached to: with
+// SenderOptions.DynamicAddress, the one the peer gave its node.
+func (snd *Sender) Address() string { return snd.address() }
+
+// LinkName returns the link's name (SenderOptions.Name, or the one the
+// client gave it).
+func (snd *Sender) LinkName() string { return snd.lo.Name }
+
+// Properties returns the properties of the peer's attach (part 2
+// §2.7.3), nil when it sent none.
+func (snd *Sender) Properties() map[string]any { return snd.peerProperties() }
 
 // MaxMessageSize returns the largest message the peer takes (its
 // max-message-size; 0: no limit).
@@ -316,11 +271,7 @@ func (snd *Sender) MaxMessageSize() uint64 {
 
 // Err returns why the link ended (ErrClosed after Close), or nil while it
 // is attached.
-func (snd *Sender) Err() error {
-	snd.mu.Lock()
-	defer snd.mu.Unlock()
-	return snd.err
-}
+func (snd *Sender) Err() error { return snd.linkCore.Err() }
 
 // Send sends msg and waits: for link credit, then, unsettled, for the
 // peer's outcome (settled, until it has been handed to the connection).
@@ -420,11 +371,21 @@ func (p Pending) Wait(ctx context.Context) error {
 	}
 }
 
-// SendAsync queues msg to be sent and returns at once, without waiting
-// for credit or the outcome: Pending.Wait gives the outcome. Messages go
-// out in the order they were queued, as credit allows, thousands in
-// flight on one link with no goroutine for each. msg is encoded before
-// SendAsync returns. ctx only bounds the call itself: an ended ctx queues
+// maxUnsent bounds the messages a sender holds unsent: queued by
+// SendAsync (or Send) and not yet transferred for want of credit, the
+// session window or output room. SendAsync beyond it waits for room.
+const maxUnsent = 1024
+
+// SendAsync queues msg to be sent and returns without waiting for the
+// outcome: Pending.Wait gives it. Messages go out in the order they
+// were queued, as credit allows, thousands in flight on one link with no
+// goroutine for each. msg is encoded before SendAsync returns.
+//
+// A sender holds at most 1,024 messages unsent (waiting for credit, the
+// session window or output room): when that many are, SendAsync waits
+// within ctx until the link takes one (backpressure; messages sent and
+// awaiting their outcome do not count, the peer's credit bounds them).
+// When ctx ends first, or had ended, it returns ctx's error and queues
 // nothing.
 //
 // A Pending never waited for costs nothing but its memory, which the
@@ -434,12 +395,13 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, ctxErr(ctx)
 	}
 	settled := snd.mode == SenderSettleModeSettled
-	if opts != nil && opts.Settled {
-		settled = true
+	var format uint32
+	if opts != nil {
+		settled = settled || opts.Settled
+		format = opts.MessageFormat
 	}
 	snd.mu.Lock()
-	if snd.err != nil {
-		err := snd.err
+	if err := snd.reserve(ctx); err != nil {
 		snd.mu.Unlock()
 		return Pending{}, err
 	}
@@ -455,14 +417,16 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	var err error
 	if r.buf, err = msg.Append(r.buf[:0]); err != nil {
+		snd.unreserve()
 		snd.recycle(r)
 		return Pending{}, err
 	}
-	r.settled = settled
+	r.settled, r.format = settled, format
 	r.tagged, r.res = false, resNone
 	r.state.Store(reqQueued)
 	p := Pending{snd: snd, r: r, gen: r.gen.Load()}
 	snd.mu.Lock()
+	snd.reserved--
 	if snd.err != nil {
 		err := snd.err
 		snd.mu.Unlock()
@@ -470,6 +434,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, err
 	}
 	if err := snd.admitTxn(r, opts); err != nil { // txn.go: a transaction that has ended sends nothing
+		snd.roomLocked()
 		snd.mu.Unlock()
 		snd.recycle(r)
 		return Pending{}, err
@@ -480,13 +445,53 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	return p, nil
 }
 
-// kick queues run on the connection's goroutine, unless it is queued.
-// With no connection up (ended: its events ended the link and took or
-// refused what was queued; or being dialled again: the next attach sends
-// it) it does nothing.
-func (snd *Sender) kick() {
-	if snd.kicked.CompareAndSwap(false, true) && !snd.s.c.do(snd.runFn) {
-		snd.kicked.Store(false)
+// reserve takes room for one message unsent, waiting within ctx while
+// the sender holds maxUnsent; snd.mu is held, and released while it
+// waits.
+func (snd *Sender) reserve(ctx context.Context) error {
+	for {
+		if snd.err != nil {
+			return snd.err
+		}
+		if snd.reserved+len(snd.queue)+snd.held < maxUnsent {
+			snd.reserved++
+			snd.roomLocked() // room for another waiter too
+			return nil
+		}
+		snd.waiters++
+		snd.mu.Unlock()
+		var err error
+		select {
+		case <-snd.room:
+		case <-snd.done:
+		case <-ctx.Done():
+			err = ctxErr(ctx)
+		}
+		snd.mu.Lock()
+		snd.waiters--
+		if err != nil {
+			snd.roomLocked() // a wake-up it took may be another's
+			return err
+		}
+	}
+}
+
+// unreserve gives back a reservation that queued nothing.
+func (snd *Sender) unreserve() {
+	snd.mu.Lock()
+	snd.reserved--
+	snd.roomLocked()
+	snd.mu.Unlock()
+}
+
+// roomLocked wakes a caller waiting in reserve when there is room; with
+// snd.mu held.
+func (snd *Sender) roomLocked() {
+	if snd.waiters > 0 && snd.reserved+len(snd.queue)+snd.held < maxUnsent {
+		select {
+		case snd.room <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -499,10 +504,8 @@ func (snd *Sender) recycle(r *sendReq) {
 	snd.mu.Unlock()
 }
 
-// run is queued on the connection's goroutine by SendAsync (at most once
-// at a time).
+// run is the Waker's function: SendAsync kicks it.
 func (snd *Sender) run(ec *engine.Conn) {
-	snd.kicked.Store(false)
 	if ec.Closed() {
 		// A lost connection's Driver runs what was queued on it as it
 		// ends; the link may be on the next connection by now, whose
@@ -511,6 +514,9 @@ func (snd *Sender) run(ec *engine.Conn) {
 	}
 	snd.pump()
 }
+
+// flowed: OnFlow or OnWritable.
+func (snd *Sender) flowed() { snd.pump() }
 
 // pump sends what is queued while the link has credit, the session window
 // and the output room. It runs on the connection's goroutine.
@@ -577,6 +583,10 @@ out:
 	n := copy(snd.backlog, snd.backlog[i:])
 	clear(snd.backlog[n:])
 	snd.backlog = snd.backlog[:n]
+	snd.mu.Lock()
+	snd.held = n
+	snd.roomLocked()
+	snd.mu.Unlock()
 }
 
 // sendErr is Send's error for an engine error that no waiting mends.
@@ -613,7 +623,7 @@ func (snd *Sender) complete(r *sendReq, err error) {
 
 // disposed handles the peer's disposition of a delivery: a terminal
 // outcome, or settlement, completes it.
-func (snd *Sender) disposed(d *engine.Disposition) {
+func (snd *Sender) disposed(d engine.Disposition) {
 	r := snd.inflight[d.ID]
 	if r == nil {
 		return
@@ -633,13 +643,11 @@ func (snd *Sender) disposed(d *engine.Disposition) {
 // everything queued or in flight completes with err.
 func (snd *Sender) ended(err error) {
 	snd.mu.Lock()
-	if snd.err == nil {
-		snd.err = err
-	}
-	err = snd.err
+	err = snd.setErrLocked(err)
 	snd.backlog = append(snd.backlog, snd.queue...)
 	clear(snd.queue)
 	snd.queue = snd.queue[:0]
+	snd.held = 0
 	snd.mu.Unlock()
 	for _, r := range snd.backlog {
 		snd.complete(r, err)
@@ -654,43 +662,11 @@ func (snd *Sender) ended(err error) {
 		snd.complete(r, err)
 	}
 	snd.resume = nil
-	snd.s.removeSender(snd)
-	select {
-	case <-snd.done:
-	default:
-		close(snd.done)
-	}
+	snd.endLink(err)
 }
 
 // Close detaches the link (closing it) and waits for the peer's detach
 // within ctx. Messages still queued or awaiting their outcome complete
 // with ErrClosed. It returns nil after a clean detach, else the link's
 // error.
-func (snd *Sender) Close(ctx context.Context) error {
-	return closeLink(ctx, snd.s.c, func() *engine.Link { return snd.l }, snd.done, snd.Err)
-}
-
-// closeLink detaches a link and waits for it to end.
-func closeLink(ctx context.Context, c *Conn, l func() *engine.Link, done <-chan struct{}, errf func() error) error {
-	err := c.call(ctx, func(*engine.Conn) error {
-		if x := l(); x != nil {
-			x.Detach(nil)
-		}
-		return nil
-	})
-	if err != nil && err != ErrClosed {
-		var e *Error
-		if !errors.As(err, &e) {
-			return err
-		}
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctxErr(ctx)
-	}
-	if err := errf(); err != ErrClosed {
-		return err
-	}
-	return nil
-}
+func (snd *Sender) Close(ctx context.Context) error { return snd.close(ctx) }

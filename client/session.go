@@ -20,11 +20,10 @@ type Session struct {
 	begun chan struct{} // closed by OnSessionBegin
 	done  chan struct{} // closed when it has ended: err is set
 
-	mu        sync.Mutex
-	err       error
-	senders   []*Sender
-	receivers []*Receiver
-	txc       *txnCtl // txn.go: the coordinator link, attached at the first NewTransaction
+	mu    sync.Mutex
+	err   error
+	links []linkEvents // copied on write: a copy taken under mu may be walked
+	txc   *txnCtl      // txn.go: the coordinator link, attached at the first NewTransaction
 }
 
 // begin runs on the connection's goroutine.
@@ -62,7 +61,7 @@ func (s *Session) waitBegun(ctx context.Context, g *gen) error {
 		return ctxErr(ctx)
 	}
 	// An end in the same read as the begin's answer refuses it.
-	if err := s.c.callOn(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
+	if _, err := s.c.call(ctx, g, func(*engine.Conn) error { return nil }); err != nil {
 		s.abandon()
 		return err
 	}
@@ -77,7 +76,7 @@ func (s *Session) waitBegun(ctx context.Context, g *gen) error {
 // beginOn begins the session again on g, a connection dialled again.
 func (s *Session) beginOn(ctx context.Context, g *gen) error {
 	s.begun = make(chan struct{})
-	if err := s.c.callOn(ctx, g, s.begin); err != nil {
+	if _, err := s.c.call(ctx, g, s.begin); err != nil {
 		return err
 	}
 	return s.waitBegun(ctx, g)
@@ -86,17 +85,9 @@ func (s *Session) beginOn(ctx context.Context, g *gen) error {
 // endAll ends the session and its links with err, where no connection
 // is up to report it.
 func (s *Session) endAll(err error) {
-	s.mu.Lock()
-	snd := append([]*Sender(nil), s.senders...)
-	rcv := append([]*Receiver(nil), s.receivers...)
-	s.mu.Unlock()
-	for _, x := range snd {
+	for _, x := range s.linksNow() {
 		x.ended(err)
 	}
-	for _, x := range rcv {
-		x.ended(err)
-	}
-	s.endTxn(err) // txn.go
 	s.ended(err)
 }
 
@@ -137,7 +128,7 @@ func (s *Session) Err() error {
 // returns nil after a clean end, else the session's error.
 func (s *Session) Close(ctx context.Context) error {
 	gone := false
-	err := s.c.call(ctx, func(ec *engine.Conn) error {
+	_, err := s.c.call(ctx, nil, func(ec *engine.Conn) error {
 		if s.es == nil {
 			gone = true // not begun on this connection: nothing to end
 			return nil
@@ -166,23 +157,20 @@ func (s *Session) Close(ctx context.Context) error {
 	return nil
 }
 
-func (s *Session) removeSender(snd *Sender) {
+// linksNow returns the session's links.
+func (s *Session) linksNow() []linkEvents {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, x := range s.senders {
-		if x == snd {
-			s.senders = append(s.senders[:i], s.senders[i+1:]...)
-			return
-		}
-	}
+	return s.links
 }
 
-func (s *Session) removeReceiver(r *Receiver) {
+// remove takes a link that has ended off the session's links.
+func (s *Session) remove(x linkEvents) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, x := range s.receivers {
-		if x == r {
-			s.receivers = append(s.receivers[:i], s.receivers[i+1:]...)
+	for i, y := range s.links {
+		if y == x {
+			s.links = append(s.links[:i:i], s.links[i+1:]...)
 			return
 		}
 	}
@@ -190,7 +178,7 @@ func (s *Session) removeReceiver(r *Receiver) {
 
 // register adds a link attached on g to the session's links (which a
 // connection dialled again attaches again), unless g is no longer up.
-func (s *Session) register(g *gen, add func()) error {
+func (s *Session) register(g *gen, x linkEvents) error {
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,7 +186,7 @@ func (s *Session) register(g *gen, add func()) error {
 		return c.lostOr(g)
 	}
 	s.mu.Lock()
-	add()
+	s.links = append(s.links[:len(s.links):len(s.links)], x)
 	s.mu.Unlock()
 	return nil
 }

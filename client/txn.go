@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/engine"
@@ -31,10 +30,6 @@ import (
 // or Rollback, after the transaction was committed or rolled back (or
 // its discharge refused): nothing was written.
 var ErrTransactionDone = errors.New("client: transaction committed or rolled back already")
-
-// errEnding is the coordinator link's attach on a connection that is
-// ending: start tries the next.
-var errEnding = errors.New("client: connection ending")
 
 // Transaction is a transaction (part 4 §4.3) declared by
 // Session.NewTransaction: sends (SendOptions.Transaction) and outcomes
@@ -82,19 +77,10 @@ const (
 // txnCtl is a session's coordinator link (part 4 §4.1), attached at the
 // first NewTransaction and kept until it ends.
 type txnCtl struct {
-	s  *Session
-	g  *gen
-	lo engine.LinkOptions
-	l  *engine.Link // the connection's goroutine only
+	linkCore                // its mu guards txns
+	ready     chan struct{} // closed once the attach has its answer: attachErr set
+	attachErr error
 
-	attachedCh chan struct{}
-	suspect    atomic.Bool   // always false: a coordinator has no address
-	done       chan struct{} // closed when the link has ended: err set
-	ready      chan struct{} // closed once the attach has its answer: attachErr set
-	attachErr  error
-
-	mu   sync.Mutex
-	err  error
 	txns map[*Transaction]struct{} // not yet ended
 
 	// the connection's goroutine only
@@ -132,7 +118,7 @@ func (s *Session) NewTransaction(ctx context.Context) (*Transaction, error) {
 		}
 		t := &Transaction{ctl: ctl, g: ctl.g, declared: make(chan struct{}), done: make(chan struct{})}
 		t.dischargeFn = func(*engine.Conn) { ctl.discharge(t) }
-		err = s.c.callOn(ctx, ctl.g, func(*engine.Conn) error { return ctl.declare(t) })
+		_, err = s.c.call(ctx, ctl.g, func(*engine.Conn) error { return ctl.declare(t) })
 		if err == nil {
 			select {
 			case <-t.declared:
@@ -179,9 +165,9 @@ func (s *Session) txnController(ctx context.Context) (*txnCtl, error) {
 	ctl := s.txc
 	start := ctl == nil || ctl.Err() != nil
 	if start {
-		ctl = &txnCtl{s: s, attachedCh: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}),
-			txns: map[*Transaction]struct{}{}, inflight: map[uint32]txnOp{}}
-		ctl.lo = engine.LinkOptions{Name: linkName(s.c, "txn")}
+		ctl = &txnCtl{ready: make(chan struct{}), txns: map[*Transaction]struct{}{}, inflight: map[uint32]txnOp{}}
+		ctl.init(s, ctl, (*engine.Session).AttachCoordinator, engine.LinkOptions{}, "txn")
+		ctl.again = false // a transaction does not survive a reconnect
 		s.txc = ctl
 	}
 	s.mu.Unlock()
@@ -203,100 +189,22 @@ func (s *Session) txnController(ctx context.Context) (*txnCtl, error) {
 // refusal is the peer's detach).
 func (ctl *txnCtl) start(ctx context.Context) {
 	defer close(ctl.ready)
-	c := ctl.s.c
-	g, err := c.callGen(ctx, ctl.attach)
-	for err == errEnding {
-		// The connection is ending (its links' events come before its
-		// own): wait for the next one, or the end's error.
-		select {
-		case <-g.ended:
-		case <-ctx.Done():
-		}
-		g, err = c.callGen(ctx, ctl.attach)
-	}
-	if err == nil {
-		ctl.g = g
-		err = waitAttached(ctx, c, g, ctl.attachedCh, ctl.done, &ctl.suspect, ctl.Err, ctl.abandon)
-	}
-	if err != nil {
+	if err := ctl.open(ctx); err != nil {
 		ctl.attachErr = err
 		ctl.mu.Lock()
-		if ctl.err == nil {
-			ctl.err = err // the next NewTransaction attaches another
-		}
+		ctl.setErrLocked(err) // the next NewTransaction attaches another
 		ctl.mu.Unlock()
 	}
 }
 
-// attach runs on the connection's goroutine.
-func (ctl *txnCtl) attach(ec *engine.Conn) error {
-	if ec.Closed() {
-		return errEnding
-	}
-	l, err := ctl.s.attachLink(ec, (*engine.Session).AttachCoordinator, ctl.lo)
-	if err != nil {
-		return err
-	}
-	l.Context = ctl
-	ctl.mu.Lock()
-	ctl.l = l
-	ctl.mu.Unlock()
-	return nil
-}
-
-func (ctl *txnCtl) abandon() {
-	if ctl.g != nil {
-		ctl.g.d.Do(func(*engine.Conn) {
-			if ctl.l != nil {
-				ctl.l.Detach(nil)
-			}
-		})
-	}
-}
-
-// attached runs on the connection's goroutine at the peer's attach: a
-// refusing peer answers without a target, and detaches.
-func (ctl *txnCtl) attached(l *engine.Link) {
-	if _, ok := l.RemoteAttach().Target.Get(); ok {
-		close(ctl.attachedCh)
-	}
-}
-
-// detached runs on the connection's goroutine when link l has ended.
-func (ctl *txnCtl) detached(l *engine.Link, err error) {
-	ctl.mu.Lock()
-	if ctl.l == l {
-		ctl.l = nil
-	}
-	ctl.mu.Unlock()
-	ctl.ended(err)
-}
-
-// conn is the connection of the link up, or nil.
-func (ctl *txnCtl) conn() *engine.Conn {
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	if ctl.l == nil {
-		return nil
-	}
-	return ctl.l.Conn()
-}
-
-// Err returns why the coordinator link ended, or nil while it is up.
-func (ctl *txnCtl) Err() error {
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	return ctl.err
-}
+// flowed: OnFlow or OnWritable.
+func (ctl *txnCtl) flowed() { ctl.pump() }
 
 // ended runs when the coordinator link has ended (on the connection's
 // goroutine, or with no connection up): its transactions end with err.
 func (ctl *txnCtl) ended(err error) {
 	ctl.mu.Lock()
-	if ctl.err == nil {
-		ctl.err = err
-	}
-	err = ctl.err
+	err = ctl.setErrLocked(err)
 	ts := make([]*Transaction, 0, len(ctl.txns))
 	for t := range ctl.txns {
 		ts = append(ts, t)
@@ -306,11 +214,7 @@ func (ctl *txnCtl) ended(err error) {
 	for _, t := range ts {
 		t.end(err, err)
 	}
-	select {
-	case <-ctl.done:
-	default:
-		close(ctl.done)
-	}
+	ctl.endLink(err)
 }
 
 // declare sends t's declare, on the connection's goroutine.
@@ -395,7 +299,7 @@ func (ctl *txnCtl) forget(t *Transaction) {
 
 // disposed takes the coordinator's answer to a declare or a discharge,
 // on the connection's goroutine.
-func (ctl *txnCtl) disposed(d *engine.Disposition) {
+func (ctl *txnCtl) disposed(d engine.Disposition) {
 	op, ok := ctl.inflight[d.ID]
 	if !ok {
 		return
@@ -611,7 +515,11 @@ func (t *Transaction) Accept(ctx context.Context, d *Delivery) error {
 // Reject rejects and settles the delivery in the transaction, with e
 // (which may be nil), as Accept does.
 func (t *Transaction) Reject(ctx context.Context, d *Delivery, e *Error) error {
-	return t.dispose(ctx, d, dispReq{state: frame.StateRejected, err: e})
+	dr, err := rejectReq(e)
+	if err != nil {
+		return err
+	}
+	return t.dispose(ctx, d, dr)
 }
 
 // Release releases and settles the delivery in the transaction, as
@@ -623,7 +531,11 @@ func (t *Transaction) Release(ctx context.Context, d *Delivery) error {
 // Modify gives the delivery the modified outcome in the transaction and
 // settles it, as Accept does.
 func (t *Transaction) Modify(ctx context.Context, d *Delivery, o ModifyOptions) error {
-	return t.dispose(ctx, d, dispReq{state: frame.StateModified, failed: o.DeliveryFailed, undeliverable: o.UndeliverableHere})
+	dr, err := modifyReq(o)
+	if err != nil {
+		return err
+	}
+	return t.dispose(ctx, d, dr)
 }
 
 func (t *Transaction) dispose(ctx context.Context, d *Delivery, dr dispReq) error {
@@ -682,6 +594,9 @@ func (snd *Sender) admitTxn(r *sendReq, opts *SendOptions) error {
 // connection's goroutine. withdrawn reports r refused: its transaction
 // was discharged since it was admitted (r is to be completed with err).
 func sendOne(l *engine.Link, r *sendReq, tag []byte) (id uint32, withdrawn bool, err error) {
+	if l.MessageFormat() != r.format {
+		l.SetMessageFormat(r.format)
+	}
 	t := r.txn
 	if t == nil {
 		id, err = l.Send(tag, r.buf, r.settled) // tag: a resumable sender's (resume.go), else nil
@@ -718,11 +633,10 @@ func (c *Conn) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	ss := append([]*Session(nil), c.sessions...)
 	c.mu.Unlock()
 	for _, s := range ss {
-		s.mu.Lock()
-		snd := append([]*Sender(nil), s.senders...)
-		s.mu.Unlock()
-		for _, x := range snd {
-			x.withdrawTxn(t, abandonedOnly)
+		for _, x := range s.linksNow() {
+			if snd, ok := x.(*Sender); ok {
+				snd.withdrawTxn(t, abandonedOnly)
+			}
 		}
 	}
 }
@@ -745,33 +659,15 @@ func (snd *Sender) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	snd.queue = keep(snd.queue)
 	snd.mu.Unlock()
 	snd.backlog = keep(snd.backlog)
+	snd.mu.Lock()
+	snd.held = len(snd.backlog)
+	snd.roomLocked()
+	snd.mu.Unlock()
 	for _, r := range out {
 		if r.state.CompareAndSwap(reqQueued, reqSending) {
 			snd.complete(r, ErrTransactionDone)
 		} else {
 			snd.recycle(r) // abandoned
 		}
-	}
-}
-
-// txnWritable resumes the session's coordinator link at OnWritable of
-// ec, when the link is ec's.
-func (s *Session) txnWritable(ec *engine.Conn) {
-	s.mu.Lock()
-	ctl := s.txc
-	s.mu.Unlock()
-	if ctl != nil && ctl.conn() == ec {
-		ctl.pump()
-	}
-}
-
-// endTxn ends the session's coordinator link with err, where no
-// connection is up to report it.
-func (s *Session) endTxn(err error) {
-	s.mu.Lock()
-	ctl := s.txc
-	s.mu.Unlock()
-	if ctl != nil {
-		ctl.ended(err)
 	}
 }

@@ -62,3 +62,33 @@ func (c *Conn) release(n int) { c.held -= n }
 // Held returns the bytes of the connection's memory budget in use now,
 // and the most it has used (Config.MaxMemory bounds both).
 func (c *Conn) Held() (now, peak int) { return c.held, c.peak }
+
+// Charge takes n bytes of the connection's memory budget (Config.MaxMemory)
+// for what the application holds on the peer's behalf beside the engine
+// (a broker's messages of an open transaction), and reports whether the
+// budget had them: false takes nothing, and leaves the connection open
+// (the application refuses what would have held them). Refund gives
+// them back; Held counts them. Call both on the connection's goroutine.
+func (c *Conn) Charge(n int) bool {
+	if n < 0 || c.held+n > c.cfg.MaxMemory {
+		return false
+	}
+	c.held += n
+	c.peak = max(c.peak, c.held)
+	return true
+}
+
+// Refund gives back n bytes that Charge took.
+func (c *Conn) Refund(n int) { c.held -= n }
+
+// Charge takes n bytes of the connection's memory budget for what the
+// application keeps for the link (a broker's state of a consumer or
+// producer), as Conn.Charge does; they are given back when the link is
+// freed (its detach, or the connection's end).
+func (l *Link) Charge(n int) bool {
+	if !l.s.c.Charge(n) {
+		return false
+	}
+	l.held += n
+	return true
+}

@@ -150,6 +150,10 @@ var actions = []struct {
 	}},
 	{"Link.SetCreditor", func(w *world) error { return w.rcv.SetCreditor(Creditor{Credit: 50, WhenDrained: true}) }},
 	{"Link.Dispose", func(w *world) error { return w.rcv.Dispose(0, Accepted, true) }},
+	{"Link.DisposeTxn", func(w *world) error { return w.rcv.DisposeTxn(0, []byte("t1"), Accepted, true) }},
+	// only for the answer to a peer's attach (TestSetAnswerFieldsState):
+	// on a link this end attached, never
+	{"Link.SetAnswerFields", func(w *world) error { return w.rcv.SetAnswerFields(nil, nil, nil) }},
 	{"Link.Settle", func(w *world) error { return w.snd.Settle(0) }},
 	{"Link.Abort", func(w *world) error { return w.snd.Abort() }},
 	{"Session.AttachCoordinator", func(w *world) error { _, err := w.s.AttachCoordinator(LinkOptions{Name: "txn"}); return err }},
@@ -281,6 +285,8 @@ link attaching | Link.SendWith | ErrState
 link attaching | Link.SetDeliveryContext | ErrState
 link attaching | Link.SetCreditor | ok flow
 link attaching | Link.Dispose | ok disposition
+link attaching | Link.DisposeTxn | ok disposition
+link attaching | Link.SetAnswerFields | ErrState
 link attaching | Link.Settle | ok disposition
 link attaching | Link.Abort | ErrState
 link attaching | Session.AttachCoordinator | ok attach
@@ -304,6 +310,8 @@ link attached | Link.SendWith | ok transfer
 link attached | Link.SetDeliveryContext | ok transfer
 link attached | Link.SetCreditor | ok flow
 link attached | Link.Dispose | ok disposition
+link attached | Link.DisposeTxn | ok disposition
+link attached | Link.SetAnswerFields | ErrState
 link attached | Link.Settle | ok disposition
 link attached | Link.Abort | ErrState
 link attached | Session.AttachCoordinator | ok attach
@@ -327,6 +335,8 @@ link detaching | Link.SendWith | ErrState
 link detaching | Link.SetDeliveryContext | ErrState
 link detaching | Link.SetCreditor | ErrState
 link detaching | Link.Dispose | ErrState
+link detaching | Link.DisposeTxn | ErrState
+link detaching | Link.SetAnswerFields | ErrState
 link detaching | Link.Settle | ErrState
 link detaching | Link.Abort | ErrState
 link detaching | Session.AttachCoordinator | ok attach
@@ -350,6 +360,8 @@ link detached | Link.SendWith | ErrState
 link detached | Link.SetDeliveryContext | ErrState
 link detached | Link.SetCreditor | ErrState
 link detached | Link.Dispose | ErrState
+link detached | Link.DisposeTxn | ErrState
+link detached | Link.SetAnswerFields | ErrState
 link detached | Link.Settle | ErrState
 link detached | Link.Abort | ErrState
 link detached | Session.AttachCoordinator | ok attach
@@ -373,6 +385,8 @@ link detached by the peer | Link.SendWith | ErrState
 link detached by the peer | Link.SetDeliveryContext | ErrState
 link detached by the peer | Link.SetCreditor | ErrState
 link detached by the peer | Link.Dispose | ErrState
+link detached by the peer | Link.DisposeTxn | ErrState
+link detached by the peer | Link.SetAnswerFields | ErrState
 link detached by the peer | Link.Settle | ErrState
 link detached by the peer | Link.Abort | ErrState
 link detached by the peer | Session.AttachCoordinator | ok attach
@@ -396,6 +410,8 @@ link detached by the engine, peer silent | Link.SendWith | ErrState
 link detached by the engine, peer silent | Link.SetDeliveryContext | ErrState
 link detached by the engine, peer silent | Link.SetCreditor | ErrState
 link detached by the engine, peer silent | Link.Dispose | ErrState
+link detached by the engine, peer silent | Link.DisposeTxn | ErrState
+link detached by the engine, peer silent | Link.SetAnswerFields | ErrState
 link detached by the engine, peer silent | Link.Settle | ErrState
 link detached by the engine, peer silent | Link.Abort | ErrState
 link detached by the engine, peer silent | Session.AttachCoordinator | ok attach
@@ -419,6 +435,8 @@ session ending | Link.SendWith | ErrState
 session ending | Link.SetDeliveryContext | ErrState
 session ending | Link.SetCreditor | ErrState
 session ending | Link.Dispose | ErrState
+session ending | Link.DisposeTxn | ErrState
+session ending | Link.SetAnswerFields | ErrState
 session ending | Link.Settle | ErrState
 session ending | Link.Abort | ErrState
 session ending | Session.AttachCoordinator | ErrState
@@ -442,6 +460,8 @@ session ended | Link.SendWith | ErrState
 session ended | Link.SetDeliveryContext | ErrState
 session ended | Link.SetCreditor | ErrState
 session ended | Link.Dispose | ErrState
+session ended | Link.DisposeTxn | ErrState
+session ended | Link.SetAnswerFields | ErrState
 session ended | Link.Settle | ErrState
 session ended | Link.Abort | ErrState
 session ended | Session.AttachCoordinator | ErrState
@@ -465,6 +485,8 @@ session ended by the peer | Link.SendWith | ErrState
 session ended by the peer | Link.SetDeliveryContext | ErrState
 session ended by the peer | Link.SetCreditor | ErrState
 session ended by the peer | Link.Dispose | ErrState
+session ended by the peer | Link.DisposeTxn | ErrState
+session ended by the peer | Link.SetAnswerFields | ErrState
 session ended by the peer | Link.Settle | ErrState
 session ended by the peer | Link.Abort | ErrState
 session ended by the peer | Session.AttachCoordinator | ErrState
@@ -488,6 +510,8 @@ session ended by the engine, peer silent | Link.SendWith | ErrState
 session ended by the engine, peer silent | Link.SetDeliveryContext | ErrState
 session ended by the engine, peer silent | Link.SetCreditor | ErrState
 session ended by the engine, peer silent | Link.Dispose | ErrState
+session ended by the engine, peer silent | Link.DisposeTxn | ErrState
+session ended by the engine, peer silent | Link.SetAnswerFields | ErrState
 session ended by the engine, peer silent | Link.Settle | ErrState
 session ended by the engine, peer silent | Link.Abort | ErrState
 session ended by the engine, peer silent | Session.AttachCoordinator | ErrState
@@ -511,6 +535,8 @@ conn closing | Link.SendWith | ErrState
 conn closing | Link.SetDeliveryContext | ErrState
 conn closing | Link.SetCreditor | ErrState
 conn closing | Link.Dispose | ErrState
+conn closing | Link.DisposeTxn | ErrState
+conn closing | Link.SetAnswerFields | ErrState
 conn closing | Link.Settle | ErrState
 conn closing | Link.Abort | ErrState
 conn closing | Session.AttachCoordinator | ErrState
@@ -534,6 +560,8 @@ conn closed | Link.SendWith | ErrState
 conn closed | Link.SetDeliveryContext | ErrState
 conn closed | Link.SetCreditor | ErrState
 conn closed | Link.Dispose | ErrState
+conn closed | Link.DisposeTxn | ErrState
+conn closed | Link.SetAnswerFields | ErrState
 conn closed | Link.Settle | ErrState
 conn closed | Link.Abort | ErrState
 conn closed | Session.AttachCoordinator | ErrState
@@ -557,6 +585,8 @@ conn lost | Link.SendWith | ErrState
 conn lost | Link.SetDeliveryContext | ErrState
 conn lost | Link.SetCreditor | ErrState
 conn lost | Link.Dispose | ErrState
+conn lost | Link.DisposeTxn | ErrState
+conn lost | Link.SetAnswerFields | ErrState
 conn lost | Link.Settle | ErrState
 conn lost | Link.Abort | ErrState
 conn lost | Session.AttachCoordinator | ErrState

@@ -23,7 +23,7 @@ func TestClientTxnRefused(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "amqp://guest:guest@"+addr, nil)
+	c, err := client.Dial(ctx, "amqp://guest:guest@"+addr, &client.ConnOptions{AllowInsecurePlain: true}) // a local broker
 	require.NoError(t, err)
 	defer c.Close()
 	s, err := c.NewSession(ctx, nil)

@@ -8,17 +8,22 @@
 //
 // Usage:
 //
-//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-credit N] [-max-queues N] [-reject]
+//	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-max-memory N] [-credit N] [-max-queues N] [-reject]
 //	           [-route key] [-fanout prefix,...] [-auto-delete]
-//	           [-user name:password]... [-users file] [-anonymous]
+//	           [-users file] [-permissions file] [-anonymous] [-user name:password]...
+//	           [-max-connections N] [-max-queues-per-connection N] [-max-queues-per-account N]
+//	           [-max-durable-links-per-account N]
 //	           [-tls-cert file -tls-key file [-tls-client-ca file]]
-//	           [-idle d] [-max-frame N] [-metrics addr] [-v]
+//	           [-idle-timeout d] [-max-frame N] [-metrics addr [-queue-metrics]] [-v]
 //
 //	-listen addr      where to serve AMQP (default 127.0.0.1:5672; use
 //	                  port 5671 for amqps by convention)
 //	-max-queue N      messages a queue holds, waiting and unsettled, before
 //	                  its producers wait for credit (default 100000; -1: no bound)
 //	-max-bytes N      bytes a queue holds likewise (default 33554432; -1: no bound)
+//	-max-memory N     bytes of messages the broker holds, all queues
+//	                  together: producers share the room left as credit
+//	                  and wait at the bound (default 1073741824; -1: no bound)
 //	-credit N         the most credit a producer has at once (default 256)
 //	-max-queues N     queues the broker holds; a link to a new address past
 //	                  it is refused (default 10000; -1: no bound)
@@ -31,27 +36,80 @@
 //	                  (every consumer gets a copy; default "topic/")
 //	-auto-delete      remove queues once they have no consumers, producers
 //	                  or messages
-//	-user name:pass   an account for SASL PLAIN (repeat for more); with
-//	                  accounts, clients must authenticate
-//	-users file       accounts, one name:password a line (# comments)
-//	-anonymous        allow SASL ANONYMOUS beside the accounts
+//	-users file       accounts for SASL SCRAM-SHA-256 and PLAIN (format
+//	                  below); with accounts, clients must authenticate
+//	-permissions file what each account may do to which addresses (format
+//	                  below); without it every client may do everything
+//	-anonymous        allow SASL ANONYMOUS beside the accounts (identity
+//	                  "anonymous")
+//	-user name:pass   an account (repeat for more); deprecated: the
+//	                  password shows in ps and the shell's history; use
+//	                  -users
+//	-max-connections N   connections served at once; one past it is
+//	                  closed at once (default 0: no bound; set it below
+//	                  the process's file-descriptor limit)
+//	-max-queues-per-connection N, -max-queues-per-account N
+//	                  nodes the links of one connection, and of one
+//	                  account, may make (defaults 1000 and 5000; -1: no bound)
+//	-max-durable-links-per-account N
+//	                  durable links one account may have kept (default
+//	                  1000; -1: no bound)
 //	-tls-cert, -tls-key  serve TLS with this certificate and key (PEM)
 //	-tls-client-ca file  ask for client certificates signed by these CAs
 //	                  (PEM) and allow SASL EXTERNAL for them
-//	-idle d           the idle time-out announced (0: none)
+//	-idle-timeout d   the idle time-out announced: a client silent for
+//	                  longer is closed (default 60s; 0: none); -idle is
+//	                  its old name
 //	-max-frame N      the max-frame-size announced (0: the engine's default)
 //	-metrics addr     serve Prometheus metrics at http://addr/metrics
+//	-queue-metrics    the metrics per queue (label queue), not summed
 //	-v                log connections
 //
-// Metrics (per queue, label queue): amqpbroker_queue_depth,
-// amqpbroker_queue_bytes, amqpbroker_queue_unsettled,
-// amqpbroker_queue_consumers, amqpbroker_queue_producers,
-// amqpbroker_queue_blocked_producers (gauges) and
+// # Accounts file (-users)
+//
+// One account a line, name:secret; blank lines and lines starting with
+// # are skipped. The secret is a password, or the account's SCRAM
+// credentials in PostgreSQL's form, so that the file holds no password:
+//
+//	alice:s3cret
+//	bob:SCRAM-SHA-256$4096:c2FsdHNhbHQ=$StoredKey-base64:ServerKey-base64
+//
+// (iterations, salt, StoredKey and ServerKey of RFC 5802 §3, standard
+// base64). Both forms take SASL SCRAM-SHA-256 and PLAIN. Keep the file
+// readable by the broker's user only.
+//
+// # Permissions file (-permissions)
+//
+// One account a line: its name, then three regular expressions (RE2,
+// Go's regexp syntax, each matched against the whole address),
+// separated by blanks, as RabbitMQ's set_permissions takes them:
+// configure (the nodes its links may make), write (those it may send
+// to), read (those it may consume from); "-" allows nothing. An account
+// with no line may do nothing. Use "anonymous" for SASL ANONYMOUS.
+//
+//	# account  configure       write            read
+//	alice      .*              .*               .*
+//	bob        -               orders|events\..*  events\..*
+//	monitor    -               -                stats
+//
+// A link past its account's permissions is refused at attach with
+// amqp:unauthorized-access; a message routed (-route) to an address its
+// producer may not write is rejected with it. A dynamic node (a reply
+// queue) needs no permission to make: only its connection may consume
+// from it.
+//
+// Metrics, summed over the queues (per queue with label queue under
+// -queue-metrics, which RabbitMQ's Prometheus plugin also leaves off by
+// default: one series per queue and event grows with what clients name):
+// amqpbroker_queue_depth, amqpbroker_queue_bytes,
+// amqpbroker_queue_unsettled, amqpbroker_queue_consumers,
+// amqpbroker_queue_producers, amqpbroker_queue_blocked_producers,
+// amqpbroker_queue_detached_consumers (gauges) and
 // amqpbroker_queue_messages_total by event (enqueued, delivered,
 // accepted, rejected, released, modified, redelivered, dropped,
-// refused); amqpbroker_connections and
-// amqpbroker_connections_accepted_total; and the Go runtime's and the
-// process's.
+// refused); amqpbroker_queues; amqpbroker_durable_links by state;
+// amqpbroker_connections and amqpbroker_connections_accepted_total; and
+// the Go runtime's and the process's.
 //
 // SIGINT or SIGTERM shuts it down: connections are closed (amqp:
 // connection:forced) and given 5 s. Messages are in memory only.
@@ -60,8 +118,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -71,6 +132,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,22 +154,90 @@ func main() {
 	}
 }
 
-// accounts is the -user flag: name:password, repeated.
-type accounts map[string]string
+// accounts are the -user and -users accounts: name, then a password or
+// SCRAM credentials (scramPrefix…).
+type accounts map[string]engine.SCRAMCredentials
 
 func (a accounts) String() string { return fmt.Sprint(len(a), " accounts") }
 
+// Set adds one account, name:secret.
 func (a accounts) Set(s string) error {
-	name, pass, ok := strings.Cut(s, ":")
+	name, secret, ok := strings.Cut(s, ":")
 	if !ok || name == "" {
 		return errors.New("want name:password")
 	}
-	a[name] = pass
+	var cred engine.SCRAMCredentials
+	var err error
+	if rest, ok := strings.CutPrefix(secret, scramPrefix); ok {
+		cred, err = parseSCRAM(rest)
+	} else {
+		cred, err = engine.NewSCRAMCredentials(secret, nil, 0)
+	}
+	if err != nil {
+		return fmt.Errorf("account %q: %v", name, err)
+	}
+	a[name] = cred
 	return nil
 }
 
-// readUsers adds the accounts of file (name:password a line) to a.
-func readUsers(a accounts, file string) error {
+// scramPrefix starts SCRAM credentials in PostgreSQL's form.
+const scramPrefix = "SCRAM-SHA-256$"
+
+// parseSCRAM parses iterations:salt$StoredKey:ServerKey (base64).
+func parseSCRAM(s string) (engine.SCRAMCredentials, error) {
+	bad := errors.New("want SCRAM-SHA-256$iterations:salt$StoredKey:ServerKey")
+	head, keys, ok := strings.Cut(s, "$")
+	if !ok {
+		return engine.SCRAMCredentials{}, bad
+	}
+	it, salt64, ok1 := strings.Cut(head, ":")
+	stored64, server64, ok2 := strings.Cut(keys, ":")
+	n, err := strconv.Atoi(it)
+	if !ok1 || !ok2 || err != nil || n < 1 || n > 1<<24 {
+		return engine.SCRAMCredentials{}, bad
+	}
+	var c engine.SCRAMCredentials
+	c.Iterations = n
+	for _, f := range []struct {
+		dst *[]byte
+		s   string
+	}{{&c.Salt, salt64}, {&c.StoredKey, stored64}, {&c.ServerKey, server64}} {
+		if *f.dst, err = base64.StdEncoding.DecodeString(f.s); err != nil || len(*f.dst) == 0 {
+			return engine.SCRAMCredentials{}, bad
+		}
+	}
+	if len(c.StoredKey) != sha256.Size || len(c.ServerKey) != sha256.Size {
+		return engine.SCRAMCredentials{}, bad
+	}
+	return c, nil
+}
+
+// authenticator offers SCRAM-SHA-256 and PLAIN for a's accounts (and
+// ANONYMOUS with anonymous). PLAIN derives the password's key with the
+// account's salt and compares it with the one stored.
+func (a accounts) authenticator(anonymous bool) engine.Authenticator {
+	lookup := func(user string) (engine.SCRAMCredentials, bool) {
+		c, ok := a[user]
+		return c, ok
+	}
+	check := func(user, password string) bool {
+		c, ok := a[user]
+		if !ok {
+			return false
+		}
+		d, err := engine.NewSCRAMCredentials(password, c.Salt, c.Iterations)
+		return err == nil && subtle.ConstantTimeCompare(d.StoredKey, c.StoredKey) == 1
+	}
+	m := []engine.ServerMechanism{engine.SCRAMSHA256Server(lookup), engine.PlainServer(check)}
+	if anonymous {
+		m = append(m, engine.AnonymousServer())
+	}
+	return engine.Mechanisms(m...)
+}
+
+// readLines calls line with each line of file that is not blank or a #
+// comment, naming file and line number in its error.
+func readLines(file string, line func(string) error) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -115,15 +245,44 @@ func readUsers(a accounts, file string) error {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		if err := a.Set(line); err != nil {
+		if err := line(l); err != nil {
 			return fmt.Errorf("%s:%d: %v", file, n, err)
 		}
 	}
 	return sc.Err()
+}
+
+// readUsers adds the accounts of file (name:secret a line) to a.
+func readUsers(a accounts, file string) error { return readLines(file, a.Set) }
+
+// readPermissions reads the grants of file (name configure write read a
+// line, "-" for none).
+func readPermissions(file string) (*broker.Permissions, error) {
+	grants := map[string]broker.Grant{}
+	err := readLines(file, func(l string) error {
+		f := strings.Fields(l)
+		if len(f) != 4 {
+			return errors.New("want: account configure write read")
+		}
+		for i := 1; i < 4; i++ {
+			if f[i] == "-" {
+				f[i] = ""
+			}
+		}
+		if _, dup := grants[f[0]]; dup {
+			return fmt.Errorf("account %q twice", f[0])
+		}
+		grants[f[0]] = broker.Grant{Configure: f[1], Write: f[2], Read: f[3]}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return broker.NewPermissions(grants)
 }
 
 // run runs the broker until ctx is done; ready, when set, is told the
@@ -135,6 +294,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	wsListen := fs.String("ws", "", "also serve AMQP over WebSockets on ADDR (ws://, wss:// with -tls-cert)")
 	maxQueue := fs.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
 	maxBytes := fs.Int64("max-bytes", broker.DefaultMaxBytes, "bytes a queue holds before its producers wait (-1: no bound)")
+	maxMemory := fs.Int64("max-memory", broker.DefaultMaxMemory, "bytes of messages the broker holds, all queues together (-1: no bound)")
 	credit := fs.Uint("credit", broker.DefaultCredit, "the most credit a producer has at once")
 	maxQueues := fs.Int("max-queues", broker.DefaultMaxQueues, "queues the broker holds (-1: no bound)")
 	reject := fs.Bool("reject", false, "reject messages to a full queue instead of holding producers back")
@@ -142,13 +302,24 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	fanout := fs.String("fanout", "topic/", "comma-separated address prefixes of fan-out nodes")
 	autoDelete := fs.Bool("auto-delete", false, "remove queues once unused")
 	users := accounts{}
-	fs.Var(users, "user", "an account name:password for SASL PLAIN (repeatable)")
-	usersFile := fs.String("users", "", "file of accounts, name:password a line")
+	fs.Var(users, "user", "deprecated (the password shows in ps): an account name:password (repeatable); use -users")
+	usersFile := fs.String("users", "", "file of accounts, name:password or name:SCRAM-SHA-256$... a line")
+	permsFile := fs.String("permissions", "", "file of permissions, account configure write read a line")
 	anonymous := fs.Bool("anonymous", false, "allow SASL ANONYMOUS beside the accounts")
+	maxConns := fs.Int("max-connections", 0, "connections served at once (0: no bound)")
+	maxConnQueues := fs.Int("max-queues-per-connection", broker.DefaultMaxQueuesPerConnection,
+		"nodes one connection may make (-1: no bound)")
+	maxAcctQueues := fs.Int("max-queues-per-account", broker.DefaultMaxQueuesPerAccount,
+		"nodes one account may make (-1: no bound)")
+	maxAcctDurable := fs.Int("max-durable-links-per-account", broker.DefaultMaxDurableLinksPerAccount,
+		"durable links one account may have kept (-1: no bound)")
+	queueMetrics := fs.Bool("queue-metrics", false, "metrics per queue (label queue), not summed")
 	cert := fs.String("tls-cert", "", "TLS certificate (PEM)")
 	key := fs.String("tls-key", "", "TLS key (PEM)")
 	clientCA := fs.String("tls-client-ca", "", "CAs of client certificates (PEM): SASL EXTERNAL")
-	idle := fs.Duration("idle", 0, "idle time-out announced (0: none)")
+	var idle time.Duration
+	fs.DurationVar(&idle, "idle-timeout", 60*time.Second, "idle time-out announced: a client silent for longer is closed (0: none)")
+	fs.DurationVar(&idle, "idle", 60*time.Second, "the old name of -idle-timeout")
 	maxFrame := fs.Uint("max-frame", 0, "max-frame-size announced (0: engine default)")
 	metrics := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics")
 	verbose := fs.Bool("v", false, "log connections")
@@ -158,14 +329,30 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	logger := log.New(stderr, "amqpbroker: ", log.LstdFlags)
+	if len(users) > 0 {
+		logger.Printf("-user is deprecated: its password shows in ps; use -users FILE")
+	}
 	if *usersFile != "" {
 		if err := readUsers(users, *usersFile); err != nil {
 			return err
 		}
 	}
-	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, Credit: uint32(*credit), MaxQueues: *maxQueues,
-		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, Users: users, Anonymous: *anonymous,
-		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: *idle, MaxFrameSize: uint32(*maxFrame)}}
+	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, MaxMemory: *maxMemory, Credit: uint32(*credit), MaxQueues: *maxQueues,
+		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, MaxConnections: *maxConns,
+		MaxQueuesPerConnection: *maxConnQueues, MaxQueuesPerAccount: *maxAcctQueues,
+		MaxDurableLinksPerAccount: *maxAcctDurable,
+		Engine:                    engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
+	if len(users) > 0 {
+		o.Engine.Auth = users.authenticator(*anonymous)
+	}
+	if *permsFile != "" {
+		perms, err := readPermissions(*permsFile)
+		if err != nil {
+			return err
+		}
+		o.Permissions = perms.Allow
+	}
 	for p := range strings.SplitSeq(*fanout, ",") {
 		if p != "" {
 			o.FanoutPrefixes = append(o.FanoutPrefixes, p)
@@ -194,7 +381,6 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	} else if *clientCA != "" {
 		return errors.New("-tls-client-ca needs -tls-cert and -tls-key")
 	}
-	logger := log.New(stderr, "amqpbroker: ", log.LstdFlags)
 	if *verbose {
 		o.Log = logger
 	}
@@ -215,7 +401,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		metricsAddr = mln.Addr().String()
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-			newCollector(b))
+			newCollector(b, *queueMetrics))
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

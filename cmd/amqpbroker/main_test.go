@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -21,6 +22,9 @@ import (
 	"time"
 
 	amqp "github.com/Azure/go-amqp"
+	"github.com/amqpsax/amqpsax/driver"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/stretchr/testify/require"
 )
 
@@ -63,7 +67,7 @@ func scrape(t *testing.T, addr string) string {
 }
 
 func TestBrokerWithGoAMQP(t *testing.T) {
-	addr, metrics := start(t, "-user", "alice:secret", "-max-queue", "1000")
+	addr, metrics := start(t, "-user", "alice:secret", "-max-queue", "1000", "-queue-metrics")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -156,6 +160,12 @@ func TestTLSAndUsersFile(t *testing.T) {
 	require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("x")), nil))
 }
 
+func badFile(t *testing.T, content string) string {
+	f := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(f, []byte(content), 0o600))
+	return f
+}
+
 func TestFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-tls-cert", "c.pem"},
@@ -163,8 +173,116 @@ func TestFlagErrors(t *testing.T) {
 		{"-tls-client-ca", "ca.pem"},
 		{"stray"},
 		{"-users", filepath.Join(t.TempDir(), "missing")},
+		{"-users", badFile(t, "bob:SCRAM-SHA-256$1:c2FsdA==$AA==:AA==\n")},
+		{"-permissions", badFile(t, "bob .* .*\n")},
+		{"-permissions", badFile(t, "bob ( - -\n")},
 	} {
 		err := run(context.Background(), append([]string{"-listen", "127.0.0.1:0"}, args...), io.Discard, nil)
 		require.Error(t, err, "%q", args)
 	}
+}
+
+// TestMetricsHostile: an attach to an address that is not UTF-8 is
+// refused and a scrape after it works (its label value made the
+// collector panic, and the process exit); by default the metrics are
+// summed over the queues, per queue only with -queue-metrics, whose
+// label values are valid UTF-8 whatever the name.
+func TestMetricsHostile(t *testing.T) {
+	for _, perQueue := range []bool{false, true} {
+		args := []string{}
+		if perQueue {
+			args = append(args, "-queue-metrics")
+		}
+		addr, metrics := start(t, args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// go-amqp will not send it: package engine does
+		h := &badAttach{detached: make(chan *engine.Error, 1)}
+		d, err := driver.Dial(ctx, "tcp", addr, engine.Config{}, nil, h)
+		require.NoError(t, err)
+		select {
+		case e := <-h.detached:
+			require.NotNil(t, e)
+			require.Equal(t, frame.CondInvalidField, e.Condition, "an address that is not UTF-8 is refused")
+		case <-ctx.Done():
+			t.Fatal("not refused")
+		}
+		d.Close()
+		conn, err := amqp.Dial(ctx, "amqp://"+addr, nil)
+		require.NoError(t, err)
+		defer conn.Close()
+		s, err := conn.NewSession(ctx, nil)
+		require.NoError(t, err)
+		snd, err := s.NewSender(ctx, "orders", nil)
+		require.NoError(t, err)
+		require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("order")), nil))
+		m := scrape(t, metrics)
+		if perQueue {
+			require.Contains(t, m, `amqpbroker_queue_depth{queue="orders"} 1`)
+		} else {
+			require.Contains(t, m, "amqpbroker_queue_depth 1\n")
+			require.Contains(t, m, "amqpbroker_queues 1\n")
+			require.Contains(t, m, `amqpbroker_queue_messages_total{event="enqueued"} 1`)
+			require.NotContains(t, m, "orders")
+		}
+	}
+}
+
+// TestCollectorLabels: whatever name a queue has, a scrape does not
+// panic.
+func TestCollectorLabels(t *testing.T) {
+	require.Equal(t, "q\uFFFD", label("q\xff"))
+	require.Equal(t, "orders", label("orders"))
+}
+
+// badAttach attaches a receiver to "q\xff", not UTF-8, and reports its
+// detach.
+type badAttach struct {
+	engine.NopHandler
+	detached chan *engine.Error
+}
+
+func (h *badAttach) OnConnectionOpen(c *engine.Conn) { c.Begin() }
+
+func (h *badAttach) OnSessionBegin(s *engine.Session) {
+	s.AttachReceiver(engine.LinkOptions{Address: "q\xff"})
+}
+
+func (h *badAttach) OnLinkDetach(_ *engine.Link, err *engine.Error) { h.detached <- err }
+
+// TestUsersAndPermissionsFiles: accounts from a file (a password, or
+// SCRAM credentials), permissions from another: bob may send to orders
+// and not consume from it.
+func TestUsersAndPermissionsFiles(t *testing.T) {
+	dir := t.TempDir()
+	cred, err := engine.NewSCRAMCredentials("bobpw", []byte("salt-salt"), 4096)
+	require.NoError(t, err)
+	b64 := base64.StdEncoding.EncodeToString
+	users := filepath.Join(dir, "users")
+	require.NoError(t, os.WriteFile(users, []byte("# accounts\nalice:apw\nbob:SCRAM-SHA-256$4096:"+b64(cred.Salt)+"$"+
+		b64(cred.StoredKey)+":"+b64(cred.ServerKey)+"\n"), 0o600))
+	perms := filepath.Join(dir, "perms")
+	require.NoError(t, os.WriteFile(perms, []byte("alice .* .* .*\nbob - orders -\n"), 0o600))
+	addr, _ := start(t, "-users", users, "-permissions", perms)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session := func(user, pw string) *amqp.Session {
+		conn, err := amqp.Dial(ctx, "amqp://"+addr, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain(user, pw)})
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		s, err := conn.NewSession(ctx, nil)
+		require.NoError(t, err)
+		return s
+	}
+	_, err = amqp.Dial(ctx, "amqp://"+addr, &amqp.ConnOptions{SASLType: amqp.SASLTypePlain("bob", "wrong")})
+	require.Error(t, err)
+	a := session("alice", "apw")
+	_, err = a.NewReceiver(ctx, "orders", nil)
+	require.NoError(t, err)
+	bob := session("bob", "bobpw")
+	snd, err := bob.NewSender(ctx, "orders", nil)
+	require.NoError(t, err)
+	require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("o")), nil))
+	_, err = bob.NewReceiver(ctx, "orders", nil)
+	require.ErrorContains(t, err, "unauthorized-access")
 }
