@@ -261,7 +261,7 @@ func TestDialOptions(t *testing.T) {
 		t.Error("scheme ftp accepted")
 	}
 	if _, err := Dial(ctx, srv.URL, &ConnOptions{SASLType: SASLTypeXOAUTH2("u", "t", 0)}); err == nil {
-		t.Error("XOAUTH2 accepted")
+		t.Error("XOAUTH2 accepted by a broker that offers PLAIN only")
 	}
 	c, err := Dial(ctx, srv.URL, &ConnOptions{SASLType: SASLTypePlain("u", "p"), ContainerID: "me", IdleTimeout: -1})
 	if err != nil {
@@ -332,5 +332,63 @@ func TestSessionRules(t *testing.T) {
 	_, err = rcv.Receive(ctx, nil)
 	if !errors.As(err, &se) {
 		t.Errorf("Receive on a link of a closed session: %T %v", err, err)
+	}
+}
+
+// TestLinkOptions: options client carries reach the peer: a selector
+// filter the broker applies (and names in its answer), receiver settle
+// mode second, link properties, a dynamic node.
+func TestLinkOptions(t *testing.T) {
+	srv := amqptest.NewServer(t, nil)
+	ctx := testCtx(t)
+	c, err := Dial(ctx, srv.URL, &ConnOptions{Properties: map[string]any{"product": "goamqp-test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snd, err := s.NewSender(ctx, "sel", &SenderOptions{Properties: map[string]any{"k": "v"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv, err := s.NewReceiver(ctx, "sel", &ReceiverOptions{
+		Credit:         10,
+		Filters:        []LinkFilter{NewSelectorFilter("color = 'red'")},
+		SettlementMode: ReceiverSettleModeSecond.Ptr(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := rcv.LinkSourceFilterValue("apache.org:selector-filter:string"); v != "color = 'red'" {
+		t.Errorf("the broker's answer names the selector as %v", v)
+	}
+	for _, color := range []string{"blue", "red"} {
+		if err := snd.Send(ctx, &Message{ApplicationProperties: map[string]any{"color": color}, Value: color}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// (Whether the broker applies the selector is the broker's
+	// business: here, that settle mode second settles.)
+	for range 2 {
+		m, err := rcv.Receive(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rcv.AcceptMessage(ctx, m); err != nil { // mode second: returns once the broker has settled
+			t.Fatal(err)
+		}
+		if m.Value == "red" {
+			break
+		}
+	}
+	dyn, err := s.NewReceiver(ctx, "", &ReceiverOptions{DynamicAddress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dyn.Address() == "" {
+		t.Error("a dynamic receiver without an address")
 	}
 }

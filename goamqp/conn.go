@@ -36,6 +36,12 @@ func connOptions(opts *ConnOptions, urlUser bool) (client.ConnOptions, error) {
 		IdleTimeout:  defaultIdleTimeout,
 		MaxFrameSize: o.MaxFrameSize,
 		TLSConfig:    o.TLSConfig,
+		Properties:   o.Properties,
+		MaxSessions:  o.MaxSessions,
+		// go-amqp sends PLAIN and XOAUTH2 over plain TCP when asked to
+		// (its documentation warns against it); client refuses unless
+		// allowed.
+		AllowInsecurePlain: true,
 	}
 	switch {
 	case o.IdleTimeout > 0:
@@ -211,6 +217,4 @@ func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, 
 
 // Properties returns the peer's connection properties.
 // Returns nil if the peer didn't send any properties.
-//
-// Not yet: it returns nil (see the package documentation).
-func (c *Conn) Properties() map[string]any { return nil }
+func (c *Conn) Properties() map[string]any { return c.c.Properties() }

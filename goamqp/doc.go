@@ -61,7 +61,9 @@
 // every outcome as a DeliveryState. With no SASLType and no user in the
 // URL, Dial negotiates no SASL, as go-amqp does (client's default is SASL
 // ANONYMOUS); a user in the URL means SASL PLAIN whatever SASLType says.
-// IdleTimeout is one minute unless set (negative: none). NewSession,
+// IdleTimeout is one minute unless set (negative: none). SASL PLAIN and
+// XOAUTH2 are sent over plain TCP when asked for, as go-amqp sends them
+// (client refuses unless ConnOptions.AllowInsecurePlain). NewSession,
 // NewSender and NewReceiver with an ended ctx return its error and send
 // nothing; a second link of one name in one direction on a session is
 // refused before its attach, with go-amqp's words.
@@ -91,31 +93,34 @@
 //
 // # What does not work yet
 //
-// Package client does not yet carry these, so this package accepts them
+// Package client does not carry these yet, so this package accepts them
 // and does not send them, or answers as if the peer sent nothing: they
 // come as client grows them.
 //
-//   - ConnOptions.Properties, MaxSessions, WriteTimeout; Conn.Properties
-//     and Session.Properties return nil. SessionOptions.MaxLinks bounds
-//     the links here (past it the session ends with go-amqp's
-//     *SessionError) but is not sent as the begin's handle-max.
-//   - SenderOptions and ReceiverOptions: Capabilities,
-//     DesiredCapabilities, Properties, Durability, ExpiryPolicy,
-//     ExpiryTimeout, the Source… and Target… terminus fields,
-//     SourceAddress, TargetAddress, Filters (NewSelectorFilter,
-//     NewLinkFilter), ReceiverOptions.MaxMessageSize,
-//     OnLinkStateProperties, OnDeliveryStateChanged;
-//     SenderOptions.RequestedReceiverSettleMode; DynamicAddress is an
-//     error. Sender.Properties, Receiver.Properties and
-//     Receiver.LinkSourceFilterValue return nil.
-//   - ReceiverOptions.SettlementMode second attaches in mode first:
-//     a disposition is final as it is sent.
-//   - Message.Format and Message.DeliveryTag are not sent (the client
-//     chooses the tag); SendReceipt.DeliveryTag returns nil. A received
-//     Message has both.
-//   - RejectMessage sends the *Error's condition and description, not
-//     its Info; ModifyMessage does not send Annotations.
-//   - SASLTypeXOAUTH2, and SASLTypeExternal with a response, make Dial
-//     fail; the amqp:// scheme with ConnOptions.TLSConfig does not
-//     negotiate TLS inside AMQP (use amqps://).
+//   - ConnOptions.WriteTimeout; Session.Properties returns nil.
+//     SessionOptions.MaxLinks bounds the links here (past it the session
+//     ends with go-amqp's *SessionError) but is not sent as the begin's
+//     handle-max.
+//   - SenderOptions.Capabilities, Durability, ExpiryPolicy,
+//     ExpiryTimeout, TargetDurability, TargetExpiryPolicy,
+//     TargetExpiryTimeout; ReceiverOptions.Capabilities, Durability,
+//     ExpiryPolicy, ExpiryTimeout, SourceDurability,
+//     SourceDistributionMode, MaxMessageSize; OnLinkStateProperties and
+//     OnDeliveryStateChanged are not called.
+//   - Message.DeliveryTag is not sent (the client chooses the tag);
+//     SendReceipt.DeliveryTag returns nil. A received Message has it.
+//   - ModifyMessage sends the annotations whose keys are strings or
+//     symbols, not those with int keys.
+//   - SASLTypeExternal with a response makes Dial fail; the amqp://
+//     scheme with ConnOptions.TLSConfig does not negotiate TLS inside
+//     AMQP (use amqps://).
+//
+// What client carries is passed on: connection and link properties
+// (sent, and the peer's through Conn.Properties, Sender.Properties,
+// Receiver.Properties), MaxSessions, desired capabilities, the
+// terminus capabilities client has (SenderOptions.TargetCapabilities,
+// ReceiverOptions.SourceCapabilities), source and target addresses,
+// dynamic nodes, filters and LinkSourceFilterValue, the source's expiry
+// policy and timeout, both settle modes (ReceiverSettleModeSecond
+// included), Message.Format, RejectMessage's Info, SASL XOAUTH2.
 package amqp

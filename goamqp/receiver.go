@@ -23,15 +23,11 @@ func (r *Receiver) LinkName() string { return r.name }
 func (r *Receiver) Address() string { return r.r.Address() }
 
 // LinkSourceFilterValue retrieves the specified link source filter value or nil if it doesn't exist.
-//
-// Not yet: it returns nil (see the package documentation).
-func (r *Receiver) LinkSourceFilterValue(name string) any { return nil }
+func (r *Receiver) LinkSourceFilterValue(name string) any { return r.r.LinkSourceFilterValue(name) }
 
 // Properties returns the peer's link properties.
 // Returns nil if the peer didn't send any properties.
-//
-// Not yet: it returns nil (see the package documentation).
-func (r *Receiver) Properties() map[string]any { return nil }
+func (r *Receiver) Properties() map[string]any { return r.r.Properties() }
 
 // IssueCredit adds credits to be requested in the next flow request.
 // Attempting to issue more credit than the receiver's max credit as
@@ -151,7 +147,7 @@ func (r *Receiver) AcceptMessage(ctx context.Context, msg *Message) error {
 func (r *Receiver) RejectMessage(ctx context.Context, msg *Message, e *Error) error {
 	var ce *client.Error
 	if e != nil {
-		ce = &client.Error{Condition: string(e.Condition), Description: e.Description}
+		ce = &client.Error{Condition: string(e.Condition), Description: e.Description, Info: e.Info}
 	}
 	return r.settle(msg, func(d *client.Delivery) error { return d.Reject(ctx, ce) })
 }
@@ -177,6 +173,23 @@ func (r *Receiver) ModifyMessage(ctx context.Context, msg *Message, options *Mod
 	var o client.ModifyOptions
 	if options != nil {
 		o = client.ModifyOptions{DeliveryFailed: options.DeliveryFailed, UndeliverableHere: options.UndeliverableHere}
+		for k, v := range options.Annotations {
+			// Annotations' keys are symbols (a string is written as
+			// one); client takes those. An int key is dropped.
+			var key string
+			switch k := k.(type) {
+			case string:
+				key = k
+			case Symbol:
+				key = string(k)
+			default:
+				continue
+			}
+			if o.Annotations == nil {
+				o.Annotations = make(map[string]any, len(options.Annotations))
+			}
+			o.Annotations[key] = v
+		}
 	}
 	return r.settle(msg, func(d *client.Delivery) error { return d.Modify(ctx, o) })
 }

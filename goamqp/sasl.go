@@ -53,7 +53,8 @@ func SASLTypeExternal(resp string) SASLType {
 // SASL XOAUTH2 transmits the bearer in plain text and should only be used
 // on TLS/SSL enabled connection.
 //
-// Not yet: Dial returns an error (see the package documentation).
+// saslMaxFrameSizeOverride is not needed here: the sasl-init frame is
+// written whatever its size.
 func SASLTypeXOAUTH2(username, bearer string, saslMaxFrameSizeOverride uint32) SASLType {
-	return func(*Conn) error { return errors.New("amqp: SASL XOAUTH2 is not supported yet") }
+	return chooseSASL(client.SASLTypeXOAUTH2(username, bearer))
 }

@@ -25,9 +25,7 @@ func (s *Sender) MaxMessageSize() uint64 { return s.s.MaxMessageSize() }
 
 // Properties returns the peer's link properties.
 // Returns nil if the peer didn't send any properties.
-//
-// Not yet: it returns nil (see the package documentation).
-func (s *Sender) Properties() map[string]any { return nil }
+func (s *Sender) Properties() map[string]any { return s.s.Properties() }
 
 // Address returns the link's address.
 func (s *Sender) Address() string { return s.s.Address() }
@@ -108,10 +106,7 @@ func (s *Sender) Send(ctx context.Context, msg *Message, opts *SendOptions) erro
 	if err := o.prepare(msg); err != nil {
 		return err
 	}
-	var so *client.SendOptions
-	if settled {
-		so = &client.SendOptions{Settled: true}
-	}
+	so := &client.SendOptions{Settled: settled, MessageFormat: msg.Format}
 	return sendErr(s.s.Send(ctx, &o.m, so), s.sess)
 }
 
@@ -140,7 +135,7 @@ func (s *Sender) SendWithReceipt(ctx context.Context, msg *Message, opts *SendWi
 	if err := o.prepare(msg); err != nil {
 		return SendReceipt{}, err
 	}
-	p, err := s.s.SendAsync(ctx, &o.m, nil)
+	p, err := s.s.SendAsync(ctx, &o.m, &client.SendOptions{MessageFormat: msg.Format})
 	if err != nil {
 		return SendReceipt{}, s.sess.linkErr(err)
 	}

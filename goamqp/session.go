@@ -128,10 +128,14 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	if opts != nil {
 		o = *opts
 	}
-	if o.DynamicAddress {
-		return nil, errors.New("amqp: SenderOptions.DynamicAddress is not supported yet")
+	co := client.SenderOptions{
+		Name:                linkName(o.Name),
+		SourceAddress:       o.SourceAddress,
+		DynamicAddress:      o.DynamicAddress,
+		TargetCapabilities:  o.TargetCapabilities,
+		Properties:          o.Properties,
+		DesiredCapabilities: o.DesiredCapabilities,
 	}
-	co := client.SenderOptions{Name: linkName(o.Name)}
 	mode := SenderSettleModeMixed
 	if o.SettlementMode != nil {
 		mode = *o.SettlementMode
@@ -146,8 +150,14 @@ func (s *Session) NewSender(ctx context.Context, target string, opts *SenderOpti
 	default:
 		return nil, fmt.Errorf("invalid SenderSettlementMode %d", uint8(mode))
 	}
-	if o.RequestedReceiverSettleMode != nil && *o.RequestedReceiverSettleMode > ReceiverSettleModeSecond {
-		return nil, fmt.Errorf("invalid RequestedReceiverSettleMode %d", uint8(*o.RequestedReceiverSettleMode))
+	if o.RequestedReceiverSettleMode != nil {
+		switch *o.RequestedReceiverSettleMode {
+		case ReceiverSettleModeFirst:
+		case ReceiverSettleModeSecond:
+			co.RequestedReceiverSettleMode = client.ReceiverSettleModeSecond
+		default:
+			return nil, fmt.Errorf("invalid RequestedReceiverSettleMode %d", uint8(*o.RequestedReceiverSettleMode))
+		}
 	}
 	if err := s.attaching(ctx, co.Name, false); err != nil {
 		return nil, err
@@ -173,13 +183,43 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	if opts != nil {
 		o = *opts
 	}
-	if o.DynamicAddress {
-		return nil, errors.New("amqp: ReceiverOptions.DynamicAddress is not supported yet")
-	}
 	if o.Credit < -1 {
 		return nil, fmt.Errorf("invalid Credit %d", o.Credit)
 	}
-	co := client.ReceiverOptions{Name: linkName(o.Name), Credit: o.Credit}
+	co := client.ReceiverOptions{
+		Name:                linkName(o.Name),
+		Credit:              o.Credit,
+		TargetAddress:       o.TargetAddress,
+		DynamicAddress:      o.DynamicAddress,
+		SourceCapabilities:  o.SourceCapabilities,
+		SourceExpiryTimeout: o.SourceExpiryTimeout,
+		Properties:          o.Properties,
+		DesiredCapabilities: o.DesiredCapabilities,
+	}
+	switch o.SourceExpiryPolicy {
+	case "", ExpiryPolicySessionEnd:
+	case ExpiryPolicyLinkDetach:
+		co.SourceExpiryPolicy = client.ExpiryPolicyLinkDetach
+	case ExpiryPolicyConnectionClose:
+		co.SourceExpiryPolicy = client.ExpiryPolicyConnectionClose
+	case ExpiryPolicyNever:
+		co.SourceExpiryPolicy = client.ExpiryPolicyNever
+	default:
+		return nil, validateExpiryPolicy(o.SourceExpiryPolicy)
+	}
+	if len(o.Filters) > 0 {
+		f := filter{}
+		for _, lf := range o.Filters {
+			lf(f)
+		}
+		for name, d := range f {
+			var code uint64
+			if n, ok := d.Descriptor.(uint64); ok {
+				code = n
+			}
+			co.Filters = append(co.Filters, client.NewLinkFilter(string(name), code, d.Value))
+		}
+	}
 	if o.RequestedSenderSettleMode != nil {
 		switch *o.RequestedSenderSettleMode {
 		case SenderSettleModeMixed:
@@ -192,8 +232,14 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 			return nil, fmt.Errorf("invalid RequestedSenderSettleMode %d", uint8(*o.RequestedSenderSettleMode))
 		}
 	}
-	if o.SettlementMode != nil && *o.SettlementMode > ReceiverSettleModeSecond {
-		return nil, fmt.Errorf("invalid SettlementMode %d", uint8(*o.SettlementMode))
+	if o.SettlementMode != nil {
+		switch *o.SettlementMode {
+		case ReceiverSettleModeFirst:
+		case ReceiverSettleModeSecond:
+			co.SettlementMode = client.ReceiverSettleModeSecond
+		default:
+			return nil, fmt.Errorf("invalid SettlementMode %d", uint8(*o.SettlementMode))
+		}
 	}
 	if err := s.attaching(ctx, co.Name, true); err != nil {
 		return nil, err
