@@ -13,8 +13,12 @@ import (
 	"github.com/amqpsax/amqpsax/client"
 )
 
-// go-amqp's defaults that differ from client's.
-const defaultIdleTimeout = time.Minute
+// go-amqp's defaults that differ from client's (its MaxSessions is 65536:
+// client's is a uint16).
+const (
+	defaultIdleTimeout = time.Minute
+	defaultMaxSessions = 65535
+)
 
 // Conn is an AMQP connection.
 type Conn struct {
@@ -42,6 +46,9 @@ func connOptions(opts *ConnOptions, urlUser bool) (client.ConnOptions, error) {
 		// (its documentation warns against it); client refuses unless
 		// allowed.
 		AllowInsecurePlain: true,
+	}
+	if co.MaxSessions == 0 {
+		co.MaxSessions = defaultMaxSessions
 	}
 	switch {
 	case o.IdleTimeout > 0:
