@@ -16,7 +16,66 @@
 // as it is attached; a message sent while none is attached is dropped).
 // Options.FanoutPrefixes names fan-out addresses; a consumer's source
 // with distribution-mode "copy" or capability "topic" (a producer's
-// target with capability "topic") makes a new node fan-out too.
+// target with capability "topic") makes a new node fan-out too. A
+// consumer with distribution-mode "copy" on a queue that is there
+// browses it, as ActiveMQ Artemis's browsers do: it is sent every
+// message, oldest first, new ones as they come, and takes none (its
+// outcomes change nothing, the delivery-count is not raised).
+//
+// A source with capability "shared" on a fan-out node is a receiver of
+// a shared subscription, as Qpid JMS (createSharedConsumer,
+// createSharedDurableConsumer) and ActiveMQ Artemis name them: the
+// subscription is the link's name up to its first "|" ("sub", "sub|2",
+// "sub|volatile1", "sub|global2"), the container's (the connection's
+// container-id), or any container's with capability "global" too; its
+// receivers take turns at one queue of its own (filtered by the filters
+// of the receiver that made it). A subscription whose link name says
+// volatile, or whose source is not durable, goes with its last
+// receiver; a durable one stays, copying messages, until its last
+// receiver closes its link.
+//
+// A producer with no target, or a target without an address, is the
+// anonymous relay (the broker's open offers ANONYMOUS-RELAY): each
+// message goes to the node its properties' to names, made when there is
+// none, as a link to that address would. A message without a to is
+// rejected with amqp:not-found (as RabbitMQ 4 rejects one it cannot
+// route), one to an address the producer may not write or make with
+// amqp:unauthorized-access, one past a bound with
+// amqp:resource-limit-exceeded; the link goes on. Options.Permissions is
+// asked about each address the first time the link sends to it (it
+// remembers up to 256 addresses).
+//
+// # Filters
+//
+// A consumer's source filter-set (part 3 §3.5.8) is read at its attach:
+// the broker applies a JMS selector (apache.org:selector-filter:string,
+// as Qpid JMS, Qpid Proton's Selector, Azure/go-amqp's
+// NewSelectorFilter send it), no-local (apache.org:no-local-filter:list:
+// no message sent on the consumer's own connection), and the properties
+// and application-properties filters RabbitMQ 4.1 takes
+// (amqp:properties-filter, amqp:application-properties-filter: each
+// field must equal the message's; a string "&p:x" matches a prefix,
+// "&s:x" a suffix). The answer's source carries the filters applied and
+// no other: a filter the broker does not know is left out, and refuses
+// the link with amqp:not-implemented only when the consumer lists it in
+// its desired capabilities. A filter that does not parse refuses the
+// link with amqp:invalid-field, its description saying where (a
+// selector's column).
+//
+// A message a consumer's filters do not take stays on its queue for the
+// others (as ActiveMQ Artemis's selectors on a queue), and a selective
+// consumer never holds others back; on a fan-out node, its subscription
+// gets no copy of it. QueueStats.Filtered counts them. Cost: a selective
+// consumer of a queue looks at each message once while the queue keeps
+// its order (it resumes after the last one it looked at, found by a
+// binary search: O(log n) a dispatch, not O(n)); a message put back at
+// the queue's front (released, modified, left by a consumer that went,
+// or not sent because the output was full) makes each selective
+// consumer look at the queue once more from its front. A browser finds
+// its place by a binary search too while the queue is in order; while a
+// message put back before an older one is in it, it scans the queue for
+// each message it is sent. Filters are matched on the encoded sections, without
+// decoding the body or allocating.
 //
 // A dynamic source or target (dynamic = true, no address: part 3 §3.5.3)
 // makes a temporary queue with an address of its own,
@@ -196,7 +255,9 @@
 //
 // Queue and Queues return each node's [QueueStats]: depth, bytes,
 // unsettled, consumers (and durable ones detached), producers and those
-// waiting for credit, totals of each outcome, and rates.
+// waiting for credit, totals of each outcome, of messages filters
+// passed over, and rates. A fan-out node's include its shared
+// subscriptions'.
 //
 // # Limits
 //
@@ -208,6 +269,5 @@
 // of them, and half of it for the messages its open transactions hold),
 // plus its engine buffers (one frame being read, MaxOutput being
 // written). Messages are kept in memory only: nothing survives the
-// process, durable links' state included. There are no filters, message
-// expiry or dead-letter queues yet.
+// process, durable links' state included.
 package broker

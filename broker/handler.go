@@ -775,6 +775,9 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 			k++
 		}
 		q.unsettled += k
+		if q.len() == 0 {
+			q.disorder = false
+		}
 		return k
 	}
 	selective := c.filt != nil && c.own == nil
@@ -803,6 +806,9 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 	}
 	c.epoch = q.epoch
 	q.unsettled += k
+	if q.len() == 0 {
+		q.disorder = false
+	}
 	return k
 }
 
