@@ -667,6 +667,9 @@ func (b *Broker) creditLocked(n *node) uint32 {
 		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, limit), 1))
 	}
 	for _, s := range n.subs {
+		if len(s.consumers) == 0 {
+			continue // kept with no receiver: copies past its bound are dropped
+		}
 		if b.fullLocked(&s.q) {
 			return 0
 		}
@@ -692,7 +695,7 @@ func (b *Broker) resumableLocked(n *node) bool {
 		}
 	}
 	for _, s := range n.subs {
-		if !below(&s.q) {
+		if len(s.consumers) > 0 && !below(&s.q) {
 			return false
 		}
 	}
@@ -785,6 +788,10 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*con
 				n.c.filtered++
 				continue
 			}
+		}
+		if len(s.consumers) == 0 && b.fullLocked(&s.q) {
+			n.c.dropped++ // kept with no receiver: it holds no producer back
+			continue
 		}
 		bf.refs++
 		s.c.enqueued++

@@ -283,3 +283,38 @@ func TestSharedSubscription(t *testing.T) {
 		return s.Depth == 0 && s.Unsettled == 0 && s.Consumers == 5 && s.Accepted == 3*n
 	})
 }
+
+// TestSharedDurableSubscription: a durable shared subscription stays
+// while its receivers are detached (its copies kept), and ends when its
+// last receiver closes its link; a volatile one ends with its last
+// receiver.
+func TestSharedDurableSubscription(t *testing.T) {
+	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c := dial(t, addr, engine.Config{ContainerID: "dur"}, nil)
+	caps := frame.Symbols(frame.AppendSymbols(nil, "shared"))
+	durable := func(name string) *tlink {
+		return c.attach(false, engine.LinkOptions{Name: name, Source: &frame.Source{Address: []byte("topic/d"),
+			Capabilities: caps, Durable: frame.DurabilityConfiguration, ExpiryPolicy: frame.ExpiryNever}})
+	}
+	r := durable("dsub")
+	vol := c.sharedReceiver("vsub|volatile1", "topic/d", "shared")
+	r.c.do(func() { r.l.DetachOnly(nil) })
+	<-r.detached
+	vol.detach()
+	snd := c.sender("topic/d")
+	snd.send(colorMsg(t, "kept", ""))
+	snd.outcome()
+	s, _ := b.Queue("topic/d")
+	require.Equal(t, 1, s.Depth, "kept for the durable subscription alone")
+	r = durable("dsub|2")
+	r.flow(1)
+	d := r.next()
+	assert.Equal(t, "kept", bodyOf(t, d))
+	r.dispose(d.id, engine.Accepted)
+	r.detach() // closed: the subscription ends
+	snd.send(colorMsg(t, "dropped", ""))
+	snd.outcome()
+	s, _ = b.Queue("topic/d")
+	assert.Zero(t, s.Depth)
+	assert.EqualValues(t, 1, s.Dropped, "no subscription left")
+}

@@ -371,7 +371,11 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		c.n = n
 		switch {
 		case n.fanout && shared:
-			b.joinSharedLocked(c, n, src) // shared.go
+			if e := b.joinSharedLocked(c, n, src); e != nil { // shared.go
+				b.mu.Unlock()
+				l.Detach(e)
+				return
+			}
 		case n.fanout:
 			c.own = &queue{}
 			c.q = c.own

@@ -27,7 +27,9 @@ import (
 // volatile subscription goes with its last receiver; a durable one (a
 // durable source) stays while its receivers are detached, and goes when
 // the last of them closes its link (part 2 §2.6.6: a subscription
-// ended).
+// ended). Kept with no receiver, it holds no producer back: a copy past
+// its bounds is dropped for it (counted in Dropped), as for a detached
+// durable subscription.
 
 // subKey names a shared subscription.
 type subKey struct {
@@ -56,11 +58,14 @@ func sharedKey(l *engine.Link, n *node, src *frame.Source) subKey {
 
 // joinSharedLocked makes c a receiver of the shared subscription to
 // fan-out node n that its link names, made when there is none with
-// c's filters.
-func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) {
+// c's filters (a new one counts in Options.MaxQueues, as a node).
+func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) *engine.Error {
 	k := sharedKey(c.link, n, src)
 	s := b.shared[k]
 	if s == nil || s.deleted {
+		if b.opts.MaxQueues > 0 && len(b.nodes)+len(b.shared) >= b.opts.MaxQueues {
+			return errTooManyQueues
+		}
 		s = &node{name: n.name, parent: n, subKey: k, filt: c.filt, subConn: c.conn.id,
 			keep: src.Durable != frame.DurabilityNone && !k.volatile}
 		s.s0, s.s1 = n.s0, n.s1
@@ -73,6 +78,7 @@ func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) {
 	c.filt = nil // the subscription's, applied as it is copied to
 	c.n, c.q = s, &s.q
 	s.consumers = append(s.consumers, c)
+	return nil
 }
 
 // leaveSharedLocked ends shared subscription s once its last receiver
