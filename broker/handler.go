@@ -369,9 +369,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		// ActiveMQ Artemis does); on a new address it makes a fan-out
 		// node (fan).
 		c.browse = string(src.DistributionMode) == "copy" && !n.fanout
-		if d := b.durables[key]; durable && !c.browse && d != nil && d.attached && d.cn == cn {
-			if n.owner == c {
-				b.forgetLocked(d) // a dynamic node goes with its link: nothing to keep
+		if d := b.durables[key]; durable && d != nil && d.attached && d.cn == cn {
+			if n.owner == c || c.browse {
+				b.forgetLocked(d) // a dynamic node goes with its link, a browser takes nothing: nothing to keep
 			} else {
 				c.dur, d.c = d, c // made by Recover (durable.go)
 			}
