@@ -59,27 +59,53 @@ func TestPackageBrokerGoAMQPSelector(t *testing.T) {
 	require.Contains(t, ae.Description, "column 18")
 }
 
-// TestPackageBrokerGoAMQPRefusedAttaches: 200 senders the broker refuses
-// (Permissions), one after another on one session, each fail alone:
-// the session goes on (no amqp:session:handle-in-use) and sends.
+// TestPackageBrokerGoAMQPRefusedAttaches: 200 senders the broker refuses,
+// one after another on one session, each fail alone: the session goes
+// on (no amqp:session:handle-in-use) and sends. Refused in the attach's
+// answer (Permissions: no terminus) and after it (MaxQueues: the node
+// cannot be made, the link detached once attached).
 func TestPackageBrokerGoAMQPRefusedAttaches(t *testing.T) {
-	srv := amqptest.NewServer(t, &broker.Options{Permissions: func(_, address string, _ broker.Op) bool { return address != "secret" }})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	conn, err := amqp.Dial(ctx, srv.URL, nil)
-	require.NoError(t, err)
-	defer conn.Close()
-	s, err := conn.NewSession(ctx, nil)
-	require.NoError(t, err)
-	for i := range 200 {
-		_, err := s.NewSender(ctx, "secret", nil)
-		var ae *amqp.Error
-		require.ErrorAs(t, err, &ae, "attach %d", i)
-		require.Equal(t, amqp.ErrCondUnauthorizedAccess, ae.Condition, "attach %d: %v", i, err)
+	for _, c := range []struct {
+		name string
+		opts broker.Options
+		cond amqp.ErrCond
+	}{
+		{"in the answer", broker.Options{Permissions: func(_, address string, _ broker.Op) bool { return address != "secret" }},
+			amqp.ErrCondUnauthorizedAccess},
+		{"after the answer", broker.Options{MaxQueues: 1}, amqp.ErrCondResourceLimitExceeded},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := amqptest.NewServer(t, &c.opts)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			conn, err := amqp.Dial(ctx, srv.URL, nil)
+			require.NoError(t, err)
+			defer conn.Close()
+			s, err := conn.NewSession(ctx, nil)
+			require.NoError(t, err)
+			snd, err := s.NewSender(ctx, "open", nil)
+			require.NoError(t, err)
+			for i := range 200 {
+				x, err := s.NewSender(ctx, "secret", nil)
+				if err == nil { // refused after the answer: its send fails
+					err = x.Send(ctx, amqp.NewMessage([]byte("no")), nil)
+				}
+				var ae *amqp.Error
+				var le *amqp.LinkError
+				if errors.As(err, &le) && le.RemoteErr != nil {
+					ae = le.RemoteErr
+				}
+				require.True(t, ae != nil || errors.As(err, &ae), "attach %d: %v", i, err)
+				require.Equal(t, c.cond, ae.Condition, "attach %d: %v", i, err)
+			}
+			require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("x")), nil))
+			r, err := s.NewReceiver(ctx, "open", nil)
+			require.NoError(t, err)
+			m, err := r.Receive(ctx, nil)
+			require.NoError(t, err)
+			require.Equal(t, "x", string(m.GetData()))
+		})
 	}
-	snd, err := s.NewSender(ctx, "open", nil)
-	require.NoError(t, err)
-	require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("x")), nil))
 }
 
 // TestPackageBrokerGoAMQPReceiversClosed: 1,000 receivers attached and
