@@ -22,22 +22,26 @@ import (
 //     clients pair it (one link name, paired, requests settled, reply-to
 //     "$me") declares a queue (PUT /queues/NAME, a map body: 201, then
 //     200 for the same declaration again) and reads it (GET);
+//
 //   - messages: 10,000 messages each way on /queues/NAME (clientRound);
+//
 //   - modified: a delivery settled with the modified outcome
 //     (delivery-failed, message annotations "x-opt-" keys) comes again
 //     with those annotations and its delivery-count raised, on a quorum
 //     queue (RabbitMQ 4.0 applies a modified outcome's annotations on
 //     quorum queues) and on the classic queue above (logged);
+//
 //   - stream: a stream queue (x-queue-type stream) of 100 messages, read
 //     from offset 40 with the rabbitmq:stream-offset-spec filter
 //     (ReceiverOptions.Filters): the first message read is the 41st
 //     sent, and RabbitMQ names the filter in its answer
 //     (LinkSourceFilterValue);
+//
 //   - the queues are deleted through /management (200), and a GET then
 //     finds none (404).
 //
-//	bash .ci/rabbitmq4 start
-//	cd interop && AMQPSAX_RABBITMQ4=127.0.0.1:5682 go test -v -run TestRabbitMQ4Client .
+//     bash .ci/rabbitmq4 start
+//     cd interop && AMQPSAX_RABBITMQ4=127.0.0.1:5682 go test -v -run TestRabbitMQ4Client .
 func TestRabbitMQ4Client(t *testing.T) {
 	addr := os.Getenv("AMQPSAX_RABBITMQ4")
 	if addr == "" {
