@@ -111,10 +111,10 @@ func (p *pingpongImpl) send(ctx context.Context, n int) error {
 }
 
 func (p *pingpongImpl) pipelined(ctx context.Context, n int) error { return p.send(ctx, n) }
-func (p *pingpongImpl) fill(context.Context, int) error           { return nil }
-func (p *pingpongImpl) receive(context.Context, int, bool) error  { return nil }
-func (p *pingpongImpl) queueName() string                         { return "" }
-func (p *pingpongImpl) close() error                              { return p.nc.Close() }
+func (p *pingpongImpl) fill(context.Context, int) error            { return nil }
+func (p *pingpongImpl) receive(context.Context, int, bool) error   { return nil }
+func (p *pingpongImpl) queueName() string                          { return "" }
+func (p *pingpongImpl) close() error                               { return p.nc.Close() }
 
 // TestPingpongSizes: the round trip's sizes are those of a Send's frames
 // (a transfer of the 100-byte-body message, a disposition).
