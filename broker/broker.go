@@ -24,8 +24,12 @@ const (
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
-	DefaultMaxSessions = 64       // sessions a connection may begin (Engine.ChannelMax), as RabbitMQ's
-	DefaultMaxMemory   = 1 << 30  // bytes of messages the broker holds, all queues together
+	// DefaultMaxSessions is the sessions a connection may begin
+	// (Engine.ChannelMax). RabbitMQ allows 64; Azure/go-amqp's own test
+	// suite begins 100 at once, so the bound is the engine's channel-max
+	// (each session counts in the connection's memory budget).
+	DefaultMaxSessions = 256
+	DefaultMaxMemory   = 1 << 30 // bytes of messages the broker holds, all queues together
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -129,6 +133,14 @@ type Options struct {
 	// amqp:resource-limit-exceeded, so that one account cannot make the
 	// broker expire everyone's (MaxDurableLinks).
 	MaxDurableLinksPerAccount int
+	// MaxDurableLinksPerConnection bounds the durable link states one
+	// connection makes in its life (a durable link it attaches anew; one
+	// it takes up again costs nothing): 0 means
+	// DefaultMaxDurableLinksPerConn, a negative value no bound. Past it
+	// such an attach is refused with amqp:resource-limit-exceeded, so that
+	// one connection of an account many clients share (anonymous) cannot
+	// take the account's whole MaxDurableLinksPerAccount.
+	MaxDurableLinksPerConnection int
 	// MaxConnections bounds the connections served at once: one
 	// accepted past it is closed at once. 0 means no bound.
 	MaxConnections int
@@ -204,6 +216,9 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxDurableLinksPerAccount == 0 {
 		b.opts.MaxDurableLinksPerAccount = DefaultMaxDurableLinksPerAccount
+	}
+	if b.opts.MaxDurableLinksPerConnection == 0 {
+		b.opts.MaxDurableLinksPerConnection = DefaultMaxDurableLinksPerConn
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {
