@@ -170,8 +170,17 @@ func (b *Broker) wake(cur *conn, wake []*conn) {
 // service sends what each consumer of cn can take, detaches those whose
 // node was removed, and grants credit to its producers that may resume.
 func (b *Broker) service(cn *conn) {
+	// A consumer that waits in its queue's ready ring is left to it: a
+	// message for it wakes it by name (wakeOneLocked), so the consumers
+	// of one connection that compete for a queue (or share a
+	// subscription) take turns, not the first of them every message.
 	for _, c := range cn.consumers {
-		b.dispatch(c)
+		b.mu.Lock()
+		waits := c.hungry && c.inReady && !c.kill
+		b.mu.Unlock()
+		if !waits {
+			b.dispatch(c)
+		}
 	}
 	for _, p := range cn.producers {
 		if p.resume.Swap(false) && !p.gone {

@@ -13,7 +13,9 @@ AMQP_ADDR (host:port), topic/ addresses fan-out:
   * shared subscriptions: two receivers of one link name "ssub", on two
     connections of one container, capability shared, split the stream to
     topic/shared; two receivers of one link name "gsub" on connections of
-    two containers, capabilities shared and global, split it too.
+    two containers, capabilities shared and global, split it too; and two
+    receivers of subscription "jsub" on one connection, named "jsub" and
+    "jsub|2" as Qpid JMS names them.
 
 Prints one summary line; exits non-zero on any failure. Run with Debian's
 /usr/bin/python3.
@@ -114,6 +116,8 @@ def main():
         mine.append(BlockingConnection('amqp://%s' % ADDR, timeout=30, container=c))
     subs = [c.create_receiver('topic/shared', name='ssub', credit=n // 2, options=Capabilities('shared'))
             for c in mine]
+    jms = [conn.create_receiver('topic/shared', name=name, credit=n // 2, options=Capabilities('shared'))
+           for name in ('jsub', 'jsub|2')]
     conn2 = BlockingConnection('amqp://%s' % ADDR, timeout=30)
     gsubs = [c.create_receiver('topic/shared', name='gsub', credit=n // 2, options=Capabilities('shared', 'global'))
              for c in (conn, conn2)]
@@ -122,6 +126,7 @@ def main():
         pub.send(Message(body='s%d' % i))
     split(subs, n)
     split(gsubs, n)
+    split(jms, n)
     for c in mine + [conn2, conn]:
         c.close()
     print('proton: selector took %d of 7, a bad one refused; relay to 2 queues; shared and global '
