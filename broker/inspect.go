@@ -266,3 +266,23 @@ func (b *Broker) notify() {
 	}
 	b.ext.mu.Unlock()
 }
+
+// Declare makes a queue at address (fan-out by Options.FanoutPrefixes)
+// unless there is a node there already, and reports whether it made
+// one: for a Responder that declares queues, as RabbitMQ's /management
+// does, or a test that wants a queue before its producers. It fails
+// when the broker holds MaxQueues nodes. It asks no Permissions.
+func (b *Broker) Declare(address string) (made bool, _ error) {
+	if e := checkAddress([]byte(address)); e != nil {
+		return false, e
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.nodes[address] != nil {
+		return false, nil
+	}
+	if b.nodeLocked([]byte(address), false) == nil {
+		return false, errTooManyQueues
+	}
+	return true, nil
+}
