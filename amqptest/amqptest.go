@@ -196,13 +196,11 @@ func (s *Server) Queues() []broker.QueueStats { return s.Broker.Queues() }
 
 // Wait waits until cond reports true of the statistics of the node at
 // address (zero while there is none) and returns them; it fails the
-// test after Timeout, or when ctx ends (nil: no ctx but Timeout).
-func (s *Server) Wait(ctx context.Context, address string, cond func(broker.QueueStats) bool) broker.QueueStats {
+// test after Timeout. cond is asked again after each change the broker
+// makes to its queues (broker.Broker.Wait), not on a timer.
+func (s *Server) Wait(address string, cond func(broker.QueueStats) bool) broker.QueueStats {
 	s.t.Helper()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	q, err := s.Broker.Wait(ctx, address, cond)
 	if err != nil {
@@ -216,14 +214,14 @@ func (s *Server) Wait(ctx context.Context, address string, cond func(broker.Queu
 // (sent to no consumer), and returns its statistics.
 func (s *Server) WaitDepth(address string, depth int) broker.QueueStats {
 	s.t.Helper()
-	return s.Wait(nil, address, func(q broker.QueueStats) bool { return q.Name != "" && q.Depth == depth })
+	return s.Wait(address, func(q broker.QueueStats) bool { return q.Name != "" && q.Depth == depth })
 }
 
 // WaitMessage waits for a message on the queue at address and returns
 // a copy of the oldest, leaving it there.
 func (s *Server) WaitMessage(address string) *message.Message {
 	s.t.Helper()
-	s.Wait(nil, address, func(q broker.QueueStats) bool { return q.Depth > 0 })
+	s.Wait(address, func(q broker.QueueStats) bool { return q.Depth > 0 })
 	ms := s.Peek(address, 1)
 	if len(ms) == 0 {
 		s.t.Fatalf("amqptest: the message on %q was taken", address)

@@ -123,7 +123,7 @@ func TestSeedPeekWait(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one", string(d.Message.Body.Data[0]))
 	require.NoError(t, d.Accept(ctx))
-	srv.Wait(ctx, "orders", func(q broker.QueueStats) bool { return q.Accepted == 1 && q.Unsettled == 1 })
+	srv.Wait("orders", func(q broker.QueueStats) bool { return q.Accepted == 1 && q.Unsettled == 1 })
 }
 
 // TestDrop: Drop cuts one connection, DropAll every one; the clients see
@@ -144,13 +144,13 @@ func TestDrop(t *testing.T) {
 	require.True(t, srv.Drop(peers[0].ID))
 	_, err := rcvs[0].Receive(ctx, nil)
 	require.Error(t, err)
-	srv.Wait(ctx, "q", func(q broker.QueueStats) bool { return q.Consumers == 2 })
+	srv.Wait("q", func(q broker.QueueStats) bool { return q.Consumers == 2 })
 	require.True(t, srv.DropAll())
 	for _, r := range rcvs[1:] {
 		_, err := r.Receive(ctx, nil)
 		require.Error(t, err)
 	}
-	srv.Wait(ctx, "q", func(q broker.QueueStats) bool { return q.Consumers == 0 })
+	srv.Wait("q", func(q broker.QueueStats) bool { return q.Consumers == 0 })
 	require.False(t, srv.Drop(peers[0].ID))
 }
 

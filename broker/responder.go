@@ -133,8 +133,8 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 	if p := req.Properties; p != nil && len(p.ReplyTo) > 0 && string(p.ReplyTo) != "$me" {
 		replyTo = p.ReplyTo
 		if b.opts.Permissions != nil && !b.allowed(rl.conn.identity, replyTo, Write) {
+			b.logf("responder %q: reply-to %q not allowed to %q: no reply", rl.addr, replyTo, rl.conn.identity)
 			replyTo = nil
-			b.logf("responder %q: reply-to %q not allowed to %q; no reply", rl.addr, replyTo, rl.conn.identity)
 		}
 	} else {
 		for _, c := range rl.conn.consumers {

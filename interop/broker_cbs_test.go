@@ -93,5 +93,5 @@ func TestResponderCBSGoAMQP(t *testing.T) {
 
 	// The reply node goes with its receiver.
 	require.NoError(t, rcv.Close(ctx))
-	srv.Wait(ctx, reply, func(q broker.QueueStats) bool { return q.Name == "" })
+	srv.Wait(reply, func(q broker.QueueStats) bool { return q.Name == "" })
 }
