@@ -234,3 +234,12 @@ func TestLog(t *testing.T) {
 	require.NotEmpty(t, lt.lines)
 	require.True(t, strings.HasPrefix(lt.lines[0], "amqptest: open "), lt.lines[0])
 }
+
+// TestWaitConsumers: Wait wakes for a link attached, with no message
+// sent.
+func TestWaitConsumers(t *testing.T) {
+	srv := amqptest.NewServer(t, nil)
+	_, s := dial(t, srv)
+	go s.NewReceiver(context.Background(), "q", nil)
+	require.Equal(t, 1, srv.Wait("q", func(q broker.QueueStats) bool { return q.Consumers == 1 }).Consumers)
+}

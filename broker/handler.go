@@ -343,6 +343,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
+		b.notify()
 		return // it sends once the peer grants credit (OnFlow)
 	}
 	tgt := l.RemoteTarget()
@@ -381,6 +382,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	l.Context = p
 	cn.producers = append(cn.producers, p)
 	b.grant(p)
+	b.notify()
 }
 
 // mayAttach checks a link of cn to the node at addr that does op (Read:

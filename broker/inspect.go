@@ -219,10 +219,10 @@ func (b *Broker) Peek(address string, n int) ([]*message.Message, error) {
 // address (a zero QueueStats while there is none), and returns them; or
 // until ctx ends, with ctx's error and the last statistics. cond is
 // asked at once and again after each change the broker makes to its
-// queues (messages stored, sent, settled, put back; links detached);
-// it runs on the caller's goroutine, without the broker's lock. It
-// waits on a signal, not a timer: a broker that does nothing costs the
-// waiter nothing.
+// queues (messages stored, sent, settled, put back; links attached and
+// detached); it runs on the caller's goroutine, without the broker's
+// lock. It waits on a signal, not a timer: a broker that does nothing
+// costs the waiter nothing.
 func (b *Broker) Wait(ctx context.Context, address string, cond func(QueueStats) bool) (QueueStats, error) {
 	ch := make(chan struct{}, 1)
 	b.ext.mu.Lock()

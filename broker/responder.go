@@ -94,6 +94,16 @@ func (b *Broker) attachRequests(cn *conn, l *engine.Link, addr []byte, r Respond
 	rl := &requestLink{link: l, conn: cn, addr: string(addr), r: r, from: cn.ext.peer}
 	rl.from.Link = string(l.Name())
 	rl.ctx, rl.cancel = context.WithCancel(context.Background())
+	if key, _, _, ok := durableKey(l); ok {
+		// A link of requests keeps no state across attaches (its
+		// requests are answered, not stored): what Recover made for a
+		// durable one is forgotten, as a dynamic node's link's is.
+		b.mu.Lock()
+		if d := b.durables[key]; d != nil && d.attached && d.cn == cn {
+			b.forgetLocked(d)
+		}
+		b.mu.Unlock()
+	}
 	l.Context = rl
 	cn.ext.requests = append(cn.ext.requests, rl)
 	l.Flow(MaxRequestsInFlight)

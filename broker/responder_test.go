@@ -174,3 +174,17 @@ func TestResponderReplyIDs(t *testing.T) {
 		require.Equal(t, "replies", string(ms[i+1].Properties.To))
 	}
 }
+
+// TestResponderDurableLink: a link of requests with a durable target is
+// served, and the broker keeps no state of it.
+func TestResponderDurableLink(t *testing.T) {
+	addr, b := start(t, broker.Options{Responders: map[string]broker.Responder{"$svc": echoResponder}})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	s := session(t, addr)
+	snd, err := s.NewSender(ctx, "$svc", &client.SenderOptions{Durable: true})
+	require.NoError(t, err)
+	require.NoError(t, snd.Send(ctx, request("x", "y"), nil))
+	attached, detached := b.DurableLinks()
+	require.Equal(t, [2]int{0, 0}, [2]int{attached, detached})
+}
