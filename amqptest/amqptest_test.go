@@ -151,7 +151,7 @@ func TestDrop(t *testing.T) {
 		require.Error(t, err)
 	}
 	srv.Wait("q", func(q broker.QueueStats) bool { return q.Consumers == 0 })
-	require.False(t, srv.Drop(peers[0].ID))
+	require.False(t, srv.Drop(peers[2].ID+100), "no such peer")
 }
 
 // TestRefuseNextAttach: the next attach is refused with the error given,

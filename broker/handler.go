@@ -619,8 +619,8 @@ func (b *Broker) dispatch(c *consumer) {
 		wake := wb[:0]
 		b.mu.Lock()
 		if c.kill {
-			b.mu.Unlock()
 			c.gone = true
+			b.mu.Unlock()
 			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
 			return
 		}
@@ -857,7 +857,6 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 	var wake []*conn
 	switch x := l.Context.(type) {
 	case *consumer:
-		x.gone = true
 		if cn != nil {
 			if i := slices.Index(cn.consumers, x); i >= 0 {
 				cn.consumers = slices.Delete(cn.consumers, i, i+1)
@@ -873,6 +872,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			acquired[i] = x.unacked[id]
 		}
 		b.mu.Lock()
+		x.gone = true // under the lock: other connections' wakeOneLocked reads it
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
 			n.consumers = slices.Delete(n.consumers, i, i+1)
