@@ -41,7 +41,9 @@
 // whose target is such an address sends requests; each is decoded and
 // handed to its Responder on a goroutine of its own, never the
 // connection's (a link has at most MaxRequestsInFlight requests being
-// answered: that is its credit, topped up as they are), with a ctx that
+// answered: that is its credit, topped up as they are; a connection at
+// most MaxConnRequestsInFlight, past which a request is rejected with
+// amqp:resource-limit-exceeded), with a ctx that
 // ends with the link, its connection or the broker. The reply is stored
 // on the node the request's reply-to names, with its correlation-id set
 // to the request's correlation-id, or its message-id when it has none

@@ -31,6 +31,7 @@ type ext struct {
 type connExt struct {
 	peer     Peer
 	requests []*requestLink
+	inflight int // requests being answered, all its links'
 }
 
 // opened registers cn (OnConnectionOpen).

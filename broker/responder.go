@@ -36,8 +36,17 @@ type Responder func(ctx context.Context, req *message.Message, from Peer) (*mess
 
 // MaxRequestsInFlight is the credit the broker grants a link that sends
 // requests to a Responder: the requests of one link being answered at
-// once, topped up as they are.
-const MaxRequestsInFlight = 16
+// once, topped up as they are. One connection has at most
+// MaxConnRequestsInFlight requests being answered, all its links
+// together: a request past it is rejected with
+// amqp:resource-limit-exceeded.
+const (
+	MaxRequestsInFlight     = 16
+	MaxConnRequestsInFlight = 256
+)
+
+var errConnRequests = engine.NewError(frame.CondResourceLimitExceeded,
+	"the connection has as many requests being answered as it may")
 
 // Peer is a connection the broker serves: its number (unique in the
 // broker, for Broker.Drop), the peer's container-id, the identity SASL
@@ -154,7 +163,16 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 			}
 		}
 	}
+	if rl.conn.ext.inflight >= MaxConnRequestsInFlight {
+		if !d.Settled {
+			d.Reject(errConnRequests)
+		}
+		b.logf("responder %q: %d requests of %q being answered: one refused", rl.addr, MaxConnRequestsInFlight, rl.conn.ext.peer.ContainerID)
+		b.topUpRequests(rl)
+		return
+	}
 	rl.inflight++
+	rl.conn.ext.inflight++
 	id, settled, l, drv := d.DeliveryID, d.Settled, d.Link, rl.conn.drv
 	b.wg.Add(1) // the connection is being served: Shutdown waits for this too
 	go func() {
@@ -177,6 +195,7 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 		}
 		drv.Do(func(*engine.Conn) {
 			rl.inflight--
+			rl.conn.ext.inflight--
 			if rl.gone {
 				return
 			}

@@ -188,3 +188,45 @@ func TestResponderDurableLink(t *testing.T) {
 	attached, detached := b.DurableLinks()
 	require.Equal(t, [2]int{0, 0}, [2]int{attached, detached})
 }
+
+// TestResponderConnBound: a connection has at most
+// MaxConnRequestsInFlight requests being answered, all its links
+// together; past it a request is rejected with
+// amqp:resource-limit-exceeded, and the rest are answered.
+func TestResponderConnBound(t *testing.T) {
+	started, release := make(chan struct{}, broker.MaxConnRequestsInFlight), make(chan struct{})
+	addr, _ := start(t, broker.Options{Responders: map[string]broker.Responder{
+		"$svc": func(ctx context.Context, _ *message.Message, _ broker.Peer) (*message.Message, error) {
+			started <- struct{}{}
+			<-release
+			return nil, nil
+		},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	s := session(t, addr)
+	const links = broker.MaxConnRequestsInFlight/broker.MaxRequestsInFlight + 1
+	done := make(chan error, links*broker.MaxRequestsInFlight)
+	for range links {
+		snd, err := s.NewSender(ctx, "$svc", nil)
+		require.NoError(t, err)
+		for range broker.MaxRequestsInFlight {
+			p, err := snd.SendAsync(ctx, request("x", "y"), nil)
+			require.NoError(t, err)
+			go func() { done <- p.Wait(ctx) }()
+		}
+	}
+	for range broker.MaxConnRequestsInFlight {
+		<-started
+	}
+	// None is answered before release: what ends first is refused.
+	for range links*broker.MaxRequestsInFlight - broker.MaxConnRequestsInFlight {
+		var oe *client.OutcomeError
+		require.ErrorAs(t, <-done, &oe)
+		require.Equal(t, "amqp:resource-limit-exceeded", oe.Err.Condition)
+	}
+	close(release)
+	for range broker.MaxConnRequestsInFlight {
+		require.NoError(t, <-done)
+	}
+}
