@@ -54,8 +54,9 @@
 // {paired: true}). A receiver attached from a responder's address takes
 // the replies sent to its target's address (the reply address Azure's
 // clients choose), a queue made for it and removed
-// with it as a dynamic node is; with no target address (or "$me"), a
-// queue of its own. A reply to a node that is not there is dropped,
+// with it as a dynamic node is; with no target address, "$me" or a
+// responder's address (RabbitMQ 4's clients name /management), a queue
+// of its own. A reply to a node that is not there is dropped,
 // and logged.
 //
 // A request sent unsettled is accepted once its Responder has returned

@@ -86,9 +86,11 @@ func (b *Broker) responderOf(addr []byte) Responder {
 // replyNode returns the address of the node a receiver from a
 // Responder's address takes replies from: its target's address (the
 // reply address Azure's $cbs clients choose), else one of its own, as
-// a dynamic node's; made reports a new node, which goes with the link.
+// a dynamic node's, when it has none, or "$me", or the responder's
+// address (as RabbitMQ 4's clients attach their /management receiver);
+// made reports a new node, which goes with the link.
 func (b *Broker) replyNode(l *engine.Link) (addr []byte, made bool) {
-	if a := l.RemoteTarget().Address; len(a) > 0 && string(a) != "$me" {
+	if a := l.RemoteTarget().Address; len(a) > 0 && string(a) != "$me" && b.responderOf(a) == nil {
 		b.mu.Lock()
 		n := b.nodes[string(a)]
 		b.mu.Unlock()
