@@ -10,6 +10,8 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/stretchr/testify/require"
 )
@@ -229,4 +231,54 @@ func TestResponderConnBound(t *testing.T) {
 	for range broker.MaxConnRequestsInFlight {
 		require.NoError(t, <-done)
 	}
+}
+
+// TestResponderBadRequest: a request that is not a well-formed message
+// is rejected with amqp:decode-error, its Responder not called; the
+// link goes on.
+func TestResponderBadRequest(t *testing.T) {
+	called := make(chan struct{}, 2)
+	addr, _ := start(t, broker.Options{Responders: map[string]broker.Responder{
+		"$svc": func(context.Context, *message.Message, broker.Peer) (*message.Message, error) {
+			called <- struct{}{}
+			return nil, nil
+		},
+	}})
+	c := dial(t, addr, engine.Config{}, nil)
+	snd := c.sender("$svc")
+	snd.send([]byte{0x00, 0x53, 0x75, 0xb0, 0xff}) // a data section whose size runs past the end
+	o := snd.outcome()
+	require.Equal(t, frame.StateRejected, o.Type)
+	require.Equal(t, frame.CondDecodeError, o.Error.Cond())
+	snd.send(data("fine"))
+	require.Equal(t, frame.StateAccepted, snd.outcome().Type)
+	require.Len(t, called, 1)
+}
+
+// TestResponderReplyPermission: a reply to a node the requester may not
+// write to is dropped, not stored there for it.
+func TestResponderReplyPermission(t *testing.T) {
+	addr, b := start(t, broker.Options{
+		Responders: map[string]broker.Responder{"$svc": echoResponder},
+		Permissions: func(_, address string, op broker.Op) bool {
+			return address != "secret" || op != broker.Write
+		},
+	})
+	_, err := b.Declare("secret")
+	require.NoError(t, err)
+	_, err = b.Declare("open")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	snd, err := session(t, addr).NewSender(ctx, "$svc", nil)
+	require.NoError(t, err)
+	for _, to := range []string{"secret", "open"} {
+		m := request("x", "y")
+		m.Properties = &message.Properties{MessageID: message.StringID(to), ReplyTo: []byte(to)}
+		require.NoError(t, snd.Send(ctx, m, nil)) // accepted once answered
+	}
+	q, _ := b.Queue("secret")
+	require.Equal(t, 0, q.Depth)
+	q, _ = b.Queue("open")
+	require.Equal(t, 1, q.Depth)
 }
