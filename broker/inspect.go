@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -75,7 +76,7 @@ func (b *Broker) Peers() []Peer {
 		out = append(out, cn.ext.peer)
 	}
 	b.ext.mu.Unlock()
-	slices.SortFunc(out, func(x, y Peer) int { return int(x.ID - y.ID) })
+	slices.SortFunc(out, func(x, y Peer) int { return cmp.Compare(x.ID, y.ID) })
 	return out
 }
 
