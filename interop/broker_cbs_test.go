@@ -70,7 +70,7 @@ func TestResponderCBSGoAMQP(t *testing.T) {
 	want := map[string]int32{"put-1": 202, "put-2": 401}
 	require.NoError(t, snd.Send(ctx, putToken("put-1", "SharedAccessSignature sr=ok"), nil))
 	require.NoError(t, snd.Send(ctx, putToken("put-2", "SharedAccessSignature sr=bad"), nil))
-	for range want {
+	for range len(want) {
 		m, err := rcv.Receive(ctx, nil)
 		require.NoError(t, err)
 		require.NoError(t, rcv.AcceptMessage(ctx, m))
