@@ -278,7 +278,8 @@ func (s *Server) RefuseNextAttach(e *engine.Error) {
 // HoldNextAttach holds back the broker's answer to the next link
 // attached, on any connection, until release is called (at the latest
 // when the server closes): a slow broker, for the code under test's
-// time-outs. The connection of that link does nothing else meanwhile.
+// time-outs. The connection of that link does nothing else meanwhile,
+// its close included: release before closing the client.
 // attached is closed when that link's attach has come. Calling release
 // more than once does nothing more.
 func (s *Server) HoldNextAttach() (attached <-chan struct{}, release func()) {

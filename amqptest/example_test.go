@@ -2,6 +2,7 @@ package amqptest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/amqpsax/amqpsax/amqptest"
 	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 	"github.com/amqpsax/amqpsax/message"
 )
 
@@ -149,4 +152,155 @@ func Example_management() {
 	// 201
 	// 200
 	// declared: true
+}
+
+// dialExample is the code under test's connection, in the examples.
+func dialExample(srv *amqptest.Server) (*client.Conn, *client.Session) {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, srv.URL, &client.ConnOptions{TLSConfig: srv.ClientTLS()})
+	if err != nil {
+		panic(err)
+	}
+	s, err := c.NewSession(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	return c, s
+}
+
+func text(s string) *message.Message {
+	return &message.Message{Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte(s)}}}
+}
+
+// WaitMessage waits for what the code under test sends, on the broker's
+// signal (no polling), and leaves it on the queue.
+func ExampleServer_WaitMessage() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewServer(t, nil)
+
+	c, s := dialExample(srv)
+	defer c.Close()
+	go func() { // the code under test
+		snd, err := s.NewSender(context.Background(), "orders", nil)
+		if err == nil {
+			snd.Send(context.Background(), text("order 42"), nil)
+		}
+	}()
+
+	m := srv.WaitMessage("orders")
+	fmt.Printf("%s\n", m.Body.Data[0])
+	fmt.Println("depth:", srv.WaitDepth("orders", 1).Depth)
+	// Output:
+	// order 42
+	// depth: 1
+}
+
+// Publish seeds a queue for the code under test to consume; Peek reads
+// what waits there without taking it.
+func ExampleServer_Publish() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewServer(t, nil)
+	srv.Publish("jobs", text("job 1"), text("job 2"))
+
+	c, s := dialExample(srv)
+	defer c.Close()
+	ctx := context.Background()
+	rcv, err := s.NewReceiver(ctx, "jobs", &client.ReceiverOptions{Credit: -1})
+	if err != nil {
+		panic(err)
+	}
+	rcv.IssueCredit(1) // one message, no prefetch
+	d, err := rcv.Receive(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	d.Accept(ctx)
+	fmt.Printf("took %s\n", d.Message.Body.Data[0])
+
+	srv.Wait("jobs", func(q broker.QueueStats) bool { return q.Accepted == 1 && q.Depth == 1 })
+	for _, m := range srv.Peek("jobs", -1) {
+		fmt.Printf("left %s\n", m.Body.Data[0])
+	}
+	// Output:
+	// took job 1
+	// left job 2
+}
+
+// Drop cuts a connection as a network failure would: the code under
+// test sees its connection lost.
+func ExampleServer_Drop() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewServer(t, nil)
+
+	c, s := dialExample(srv)
+	defer c.Close()
+	ctx := context.Background()
+	rcv, err := s.NewReceiver(ctx, "events", nil)
+	if err != nil {
+		panic(err)
+	}
+	peers := srv.Peers()
+	fmt.Println("connections:", len(peers))
+	srv.Drop(peers[0].ID)
+	_, err = rcv.Receive(ctx, nil)
+	fmt.Println("lost:", err != nil)
+	// Output:
+	// connections: 1
+	// lost: true
+}
+
+// RefuseNextAttach makes the broker refuse the next link, as a broker
+// that denies access would.
+func ExampleServer_RefuseNextAttach() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewServer(t, nil)
+	srv.RefuseNextAttach(engine.NewError(frame.CondUnauthorizedAccess, "no access to orders"))
+
+	c, s := dialExample(srv)
+	defer c.Close()
+	_, err := s.NewSender(context.Background(), "orders", nil)
+	var e *client.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Condition, e.Description)
+	}
+	// Output: amqp:unauthorized-access no access to orders
+}
+
+// HoldNextAttach holds back the answer to the next link until release:
+// a broker that does not answer, for the code under test's time-outs.
+func ExampleServer_HoldNextAttach() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewServer(t, nil)
+	c, s := dialExample(srv)
+	defer c.Close()
+
+	attached, release := srv.HoldNextAttach()
+	defer release() // before c.Close: the held connection answers nothing, its close included
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-attached; cancel() }() // the code under test gives up once its attach is out
+	_, err := s.NewSender(ctx, "orders", nil)
+	fmt.Println(errors.Is(err, context.Canceled))
+	// Output: true
+}
+
+// NewTLSServer serves amqps with a certificate made for the test;
+// ClientTLS trusts it.
+func ExampleNewTLSServer() {
+	t := &exampleT{}
+	defer t.done()
+	srv := amqptest.NewTLSServer(t, nil)
+
+	ctx := context.Background()
+	c, err := client.Dial(ctx, srv.URL, &client.ConnOptions{TLSConfig: srv.ClientTLS()})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	fmt.Println(strings.SplitN(srv.URL, ":", 2)[0], srv.Certificate.IPAddresses[0])
+	// Output: amqps 127.0.0.1
 }
