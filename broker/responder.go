@@ -25,11 +25,11 @@ import (
 // connection's: a slow Responder holds back only the requests of its
 // link beyond the credit the broker grants it (MaxRequestsInFlight).
 //
-// The broker sets the reply's correlation-id to the request's
-// correlation-id, or its message-id when it has none (the AMQP
-// request/response convention, as AMQP management and Azure's $cbs
-// use it), and its to to the reply address when it has none; the rest
-// is the Responder's: a service's status (AMQP management's
+// The broker sets the reply's correlation-id, unless the Responder
+// did, to the request's correlation-id, or its message-id when it has
+// none (the AMQP request/response convention, as AMQP management and
+// Azure's $cbs use it), and its to, unless set, to the reply address;
+// the rest is the Responder's: a service's status (AMQP management's
 // application property "statusCode", RabbitMQ 4's subject "201") goes
 // into the reply it returns.
 type Responder func(ctx context.Context, req *message.Message, from Peer) (*message.Message, error)
@@ -152,7 +152,7 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 	}
 	var replyTo []byte
 	if p := req.Properties; p != nil && len(p.ReplyTo) > 0 && string(p.ReplyTo) != "$me" {
-		replyTo = p.ReplyTo
+		replyTo = append([]byte(nil), p.ReplyTo...) // req is the Responder's: it may change it
 		if b.opts.Permissions != nil && !b.allowed(rl.conn.identity, replyTo, Write) {
 			b.logf("responder %q: reply-to %q not allowed to %q: no reply", rl.addr, replyTo, rl.conn.identity)
 			replyTo = nil
@@ -173,6 +173,14 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 		b.topUpRequests(rl)
 		return
 	}
+	var corr message.ID // the reply's correlation-id, taken before the Responder has req
+	if p := req.Properties; p != nil {
+		corr = p.CorrelationID
+		if !hasID(corr) {
+			corr = p.MessageID
+		}
+		corr.Bytes = append([]byte(nil), corr.Bytes...)
+	}
 	rl.inflight++
 	rl.conn.ext.inflight++
 	id, settled, l, drv := d.DeliveryID, d.Settled, d.Link, rl.conn.drv
@@ -186,7 +194,7 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 			b.logf("responder %q: %q", rl.addr, err)
 			e = engine.NewError(frame.CondInternalError, err.Error())
 		case rep != nil && replyTo != nil:
-			if err := b.reply(rep, req, replyTo); err != nil {
+			if err := b.reply(rep, corr, replyTo); err != nil {
 				b.logf("responder %q: reply to %q: %q", rl.addr, replyTo, err)
 			}
 		case rep != nil:
@@ -215,8 +223,8 @@ func (b *Broker) request(rl *requestLink, d *engine.Delivery) {
 	}()
 }
 
-// respond runs the Responder within the broker's bound of those running
-// at once; a Responder that panics is an error, not the broker's end.
+// respond runs the Responder; one that panics returns an error, and the
+// broker goes on.
 func (b *Broker) respond(rl *requestLink, req *message.Message) (rep *message.Message, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -239,19 +247,16 @@ func (b *Broker) topUpRequests(rl *requestLink) {
 	}
 }
 
-// reply stores rep, with its correlation-id set to req's (or req's
-// message-id), on the node at addr.
-func (b *Broker) reply(rep, req *message.Message, addr []byte) error {
+// reply stores rep, with its correlation-id set to corr unless it has
+// one, on the node at addr.
+func (b *Broker) reply(rep *message.Message, corr message.ID, addr []byte) error {
 	out := *rep
 	var p message.Properties
 	if rep.Properties != nil {
 		p = *rep.Properties
 	}
-	if rp := req.Properties; rp != nil && !hasID(p.CorrelationID) {
-		p.CorrelationID = rp.CorrelationID
-		if !hasID(p.CorrelationID) {
-			p.CorrelationID = rp.MessageID
-		}
+	if !hasID(p.CorrelationID) {
+		p.CorrelationID = corr
 	}
 	if len(p.To) == 0 {
 		p.To = addr
