@@ -148,7 +148,9 @@ type Options struct {
 	Log *log.Logger
 	// Responders are nodes served by Go code, by address: a message
 	// sent to one is a request, answered by its Responder with a reply
-	// stored on the node the request's reply-to names (responder.go).
+	// stored on the node the request's reply-to names (see Nodes served
+	// by Go code in the package documentation). The map must not change
+	// after New.
 	Responders map[string]Responder
 }
 
