@@ -27,7 +27,10 @@ import (
 //	go test -run '^$' -bench '^BenchmarkClient$' -count 6 . | tee c.txt
 //	benchstat -row .name -col /impl c.txt
 //
-// op=send: one goroutine, Send unsettled, each outcome awaited.
+// op=send: one goroutine, Send unsettled, each outcome awaited; beside
+// them impl=tcp-pingpong, the bare TCP round trip of the same bytes
+// between two processes (client_pingpong_test.go), the floor of a
+// blocking Send.
 // op=pipelined: amqpsax's SendAsync from one goroutine with up to 1,000
 // in flight; go-amqp's 64 goroutines each in Send (what a go-amqp program
 // does for throughput, having no asynchronous send); amqpsax's 64
@@ -158,8 +161,10 @@ type clientImpl interface {
 	close() error
 }
 
-func dialImpl(ctx context.Context, impl string, p clientPeer, queue string) (clientImpl, error) {
+func dialImpl(ctx context.Context, tb testing.TB, impl string, p clientPeer, queue string) (clientImpl, error) {
 	switch impl {
+	case "tcp-pingpong":
+		return dialPingpong(tb)
 	case "amqpsax", "amqpsax-64":
 		return dialAmqpsax(ctx, p, queue, impl == "amqpsax-64")
 	case "goamqp", "goamqp-receipt":
@@ -415,6 +420,9 @@ func inGoroutines(n, k int, f func(n int) error) error {
 var clientOps = []string{"send", "pipelined", "receive"}
 
 func implsFor(op string) []string {
+	if op == "send" {
+		return []string{"amqpsax", "goamqp", "tcp-pingpong"}
+	}
 	if op == "pipelined" {
 		return []string{"amqpsax", "amqpsax-64", "goamqp", "goamqp-receipt"}
 	}
@@ -449,10 +457,13 @@ func BenchmarkClient(b *testing.B) {
 	for _, p := range clientPeers(b) {
 		for _, op := range clientOps {
 			for _, impl := range implsFor(op) {
+				if impl == "tcp-pingpong" && p.name != "broker" {
+					continue // the floor once, on loopback
+				}
 				b.Run(fmt.Sprintf("peer=%s/op=%s/impl=%s", p.name, op, impl), func(b *testing.B) {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 					defer cancel()
-					ci, err := dialImpl(ctx, impl, p, p.queue(op))
+					ci, err := dialImpl(ctx, b, impl, p, p.queue(op))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -483,7 +494,7 @@ func BenchmarkClient(b *testing.B) {
 					}
 					b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
 					b.StopTimer()
-					if op != "receive" {
+					if op != "receive" && impl != "tcp-pingpong" {
 						// Leave the broker's queue empty for the next run.
 						if err := drainQueue(ctx, p, ci.queueName(), b.N); err != nil {
 							b.Fatal(err)
@@ -501,10 +512,13 @@ func TestClient(t *testing.T) {
 	for _, p := range clientPeers(t) {
 		for _, op := range clientOps {
 			for _, impl := range implsFor(op) {
+				if impl == "tcp-pingpong" {
+					continue // TestPingpongSizes
+				}
 				t.Run(fmt.Sprintf("peer=%s/op=%s/impl=%s", p.name, op, impl), func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
-					ci, err := dialImpl(ctx, impl, p, p.queue(op))
+					ci, err := dialImpl(ctx, t, impl, p, p.queue(op))
 					if err != nil {
 						t.Fatal(err)
 					}

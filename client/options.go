@@ -54,7 +54,10 @@ func NewSelectorFilter(selector string) LinkFilter {
 }
 
 // NewLinkFilter is any filter: value, described by code, under the key
-// name. Event Hubs' offset filter is
+// name; a code of 0 describes it by name as a symbol instead, as
+// go-amqp's NewLinkFilter does (RabbitMQ 4 reads its stream filters,
+// such as NewLinkFilter("rabbitmq:stream-offset-spec", 0, int64(40)),
+// only so). Event Hubs' offset filter is
 // NewLinkFilter("apache.org:selector-filter:string", 0x0000468C00000004,
 // "amqp.annotation.x-opt-offset > '100'"); value takes the Go types a
 // message's properties take.
@@ -76,7 +79,11 @@ func filterSet(fs []LinkFilter) (frame.Map, error) {
 			return nil, err
 		}
 		b = encode.AppendSymbol(b, f.name)
-		b = encode.AppendUlong(encode.AppendDescribed(b), f.code)
+		if f.code == 0 {
+			b = encode.AppendSymbol(encode.AppendDescribed(b), f.name)
+		} else {
+			b = encode.AppendUlong(encode.AppendDescribed(b), f.code)
+		}
 		b = append(b, v.Raw()...)
 	}
 	return frame.Map(encode.EndMap(b, 0, len(fs))), nil

@@ -228,6 +228,7 @@ func TestFilters(t *testing.T) {
 	rcv, err := s.NewReceiver(ctx, "events", &client.ReceiverOptions{Name: "f", Filters: []client.LinkFilter{
 		client.NewSelectorFilter("color = 'red'"),
 		client.NewLinkFilter("com.example:epoch", 0x77, int64(7)),
+		client.NewLinkFilter("rabbitmq:stream-offset-spec", 0, int64(40)),
 	}})
 	require.NoError(t, err)
 	require.Equal(t, "color = 'red'", rcv.LinkSourceFilterValue("apache.org:selector-filter:string"))
@@ -236,7 +237,12 @@ func TestFilters(t *testing.T) {
 	got := h.seen("f")
 	m, err := anyMap(got.filter)
 	require.NoError(t, err)
-	require.Len(t, m, 2)
+	require.Len(t, m, 3)
+	// A code of 0: described by its name, a symbol (go-amqp's way, the
+	// one RabbitMQ 4's stream filters are read in).
+	require.Equal(t, stream.Described{Descriptor: stream.Symbol("rabbitmq:stream-offset-spec"), Value: int64(40)},
+		m["rabbitmq:stream-offset-spec"])
+	require.Equal(t, int64(40), rcv.LinkSourceFilterValue("rabbitmq:stream-offset-spec"))
 	sel := m["apache.org:selector-filter:string"].(stream.Described)
 	require.Equal(t, uint64(0x0000468C00000004), sel.Descriptor)
 	require.Equal(t, "color = 'red'", sel.Value)

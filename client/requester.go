@@ -17,7 +17,9 @@ type RequesterOptions struct {
 	// name for its pair); empty gives each a unique one.
 	Name string
 	// Paired marks both links as a pair (attach properties
-	// {paired: true}), as RabbitMQ 4's /management requires.
+	// {paired: true}), as RabbitMQ 4's /management requires, and gives
+	// the sender's source the receiver's target address (the reply
+	// address), as RabbitMQ checks.
 	Paired bool
 	// Settled sends requests settled (RabbitMQ's /management takes
 	// them so); else each request's outcome is awaited before its
@@ -74,14 +76,6 @@ func (s *Session) NewRequester(ctx context.Context, address string, opts *Reques
 	if o.Credit == 0 {
 		o.Credit = 100
 	}
-	so := &SenderOptions{Name: o.Name, Properties: props}
-	if o.Settled {
-		so.SettlementMode = SenderSettleModeSettled
-	}
-	snd, err := s.NewSender(ctx, address, so)
-	if err != nil {
-		return nil, err
-	}
 	ro := &ReceiverOptions{Name: o.Name, Properties: props, Credit: o.Credit}
 	source := address
 	if o.DynamicReply {
@@ -91,6 +85,20 @@ func (s *Session) NewRequester(ctx context.Context, address string, opts *Reques
 		if ro.TargetAddress == "" {
 			ro.TargetAddress = linkName(s.c, "reply")
 		}
+	}
+	so := &SenderOptions{Name: o.Name, Properties: props}
+	if o.Paired {
+		// The two ends of a pair on this side name one address (the
+		// sender's source, the receiver's target): RabbitMQ refuses the
+		// second attach of a pair whose addresses differ.
+		so.SourceAddress = ro.TargetAddress
+	}
+	if o.Settled {
+		so.SettlementMode = SenderSettleModeSettled
+	}
+	snd, err := s.NewSender(ctx, address, so)
+	if err != nil {
+		return nil, err
 	}
 	rcv, err := s.NewReceiver(ctx, source, ro)
 	if err != nil {

@@ -26,6 +26,7 @@ type responder struct {
 	byAddr map[string]*engine.Link
 	byName map[string]*engine.Link
 	paired map[string]bool           // link name → attach properties had paired: true
+	pairAt map[string]string         // link name → the client's address of a paired link: its sender's source, its receiver's target
 	queued map[*engine.Link][][]byte // replies waiting for credit
 	// answer, when set, makes the reply (its correlation-id is set
 	// here); else the request's body and "-reply" is.
@@ -57,6 +58,19 @@ func (h *responder) OnLinkAttach(l *engine.Link) {
 	defer h.mu.Unlock()
 	if m, err := anyMap(a.Properties); err == nil && m["paired"] == true {
 		h.paired[name] = true
+		// As RabbitMQ's /management: the two halves of a pair name one
+		// address at the client's end, else the second is refused.
+		var at string
+		if src, ok := a.Source.Get(); ok && !l.IsSender() {
+			at = string(src.Address)
+		} else if tgt, ok := a.Target.Get(); ok && l.IsSender() {
+			at = string(tgt.Address)
+		}
+		if first, ok := h.pairAt[name]; ok && first != at {
+			l.Detach(engine.NewError(frame.CondPreconditionFailed, "the halves of a link pair name "+first+" and "+at))
+			return
+		}
+		h.pairAt[name] = at
 	}
 	if !l.IsSender() {
 		l.KeepCredit(500)
@@ -107,7 +121,7 @@ func (h *responder) OnDelivery(l *engine.Link, d engine.Delivery) {
 
 func newResponder() *responder {
 	return &responder{byAddr: map[string]*engine.Link{}, byName: map[string]*engine.Link{}, paired: map[string]bool{},
-		queued: map[*engine.Link][][]byte{}}
+		pairAt: map[string]string{}, queued: map[*engine.Link][][]byte{}}
 }
 
 // Requests in flight at once on one Requester each get their own reply,
