@@ -146,6 +146,12 @@ type Options struct {
 	MaxConnections int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
+	// Responders are nodes served by Go code, by address: a message
+	// sent to one is a request, answered by its Responder with a reply
+	// stored on the node the request's reply-to names (see Nodes served
+	// by Go code in the package documentation). The map must not change
+	// after New.
+	Responders map[string]Responder
 }
 
 // Broker is an in-memory AMQP 1.0 broker on package engine. New makes
@@ -186,6 +192,7 @@ type Broker struct {
 	// bytes, bounded together (durable_sub.go).
 	keptCopies int
 	keptBytes  int64
+	ext        ext // inspect.go, responder.go
 }
 
 // New returns a Broker with the options o.

@@ -33,6 +33,53 @@
 // a string under that key goes to the node it names instead of its
 // link's ([Route] reads it, without decoding the body or allocating).
 //
+// # Nodes served by Go code
+//
+// Options.Responders maps addresses to [Responder] functions: nodes
+// that answer requests, as a service's do (Azure's $cbs and
+// $management, RabbitMQ 4's /management, AMQP management). A producer
+// whose target is such an address sends requests; each is decoded and
+// handed to its Responder on a goroutine of its own, never the
+// connection's (a link has at most MaxRequestsInFlight requests being
+// answered: that is its credit, topped up as they are; a connection at
+// most MaxConnRequestsInFlight, past which a request is rejected with
+// amqp:resource-limit-exceeded), with a ctx that
+// ends with the link, its connection or the broker. The reply is stored
+// on the node the request's reply-to names, with its correlation-id set
+// to the request's correlation-id, or its message-id when it has none
+// (the AMQP request/response convention); reply-to "$me", or none, is
+// the receiver paired with the request's link: one attached from the
+// responder's address with the same link name on the same connection
+// (RabbitMQ 4's direct reply; its /management marks both links
+// {paired: true}). A receiver attached from a responder's address takes
+// the replies sent to its target's address (the reply address Azure's
+// clients choose), a queue made for it and removed
+// with it as a dynamic node is; with no target address, "$me" or a
+// responder's address (RabbitMQ 4's clients name /management), a queue
+// of its own. A reply to a node that is not there is dropped,
+// and logged.
+//
+// A request sent unsettled is accepted once its Responder has returned
+// a reply (or none); a Responder's error rejects it with
+// amqp:internal-error and the error's text, and no reply is sent (a
+// Responder that panics is such an error). A service's status is the
+// Responder's to put in the reply it returns (AMQP management's
+// "statusCode", $cbs's "status-code", RabbitMQ's subject "201"). With
+// Options.Permissions, sending requests needs Write on the responder's
+// address, taking replies Read on it, and a reply to a reply-to the
+// requester may not write to is dropped.
+//
+// # From Go code
+//
+// A program (or a test: package amqptest wraps these) touches the
+// broker directly: [Broker.Publish] stores a message as a producer
+// would, [Broker.Declare] makes a queue, [Broker.Peek] reads a queue's
+// waiting messages without taking them, [Broker.Wait] blocks until a
+// queue's statistics meet a condition (woken by the broker's changes,
+// never a timer), [Broker.Peers] lists the connections and
+// [Broker.Drop] cuts one as a network failure would, and
+// [Broker.OnAttach] sets a hook that may refuse or hold back an attach.
+//
 // # Flow control
 //
 // Every queue is bounded in messages and bytes (Options.MaxMessages,

@@ -56,6 +56,7 @@ type conn struct {
 	ids     [64]uint32
 	made    *made // the nodes it made that are there (under the broker's lock)
 	txnHeld int   // bytes its open transactions hold (txn.go)
+	ext     connExt
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -141,6 +142,7 @@ func (b *Broker) kick(cn *conn) {
 // wake services the connections in wake: cur's at once (this is its
 // goroutine), the others through kick.
 func (b *Broker) wake(cur *conn, wake []*conn) {
+	b.notify() // inspect.go: Wait
 	for i, cn := range wake {
 		if i > 0 && wake[i-1] == cn {
 			continue
@@ -181,12 +183,14 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
 	c.Context = cn
+	h.b.opened(cn)
 	h.b.logf("open %q (%q)", c.RemoteContainerID(), c.Identity()) // %q: peer-chosen text, a newline in it must not forge a line
 }
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
 	h.b.logf("close %q: %q", c.RemoteContainerID(), err)
 	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
+	h.b.closedConn(connOf(c)) // inspect.go
 }
 
 func (handler) OnSessionBegin(*engine.Session) {}
@@ -212,6 +216,9 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 	}
 	if !utf8.Valid(l.Name()) {
 		return errNameNotUTF8
+	}
+	if e := b.attachHook(cn, l); e != nil { // inspect.go
+		return e
 	}
 	if !l.Charge(linkStateCost) {
 		return errLinkBudget
@@ -288,6 +295,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	if l.IsSender() {
 		src := l.RemoteSource()
 		addr, made := cn.takeDynamic(l, src.Address)
+		if !made && b.responderOf(addr) != nil {
+			addr, made = b.replyNode(l) // responder.go: it takes replies
+		}
 		if len(addr) == 0 {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
 			return
@@ -341,6 +351,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
+		b.notify()
 		return // it sends once the peer grants credit (OnFlow)
 	}
 	tgt := l.RemoteTarget()
@@ -352,6 +363,10 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	configure, e := b.mayAttach(cn, addr, made, Write)
 	if e != nil {
 		l.Detach(e)
+		return
+	}
+	if r := b.responderOf(addr); r != nil && !made {
+		b.attachRequests(cn, l, addr, r) // responder.go
 		return
 	}
 	p := &producer{link: l, conn: cn}
@@ -375,6 +390,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	l.Context = p
 	cn.producers = append(cn.producers, p)
 	b.grant(p)
+	b.notify()
 }
 
 // mayAttach checks a link of cn to the node at addr that does op (Read:
@@ -476,6 +492,9 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	b := h.b
 	p, ok := l.Context.(*producer)
 	if !ok || d.Aborted || p.gone {
+		if rl, ok := l.Context.(*requestLink); ok && !d.Aborted {
+			b.request(rl, &d) // responder.go
+		}
 		return
 	}
 	if id := d.TxnID(); id != nil {
@@ -608,8 +627,8 @@ func (b *Broker) dispatch(c *consumer) {
 		wake := wb[:0]
 		b.mu.Lock()
 		if c.kill {
-			b.mu.Unlock()
 			c.gone = true
+			b.mu.Unlock()
 			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
 			return
 		}
@@ -846,7 +865,6 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 	var wake []*conn
 	switch x := l.Context.(type) {
 	case *consumer:
-		x.gone = true
 		if cn != nil {
 			if i := slices.Index(cn.consumers, x); i >= 0 {
 				cn.consumers = slices.Delete(cn.consumers, i, i+1)
@@ -862,6 +880,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			acquired[i] = x.unacked[id]
 		}
 		b.mu.Lock()
+		x.gone = true // under the lock: other connections' wakeOneLocked reads it
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
 			n.consumers = slices.Delete(n.consumers, i, i+1)
@@ -903,6 +922,8 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			wake = b.autoDeleteLocked(n, wake)
 		}
 		b.mu.Unlock()
+	case *requestLink:
+		b.detachRequests(x) // responder.go
 	default:
 		// Refused before it was made: a durable state Recover gave it
 		// goes, as the link was closed.
