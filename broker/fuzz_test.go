@@ -397,7 +397,7 @@ func (b *Broker) heldBytes() int64 {
 		}
 	}
 	ring := func(q *queue) {
-		held += int64(len(q.r.e)) * msgSize
+		held += int64(q.r.slots()) * msgSize
 		for i := range q.len() {
 			buf(*q.r.at(i))
 		}
