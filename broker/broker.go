@@ -452,7 +452,7 @@ type QueueStats struct {
 	// that expired before they were delivered, DeadLettered those moved
 	// to Options.DeadLetterAddress or ExpiryAddress from this node.
 	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused uint64
-	Expired, DeadLettered                                                                    uint64
+	Expired, DeadLettered                                                                      uint64
 	// EnqueueRate and DeliverRate are messages a second, over the
 	// seconds before the last sample (taken when statistics are read, at
 	// most once a second).

@@ -53,9 +53,9 @@ var (
 	reasonExpired          = []byte(ReasonExpired)
 	reasonMaxDeliveryCount = []byte(ReasonMaxDeliveryCount)
 	reasonRejected         = []byte(ReasonRejected)
-	keyReason      = message.SymbolKey(AnnotationDeadLetterReason)
-	keyDescription = message.SymbolKey(AnnotationDeadLetterDescription)
-	keyOrigin      = message.SymbolKey(AnnotationOriginalAddress)
+	keyReason              = message.SymbolKey(AnnotationDeadLetterReason)
+	keyDescription         = message.SymbolKey(AnnotationDeadLetterDescription)
+	keyOrigin              = message.SymbolKey(AnnotationOriginalAddress)
 )
 
 // nowMS returns the broker's time in ms since the epoch: Options.Now's,
