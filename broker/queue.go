@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"math/bits"
 	"time"
 )
@@ -226,6 +227,22 @@ func (r *ring) remove(i int) msg {
 	}
 	r.n--
 	return m
+}
+
+// check reports an error when r's count or its bits of priorities with
+// messages are not its fifos' (for the fuzz test's invariants).
+func (r *ring) check() error {
+	k := 0
+	for p := range r.lv {
+		if (r.lv[p].n > 0) != (r.used&(1<<p) != 0) {
+			return fmt.Errorf("ring: priority %d holds %d, bit %v", p, r.lv[p].n, r.used&(1<<p) != 0)
+		}
+		k += r.lv[p].n
+	}
+	if k != r.n {
+		return fmt.Errorf("ring: %d counted, %d held", r.n, k)
+	}
+	return nil
 }
 
 // slots returns the messages r has room for, in all its fifos.
