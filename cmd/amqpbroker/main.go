@@ -301,6 +301,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	route := fs.String("route", "", "application property routing a message to the queue it names")
 	fanout := fs.String("fanout", "topic/", "comma-separated address prefixes of fan-out nodes")
 	autoDelete := fs.Bool("auto-delete", false, "remove queues once unused")
+	maxDeliveries := fs.Int("max-delivery-count", 0, "failed deliveries after which a message is dead-lettered (0: no bound)")
+	deadLetter := fs.String("dead-letter-address", "", "queue that rejected messages, and those past -max-delivery-count, are moved to (none: dropped)")
+	expiry := fs.String("expiry-address", "", "queue that expired messages are moved to (none: dropped)")
 	users := accounts{}
 	fs.Var(users, "user", "deprecated (the password shows in ps): an account name:password (repeatable); use -users")
 	usersFile := fs.String("users", "", "file of accounts, name:password or name:SCRAM-SHA-256$... a line")
@@ -342,7 +345,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, MaxConnections: *maxConns,
 		MaxQueuesPerConnection: *maxConnQueues, MaxQueuesPerAccount: *maxAcctQueues,
 		MaxDurableLinksPerAccount: *maxAcctDurable,
-		Engine:                    engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
+		MaxDeliveryCount:          *maxDeliveries, DeadLetterAddress: *deadLetter, ExpiryAddress: *expiry,
+		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
 	if len(users) > 0 {
 		o.Engine.Auth = users.authenticator(*anonymous)
 	}
