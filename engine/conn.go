@@ -13,11 +13,14 @@ import (
 )
 
 // This file is the connection (part 2 §2.4): the Conn and its
-// constructors, Feed and the frame loop (protocol headers, then each
-// frame by channel and performative), open and close, the output buffer
-// (Output, Written, WantRead), Tick (heartbeats, idle and handshake
-// time-outs), and begin, where the session's own file takes over
-// (session.go). SASL is in sasl.go, links in link.go.
+// constructors, Feed and the frame loop, route (one switch on the
+// descriptor of each AMQP frame to its performative's onX: the
+// channel's session's, or the connection's onBegin and onClose;
+// routeHandshake for protocol headers, SASL and the open), open and
+// close, the output buffer (Output, Written, WantRead; startFrame and
+// endFrame around each frame written), Tick (heartbeats, idle and
+// handshake time-outs), and begin, where the session's own file takes
+// over (session.go). SASL is in sasl.go, links in link.go.
 
 // Phase is the stage a connection has reached in its exchange with the
 // peer: what it reads next (part 2 §2.2 headers, part 5 §5.2 TLS, §5.3
@@ -113,11 +116,11 @@ type Conn struct {
 	closeAt time.Time // when this end's close was written
 	err     *Error    // why the connection failed or closed
 
-	open           frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
-	openBuf        []byte
-	peerMaxFrame   uint32
-	peerChannelMax uint16
-	peerIdle       time.Duration
+	open             frame.Open // the peer's, parsed from openBuf: views valid for the Conn's life
+	openBuf          []byte
+	remoteMaxFrame   uint32
+	remoteChannelMax uint16
+	remoteIdle       time.Duration
 
 	byRemote []*Session // by the peer's channel
 	byLocal  []*Session // by this end's channel
@@ -175,7 +178,7 @@ func newConn(cfg Config, h Handler, client bool) *Conn {
 	if h == nil {
 		h = NopHandler{}
 	}
-	c := &Conn{cfg: cfg, h: h, client: client, peerMaxFrame: 512, peerChannelMax: frame.SpecChannelMax}
+	c := &Conn{cfg: cfg, h: h, client: client, remoteMaxFrame: 512, remoteChannelMax: frame.SpecChannelMax}
 	c.maxMessage = int(min(cfg.MaxMessageSize, math.MaxInt32))
 	return c
 }
@@ -205,11 +208,11 @@ func (c *Conn) Identity() string { return c.identity }
 
 // RemoteMaxFrameSize returns the peer's max-frame-size: outgoing
 // transfers are split to fit it.
-func (c *Conn) RemoteMaxFrameSize() uint32 { return c.peerMaxFrame }
+func (c *Conn) RemoteMaxFrameSize() uint32 { return c.remoteMaxFrame }
 
 // RemoteIdleTimeout returns the peer's idle time-out; the engine sends a
 // heartbeat when it has written nothing for half of it.
-func (c *Conn) RemoteIdleTimeout() time.Duration { return c.peerIdle }
+func (c *Conn) RemoteIdleTimeout() time.Duration { return c.remoteIdle }
 
 // Err returns why the connection failed or closed (the peer's error,
 // Remote set, or the engine's), or nil.
@@ -258,7 +261,7 @@ func (c *Conn) Feed(p []byte, now time.Time) error {
 			break
 		}
 		p = p[n:]
-		if err := c.fastFrame(&f); err != nil {
+		if err := c.route(&f); err != nil {
 			c.apply(err)
 		}
 	}
@@ -301,7 +304,7 @@ func (c *Conn) fill(p []byte) []byte {
 	case err != nil:
 		c.apply(c.readFault(err, c.partOff))
 	case n > 0:
-		c.apply(c.fastFrame(&f))
+		c.apply(c.route(&f))
 	}
 	c.part = c.part[:0]
 	return p
@@ -335,21 +338,88 @@ func (c *Conn) readFault(err error, off int64) error {
 	return &connError{frame.CondFramingError, desc}
 }
 
-// fastFrame handles a frame: a transfer on an open connection goes
-// straight to its session's onTransfer, any other frame through frame.
-func (c *Conn) fastFrame(f *frame.Frame) error {
-	if b := f.Body; len(b) > 3 && b[2] == byte(amqpsax.DescriptorTransfer) && b[1] == byte(amqpsax.CodeSmallUlong) && b[0] == 0 &&
-		f.Type == frame.TypeAMQP && c.in == phOpened && !f.IsHeader && int(f.Channel) < len(c.byRemote) {
-		if s := c.byRemote[f.Channel]; s != nil {
-			return s.onTransfer(b)
+// route takes a frame to the function of its performative, each in one
+// step: an AMQP frame on an open connection by one switch on its
+// descriptor, with its channel's session looked up once, to the
+// session's onTransfer, onFlow, onDisposition, onAttach, onDetach or
+// onEnd, or the connection's onBegin or onClose; everything before the
+// open is exchanged (protocol headers, SASL, the open) and heartbeats
+// go through routeHandshake. It returns the fault of the peer it found,
+// for apply.
+func (c *Conn) route(f *frame.Frame) error {
+	b := f.Body
+	if len(b) == 0 || c.in != phOpened || f.Type != frame.TypeAMQP || f.IsHeader {
+		return c.routeHandshake(f)
+	}
+	var d amqpsax.Descriptor
+	if len(b) >= 3 && b[0] == 0 && b[1] == byte(amqpsax.CodeSmallUlong) { // every peer writes smallulong (descriptor)
+		d = amqpsax.Descriptor(b[2])
+	} else {
+		var err error
+		if d, err = frame.Performative(b); err != nil {
+			return decodeError(err)
 		}
 	}
-	return c.frame(*f)
+	var s *Session
+	if int(f.Channel) < len(c.byRemote) {
+		s = c.byRemote[f.Channel]
+	}
+	// The peer's close ends the connection at once (onClose: finish), so
+	// nothing is routed after it. The switch's common case first: a
+	// transfer on a begun session.
+	if d == amqpsax.DescriptorTransfer && s != nil {
+		return s.onTransfer(b)
+	}
+	switch d {
+	case amqpsax.DescriptorTransfer:
+	case amqpsax.DescriptorFlow:
+		if s != nil {
+			return s.onFlow(b)
+		}
+	case amqpsax.DescriptorDisposition:
+		if s != nil {
+			return s.onDisposition(b)
+		}
+	case amqpsax.DescriptorAttach:
+		if s != nil {
+			return s.onAttach(b)
+		}
+	case amqpsax.DescriptorDetach:
+		if s != nil {
+			return s.onDetach(b)
+		}
+	case amqpsax.DescriptorEnd:
+		if s != nil {
+			return s.onEnd(b)
+		}
+	case amqpsax.DescriptorBegin:
+		return c.onBegin(f.Channel, b)
+	case amqpsax.DescriptorClose:
+		return c.onClose(b)
+	case amqpsax.DescriptorOpen:
+		return &connError{frame.CondIllegalState, "second open"}
+	default:
+		return notPerformative(d)
+	}
+	return noSession(f.Channel)
 }
 
-// frame handles one frame or protocol header; it returns the fault of
-// the peer it found, for apply.
-func (c *Conn) frame(f frame.Frame) error {
+// noSession is the fault of a frame on channel ch, where no session has
+// begun.
+func noSession(ch uint16) error {
+	return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(ch)) + ", where no session has begun"}
+}
+
+// notPerformative is the fault of a frame whose descriptor d is no
+// performative's.
+func notPerformative(d amqpsax.Descriptor) error {
+	return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
+}
+
+// routeHandshake is route for what comes before the open is exchanged
+// (protocol headers, SASL frames, the open), a heartbeat, and what is
+// out of place (a header mid-stream, a frame of the wrong type).
+func (c *Conn) routeHandshake(f *frame.Frame) error {
 	if f.IsHeader {
 		return c.header(f.Header)
 	}
@@ -365,7 +435,16 @@ func (c *Conn) frame(f frame.Frame) error {
 	if f.Type != frame.TypeAMQP {
 		return &connError{frame.CondFramingError, "frame of type " + strconv.Itoa(int(f.Type)) + " on an AMQP connection"}
 	}
-	return c.amqpFrame(f.Channel, f.Body)
+	if len(f.Body) == 0 {
+		return nil // heartbeat (§2.4.5): lastRecv is set by Feed
+	}
+	// the open (phOpen): route takes every other AMQP frame
+	if d, err := descriptor(f.Body); err != nil {
+		return decodeError(err)
+	} else if d != amqpsax.DescriptorOpen {
+		return &connError{frame.CondIllegalState, "first frame is not open"}
+	}
+	return c.onOpen(f.Body)
 }
 
 // header handles a protocol header (part 2 §2.2, part 5 §5.1-5.3); it
@@ -503,47 +582,6 @@ func descriptor(body []byte) (amqpsax.Descriptor, error) {
 	return frame.Performative(body)
 }
 
-// amqpFrame handles an AMQP frame (part 2 §2.7): the performative's
-// function per type.
-func (c *Conn) amqpFrame(ch uint16, body []byte) error {
-	if len(body) == 0 {
-		return nil // heartbeat (§2.4.5): lastRecv is set by Feed
-	}
-	d, err := descriptor(body)
-	if err != nil {
-		return decodeError(err)
-	}
-	if c.in == phOpen {
-		if d != amqpsax.DescriptorOpen {
-			return &connError{frame.CondIllegalState, "first frame is not open"}
-		}
-		return c.onOpen(body)
-	}
-	if c.st.remote == closed {
-		return nil // after the peer's close: nothing more counts (CloseWait ends it)
-	}
-	switch d {
-	case amqpsax.DescriptorTransfer, amqpsax.DescriptorFlow, amqpsax.DescriptorDisposition,
-		amqpsax.DescriptorAttach, amqpsax.DescriptorDetach, amqpsax.DescriptorEnd:
-		var s *Session
-		if int(ch) < len(c.byRemote) {
-			s = c.byRemote[ch]
-		}
-		if s == nil {
-			return &connError{frame.CondNotAllowed, "frame on channel " + strconv.Itoa(int(ch)) + ", where no session has begun"}
-		}
-		return s.frame(d, body)
-	case amqpsax.DescriptorBegin:
-		return c.onBegin(ch, body)
-	case amqpsax.DescriptorClose:
-		return c.onClose(body)
-	case amqpsax.DescriptorOpen:
-		return &connError{frame.CondIllegalState, "second open"}
-	default:
-		return &connError{frame.CondDecodeError, "frame body is no performative (descriptor " + strconv.FormatUint(uint64(d), 16) + ")"}
-	}
-}
-
 // onOpen handles the peer's open (part 2 §2.7.1, §2.4.1): max-frame-size,
 // channel-max and idle-time-out negotiated.
 //
@@ -563,9 +601,9 @@ func (c *Conn) onOpen(body []byte) error {
 	if maxFrame < 512 {
 		return &connError{frame.CondInvalidField, "max-frame-size below 512"}
 	}
-	c.peerMaxFrame = min(maxFrame, math.MaxInt32)
-	c.peerChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
-	c.peerIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
+	c.remoteMaxFrame = min(maxFrame, math.MaxInt32)
+	c.remoteChannelMax = o.ChannelMax.Or(frame.SpecChannelMax)
+	c.remoteIdle = time.Duration(o.IdleTimeOut.Or(0)) * time.Millisecond
 	c.st.remote = active
 	if c.st.local == unset {
 		c.writeOpen()
@@ -587,9 +625,9 @@ func (c *Conn) writeOpen() {
 		o.Hostname = []byte(c.cfg.Hostname)
 	}
 	o.Properties, o.OfferedCapabilities, o.DesiredCapabilities = c.cfg.Properties, c.cfg.OfferedCapabilities, c.cfg.DesiredCapabilities
-	start := c.begin(0)
+	start := c.startFrame(0)
 	c.out = frame.AppendOpen(c.out, o)
-	c.end(start)
+	c.endFrame(start)
 	c.st.local = active
 }
 
@@ -637,9 +675,9 @@ func (c *Conn) Close(e *Error) error {
 
 func (c *Conn) writeClose(e *Error) {
 	cl := frame.Close{Error: e.amqp()}
-	start := c.begin(0)
+	start := c.startFrame(0)
 	c.out = frame.AppendClose(c.out, cl)
-	c.end(start)
+	c.endFrame(start)
 	c.st.local = closed
 	c.closeAt = c.now
 }
@@ -782,7 +820,7 @@ func (c *Conn) Written(n int) {
 		c.out = c.out[:copy(c.out, c.out[c.outHead:])]
 		c.outHead = 0
 	}
-	if c.full && c.pending() <= c.cfg.MaxOutput/2 {
+	if c.full && c.unwritten() <= c.cfg.MaxOutput/2 {
 		c.full = false
 		if c.in != phDone {
 			c.h.OnWritable(c)
@@ -790,14 +828,14 @@ func (c *Conn) Written(n int) {
 	}
 }
 
-// pending returns the output bytes not yet written.
-func (c *Conn) pending() int { return len(c.out) - c.outHead }
+// unwritten returns the output bytes not yet written.
+func (c *Conn) unwritten() int { return len(c.out) - c.outHead }
 
 // WantRead reports whether the driver should read more from the peer: not
 // while the output is over Config.MaxOutput (a peer that does not read
 // cannot make the engine buffer without bound), nor once the connection
 // is done.
-func (c *Conn) WantRead() bool { return c.in != phDone && c.pending() <= c.cfg.MaxOutput }
+func (c *Conn) WantRead() bool { return c.in != phDone && c.unwritten() <= c.cfg.MaxOutput }
 
 // CloseWait is how long a connection waits for the peer's close after
 // sending its own; then it is over (Done) without it.
@@ -834,16 +872,16 @@ func (c *Conn) Tick(now time.Time) time.Time {
 		c.fail(frame.CondResourceLimitExceeded, "idle time-out expired: nothing received for "+c.cfg.IdleTimeout.String())
 		return time.Time{}
 	}
-	if c.peerIdle > 0 && c.st.local == active && now.Sub(c.lastSent) >= c.peerIdle/2 {
-		start := c.begin(0)
-		c.end(start)
+	if c.remoteIdle > 0 && c.st.local == active && now.Sub(c.lastSent) >= c.remoteIdle/2 {
+		start := c.startFrame(0)
+		c.endFrame(start)
 	}
 	var next time.Time
 	if c.in < phOpened {
 		next = c.started.Add(c.cfg.HandshakeTimeout)
 	}
-	if c.peerIdle > 0 && c.st.local == active {
-		if t := c.lastSent.Add(c.peerIdle / 2); next.IsZero() || t.Before(next) {
+	if c.remoteIdle > 0 && c.st.local == active {
+		if t := c.lastSent.Add(c.remoteIdle / 2); next.IsZero() || t.Before(next) {
 			next = t
 		}
 	}
@@ -866,9 +904,9 @@ func (c *Conn) handshakeTimeout() {
 	c.finish(NewError(frame.CondResourceLimitExceeded, desc))
 }
 
-// begin starts an AMQP frame on channel ch in the output (after the
+// startFrame starts an AMQP frame on channel ch in the output (after the
 // disposition waiting to be merged, if any) and returns where it starts.
-func (c *Conn) begin(ch uint16) int {
+func (c *Conn) startFrame(ch uint16) int {
 	if c.disp.on {
 		c.flushDisp()
 	}
@@ -877,16 +915,18 @@ func (c *Conn) begin(ch uint16) int {
 	return start
 }
 
-func (c *Conn) end(start int) {
-	c.endFit(start)
-	if len(c.out)-start > int(c.peerMaxFrame) {
+// endFrame ends the frame startFrame started (its size patched in)
+// and checks it against the peer's max-frame-size.
+func (c *Conn) endFrame(start int) {
+	c.endFrameFit(start)
+	if len(c.out)-start > int(c.remoteMaxFrame) {
 		c.oversize(start) // every frame is checked against the peer's max-frame-size (txn.go)
 	}
 }
 
-// endFit is end for a frame made to fit the peer's max-frame-size (a
+// endFrameFit is endFrame for a frame made to fit the peer's max-frame-size (a
 // transfer, split by writeTransfer): inlined on the hot path.
-func (c *Conn) endFit(start int) {
+func (c *Conn) endFrameFit(start int) {
 	c.out = frame.EndFrame(c.out, start)
 	c.lastSent = c.now
 }
@@ -909,7 +949,7 @@ func (c *Conn) Begin() (*Session, error) {
 // freeChannel returns the lowest channel this end does not use, within
 // both ends' channel-max.
 func (c *Conn) freeChannel() (uint16, bool) {
-	limit := int(min(c.peerChannelMax, c.cfg.ChannelMax))
+	limit := int(min(c.remoteChannelMax, c.cfg.ChannelMax))
 	for i, s := range c.byLocal {
 		if c.nLocal == len(c.byLocal) || i > limit {
 			break // no hole: append
@@ -969,7 +1009,7 @@ func (c *Conn) onBegin(ch uint16, body []byte) error {
 	s.nextIncomingID = b.NextOutgoingID
 	s.remoteIncomingWindow = b.IncomingWindow
 	s.remoteOutgoingWindow = b.OutgoingWindow
-	s.peerHandleMax = b.HandleMax.Or(math.MaxUint32)
+	s.remoteHandleMax = b.HandleMax.Or(math.MaxUint32)
 	if s.st.local == unset {
 		s.writeBegin()
 	}

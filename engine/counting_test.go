@@ -149,11 +149,11 @@ func TestCountingNeverReads(t *testing.T) {
 	if c.WantRead() {
 		t.Fatal("still wants to read after 100 MiB")
 	}
-	if p := c.pending(); p > limit+4*len(chunk) {
+	if p := c.unwritten(); p > limit+4*len(chunk) {
 		t.Fatalf("%d bytes buffered, limit %d", p, limit)
 	}
-	t.Logf("stopped after %d bytes fed, %d buffered", fed, c.pending())
-	c.Written(c.pending())
+	t.Logf("stopped after %d bytes fed, %d buffered", fed, c.unwritten())
+	c.Written(c.unwritten())
 	if !c.WantRead() {
 		t.Fatal("does not read again once written")
 	}

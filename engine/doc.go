@@ -190,6 +190,20 @@
 // Link.RemoteAttach, RemoteSource and RemoteTarget are kept by the link,
 // Conn.RemoteOpen by the connection.
 //
+// # Routes
+//
+// Feed splits what it is given into frames where they lie
+// ([frame.Split]), and each frame takes one route: one switch on the
+// descriptor of an AMQP frame, its channel's session found once, to the
+// one function of its performative (the session's for transfer, flow,
+// disposition, attach, detach and end, the connection's for begin and
+// close; protocol headers, SASL and the open before). A transfer's
+// head is read once ([frame.TransferHead]); a delivery in one transfer
+// goes from there to OnDelivery within the transfer's own function (the
+// session window, the link's credit, the delivery), and only a transfer
+// the head does not take (a state, a resume, an abort) is parsed whole
+// ([frame.ParseTransferWhole]).
+//
 // # Errors
 //
 // The handler of each performative returns the fault it finds, scoped to

@@ -47,14 +47,14 @@ func TestOpenNegotiation(t *testing.T) {
 	srv := &recorder{}
 	p, _, _ := openPair(t, Config{MaxFrameSize: 1024, ChannelMax: 7, IdleTimeout: 10 * time.Second, ContainerID: "cli", Hostname: "h"},
 		Config{ContainerID: "srv"}, LinkOptions{}, srv)
-	if p.s.RemoteMaxFrameSize() != 1024 || p.s.RemoteIdleTimeout() != 10*time.Second || p.s.peerChannelMax != 7 {
-		t.Fatal(p.s.RemoteMaxFrameSize(), p.s.RemoteIdleTimeout(), p.s.peerChannelMax)
+	if p.s.RemoteMaxFrameSize() != 1024 || p.s.RemoteIdleTimeout() != 10*time.Second || p.s.remoteChannelMax != 7 {
+		t.Fatal(p.s.RemoteMaxFrameSize(), p.s.RemoteIdleTimeout(), p.s.remoteChannelMax)
 	}
 	if p.s.RemoteContainerID() != "cli" || p.s.RemoteHostname() != "h" || p.c.RemoteContainerID() != "srv" {
 		t.Fatal(p.s.RemoteContainerID(), p.c.RemoteContainerID())
 	}
-	if p.c.RemoteMaxFrameSize() != DefaultMaxFrameSize || p.c.RemoteIdleTimeout() != 0 || p.c.peerChannelMax != DefaultChannelMax {
-		t.Fatal(p.c.RemoteMaxFrameSize(), p.c.peerChannelMax)
+	if p.c.RemoteMaxFrameSize() != DefaultMaxFrameSize || p.c.RemoteIdleTimeout() != 0 || p.c.remoteChannelMax != DefaultChannelMax {
+		t.Fatal(p.c.RemoteMaxFrameSize(), p.c.remoteChannelMax)
 	}
 	if p.s.Identity() != "anonymous" {
 		t.Fatal(p.s.Identity())

@@ -102,8 +102,8 @@ type Delivery struct {
 // only during OnDelivery (after it, nil). See Coordinator. (A method,
 // not a field, so that the Delivery of the hot path stays its size.)
 func (d *Delivery) TxnID() []byte {
-	if l := d.Link; l != nil && l.inTxn && l.curDone != curOver && l.cur == d.DeliveryID {
-		return l.txnID
+	if l := d.Link; l != nil && l.recv.transactional && l.recv.done != curOver && l.recv.id == d.DeliveryID {
+		return l.recv.txnID
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func (d *Delivery) TxnID() []byte {
 // See Link.SendResume.
 func (d *Delivery) Resumed() bool {
 	l := d.Link
-	return l != nil && l.resumed && l.curDone != curOver && l.cur == d.DeliveryID
+	return l != nil && l.recv.resumed && l.recv.done != curOver && l.recv.id == d.DeliveryID
 }
 
 // SetContext sets the application's value for the delivery:

@@ -10,12 +10,13 @@ import (
 
 // This file is the link (part 2 §2.6): LinkOptions and Link with its
 // accessors, attach and detach, the flow of credit (onFlow, Flow,
-// KeepCredit, DrainCredit, SetAvailable; §2.6.7), incoming transfers
-// (onTransfer, deliverOne; a delivery in several transfers joined by the
-// link's frame.Join), settlement
-// (Dispose, Settle), and outgoing transfers (Send split at the peer's
-// max-frame-size, writeTransfer, resume when window or output frees up,
-// Abort).
+// KeepCredit, DrainCredit, SetAvailable; §2.6.7), the incoming
+// delivery in progress (recvDelivery) and the transfers the session's
+// onTransfer hands on (onTransfer: a delivery in several transfers
+// joined by frame.Join, a transactional or resumed one; delivered, for
+// every delivery), settlement (Dispose, Settle), and outgoing transfers
+// (Send split at the peer's max-frame-size, writeTransfer, sendPending
+// when the window frees up, Abort).
 
 // ErrMessageSize: Send of a message above the receiver's
 // max-message-size.
@@ -115,41 +116,64 @@ type Link struct {
 
 	autoCredit uint32 // Creditor.Credit
 	autoAccept bool
-	join       frame.Join // the incoming delivery in progress (§2.6.12)
-	joinHeld   int        // its buffer's bytes, as the budget counts them
-	curDone    uint8      // what became of the delivery of the current OnDelivery (curNone …)
-	cur        uint32     // its delivery-id
-	curCtx     any        // its context (SetDeliveryContext), kept with it after OnDelivery
+	recv       recvDelivery // a receiver's incoming delivery in progress
 
-	peerMaxMessage uint64
-	format         uint32 // the message-format of outgoing deliveries (SetMessageFormat)
-	creditDrained  bool   // Creditor.WhenDrained (credit.go)
+	remoteMaxMessage uint64
+	format           uint32 // the message-format of outgoing deliveries (SetMessageFormat)
+	creditDrained    bool   // Creditor.WhenDrained (credit.go)
 
 	// Transactions (txn.go): a coordinator link (the controller's, or one
-	// the engine runs), and the txn-id of the incoming delivery in
-	// progress when its transfers carry a transactional-state.
+	// the engine runs).
 	coord   bool
 	notFast bool // sender or coord: no delivery takes the fast path (Session.onTransfer)
-	inTxn   bool
-	txnID   []byte
 
 	// Recovery (recover.go): whether this end's detach closed the link,
 	// whether a receiver keeps its unsettled tags (a terminus durable
 	// with unsettled-state), what it kept at its detach, the unsettled
-	// map of this end's attach and the tags it may resume, and the
-	// delivery being resumed (sent or received).
-	closing, keepTags    bool
-	kept                 []Unsettled
-	resumeMap            []byte
-	resumeInc            bool
-	resumeTags           map[string]struct{}
-	remoteIndex          map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
-	special              *sendSpecial      // set by SendTxn and SendResume around their Send
-	resumed, dropResumed bool
+	// map of this end's attach and the tags it may resume, and what
+	// SendTxn or SendResume asks of the delivery being sent.
+	closing, keepTags bool
+	kept              []Unsettled
+	resumeMap         []byte
+	resumeInc         bool
+	resumeTags        map[string]struct{}
+	remoteIndex       map[string][]byte // the peer's unsettled map by tag, once RemoteUnsettled is asked
+	special           *sendSpecial      // set by SendTxn and SendResume around their Send
 
-	pend pending // an outgoing delivery's frames waiting for the session window
+	pend pendingSend // an outgoing delivery's frames waiting for the session window
 
 	mine attachFields // of this end's attach, until it is written
+}
+
+// recvDelivery is a receiver's incoming delivery in progress (part 2
+// §2.6.12): its transfers joined so far, what its first transfer said
+// of it (a transaction, a resume), and, while OnDelivery runs, its
+// delivery-id, its context and what the handler did with it. reset
+// starts a delivery and ends one; drop ends the link's.
+type recvDelivery struct {
+	join     frame.Join // a delivery in several transfers, joined
+	joinHeld int        // join's buffer's bytes, as the budget counts them
+	id       uint32     // the delivery-id of the current OnDelivery
+	done     uint8      // what became of it (curOver: no OnDelivery is running)
+	ctx      any        // its context (SetDeliveryContext), kept with it after OnDelivery
+
+	transactional bool   // its transfers carry a transactional-state (txn.go): Delivery.TxnID
+	txnID         []byte // that state's txn-id (a buffer reused, counted in Link.held)
+	resumed       bool   // resumed by the sender, its tag in this end's attach: Delivery.Resumed (recover.go)
+	dropResumed   bool   // resumed, its tag not in this end's attach: dropped (part 2 §2.6.13)
+}
+
+// reset forgets what the transfers of the last delivery said of it: at
+// the first transfer of a delivery, and once it is delivered or dropped.
+func (r *recvDelivery) reset() { r.transactional, r.resumed, r.dropResumed = false, false, false }
+
+// drop ends the delivery in progress of a link that is over: its buffer
+// is released from c's budget and let go.
+func (r *recvDelivery) drop(c *Conn) {
+	c.release(r.joinHeld)
+	r.joinHeld = 0
+	r.join = frame.Join{}
+	r.reset()
 }
 
 // attachFields are the fields of this end's attach beside its terminus
@@ -160,9 +184,9 @@ type attachFields struct {
 	offered, desired frame.Symbols
 }
 
-// pending is the rest of an outgoing delivery the peer's session window
+// pendingSend is the rest of an outgoing delivery the peer's session window
 // could not take yet, copied out of the caller's payload.
-type pending struct {
+type pendingSend struct {
 	on    bool
 	abort bool // Abort was called: an aborted transfer ends it
 	id    uint32
@@ -219,7 +243,7 @@ func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
 // (part 2 §2.7.3): the largest message it accepts; 0 means no limit (or
 // its attach has not arrived). Send refuses a larger one with
 // ErrMessageSize.
-func (l *Link) RemoteMaxMessageSize() uint64 { return l.peerMaxMessage }
+func (l *Link) RemoteMaxMessageSize() uint64 { return l.remoteMaxMessage }
 
 // Address returns the address of the node the peer names: the source's
 // address for a link this end sends on (the peer consumes from it), the
@@ -322,18 +346,18 @@ func (s *Session) attachLink(sender bool, o LinkOptions) (*Link, error) {
 }
 
 // attachFits reports that the link's attach fits the peer's
-// max-frame-size (every frame is checked as it is written: Conn.end).
+// max-frame-size (every frame is checked as it is written: Conn.endFrame).
 func (l *Link) attachFits(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) bool {
 	c := l.s.c
 	c.txn.scratch = frame.AppendAttach(c.txn.scratch[:0], l.attachPerf(src, tgt))
-	return 8+len(c.txn.scratch) <= int(c.peerMaxFrame)
+	return 8+len(c.txn.scratch) <= int(c.remoteMaxFrame)
 }
 
 func (l *Link) writeAttach(src frame.Opt[frame.Source], tgt frame.Opt[frame.Target]) {
 	c := l.s.c
-	start := c.begin(l.s.local)
+	start := c.startFrame(l.s.local)
 	c.out = frame.AppendAttach(c.out, l.attachPerf(src, tgt))
-	c.end(start)
+	c.endFrame(start)
 	l.st.local = active
 	l.mine = attachFields{} // written: the caller's bytes are not held
 }
@@ -380,9 +404,9 @@ func (l *Link) detach(close bool, e *Error) error {
 
 func (l *Link) writeDetach(close bool, e *Error) {
 	c := l.s.c
-	start := c.begin(l.s.local)
+	start := c.startFrame(l.s.local)
 	c.out = frame.AppendDetach(c.out, frame.Detach{Handle: l.local, Closed: close, Error: e.amqp()})
-	c.end(start)
+	c.endFrame(start)
 	l.st.local = closed
 	l.closing = close
 	l.pend.on = false
@@ -452,10 +476,8 @@ func (l *Link) report() {
 	if k := (linkName{string(l.name), l.sender}); c.names[k] == l {
 		delete(c.names, k)
 	}
-	c.release(l.joinHeld)
-	l.joinHeld = 0
-	l.join = frame.Join{} // its buffer goes with the delivery in progress
-	l.keep()              // recover.go: what a detach without closing leaves unsettled
+	l.recv.drop(c) // its buffer goes with the delivery in progress
+	l.keep()       // recover.go: what a detach without closing leaves unsettled
 	s.outgoing.forget(l)
 	s.incoming.forget(l)
 	l.pend.on = false
@@ -583,13 +605,13 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 	if l.sender {
 		return &linkError{l, frame.CondNotAllowed, "transfer on a link where the peer is the receiver"}
 	}
-	if !l.join.InProgress() {
+	if !l.recv.join.InProgress() {
 		if l.credit == 0 {
 			return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
 		}
 		l.credit--
 		l.deliveryCount++
-		l.inTxn, l.resumed, l.dropResumed = false, false, false
+		l.recv.reset()
 		if t.Resume {
 			l.resumedTransfer(t) // recover.go
 		}
@@ -606,10 +628,10 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return err
 	}
 	c.release(len(payload) + len(t.DeliveryTag))
-	d, done, err := l.join.Add(t, payload, c.maxMessage)
-	if held := l.join.Held(); held != l.joinHeld {
-		c.held += held - l.joinHeld
-		l.joinHeld = held
+	d, done, err := l.recv.join.Add(t, payload, c.maxMessage)
+	if held := l.recv.join.Held(); held != l.recv.joinHeld {
+		c.held += held - l.recv.joinHeld
+		l.recv.joinHeld = held
 		if err := c.charge(0); err != nil {
 			return err
 		}
@@ -621,7 +643,8 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return nil
 	}
 	d.Channel = s.remote
-	if l.dropResumed {
+	if l.recv.dropResumed {
+		l.recv.reset()
 		return nil // a resumed delivery this end does not know (part 2 §2.6.13)
 	}
 	dd := Delivery{Link: l, Delivery: d}
@@ -634,28 +657,8 @@ func (l *Link) onTransfer(t *frame.Transfer, payload []byte) error {
 		return l.creditTopUp()
 	}
 	err = l.delivered(&dd)
-	l.inTxn, l.resumed = false, false // Delivery.TxnID and Resumed are over
+	l.recv.reset() // Delivery.TxnID and Resumed are over
 	return err
-}
-
-// onHeadTransfer is onTransfer for a transfer read by its head alone.
-func (l *Link) onHeadTransfer(h *frame.TransferHead, payload []byte) error {
-	t := h.Transfer()
-	return l.onTransfer(&t, payload)
-}
-
-// deliverOne takes a delivery in one transfer, read by its head, on a
-// receiving link this end has not detached: the common case, with no
-// Transfer built and no assembler.
-func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
-	if l.credit == 0 {
-		return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
-	}
-	l.credit--
-	l.deliveryCount++
-	d := Delivery{Link: l, Delivery: frame.Delivery{Channel: l.s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID,
-		DeliveryTag: h.DeliveryTag, MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}}
-	return l.delivered(&d)
 }
 
 // delivered reports a whole delivery: it is kept for its settlement when
@@ -670,27 +673,27 @@ func (l *Link) deliverOne(h *frame.TransferHead, payload []byte) error {
 func (l *Link) delivered(d *Delivery) error {
 	s := l.s
 	c := s.c
-	l.cur, l.curDone = d.DeliveryID, curNone
+	l.recv.id, l.recv.done = d.DeliveryID, curNone
 	c.h.OnDelivery(l, *d)
 	keep := !d.Aborted && !d.Settled
-	if keep && l.curDone == curNone && l.autoAccept {
+	if keep && l.recv.done == curNone && l.autoAccept {
 		l.accept(d.DeliveryID)
 	}
-	done := l.curDone
-	l.curDone = curOver
+	done := l.recv.done
+	l.recv.done = curOver
 	if keep && done != curSettled && l.usable() {
 		r := &s.incoming
 		if r.n == len(r.e) {
 			// The ring grows: the budget counts it.
 			if err := c.charge(max(16, r.n) * deliveryCost); err != nil {
-				l.curCtx = nil
+				l.recv.ctx = nil
 				return err
 			}
 			s.ringHeld += max(16, r.n) * deliveryCost
 		}
 		e := r.push(d.DeliveryID, l)
-		if l.curCtx != nil {
-			e.ctx = l.curCtx // a slot not in use holds none (rentry.settle)
+		if l.recv.ctx != nil {
+			e.ctx = l.recv.ctx // a slot not in use holds none (rentry.settle)
 		}
 		if l.keepTags { // recover.go: a durable receiver keeps its unsettled tags
 			was := cap(e.tag)
@@ -703,13 +706,13 @@ func (l *Link) delivered(d *Delivery) error {
 			}
 		}
 	}
-	if l.curCtx != nil {
-		l.curCtx = nil
+	if l.recv.ctx != nil {
+		l.recv.ctx = nil
 	}
 	return l.creditTopUp()
 }
 
-// What became of the delivery of the current OnDelivery (Link.curDone).
+// What became of the delivery of the current OnDelivery (receiving.done).
 const (
 	curOver     uint8 = iota // no OnDelivery is running
 	curNone                  // not disposed of yet
@@ -792,12 +795,12 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 	if settle && l.rcvMode == frame.RcvSecond && !l.sender {
 		settle = false
 	}
-	if id == l.cur && l.curDone != curOver && !l.sender {
+	if id == l.recv.id && l.recv.done != curOver && !l.sender {
 		// The delivery of the OnDelivery running: not in the ring yet.
 		if settle {
-			l.curDone = curSettled
-		} else if l.curDone == curNone {
-			l.curDone = curDisposed
+			l.recv.done = curSettled
+		} else if l.recv.done == curNone {
+			l.recv.done = curDisposed
 		}
 		return role, settle
 	}
@@ -829,8 +832,8 @@ func (l *Link) SetDeliveryContext(id uint32, v any) error {
 	if l.reported {
 		return ErrState
 	}
-	if !l.sender && id == l.cur && l.curDone != curOver {
-		l.curCtx = v // the delivery of the OnDelivery running: not in the ring yet
+	if !l.sender && id == l.recv.id && l.recv.done != curOver {
+		l.recv.ctx = v // the delivery of the OnDelivery running: not in the ring yet
 		return nil
 	}
 	r := &l.s.incoming
@@ -896,12 +899,12 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 		return 0, ErrNoCredit
 	case s.remoteIncomingWindow == 0:
 		return 0, ErrNoWindow
-	case c.pending() > c.cfg.MaxOutput:
+	case c.unwritten() > c.cfg.MaxOutput:
 		c.full = true
 		return 0, ErrOutputFull
 	case settled && l.sndMode == frame.SndUnsettled, !settled && l.sndMode == frame.SndSettled:
 		return 0, ErrSettleMode
-	case l.peerMaxMessage > 0 && uint64(len(payload)) > l.peerMaxMessage:
+	case l.remoteMaxMessage > 0 && uint64(len(payload)) > l.remoteMaxMessage:
 		return 0, ErrMessageSize
 	case len(tag) > 32:
 		return 0, ErrTag
@@ -933,7 +936,7 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 		n = l.writeTransfer(&t, payload)
 	}
 	if n < len(payload) {
-		l.pend = pending{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
+		l.pend = pendingSend{on: true, id: id, buf: append(l.pend.buf[:0], payload[n:]...)}
 	}
 	return id, nil
 }
@@ -944,38 +947,45 @@ func (l *Link) SendWith(tag, payload []byte, settled bool, ctx any) (uint32, err
 func (l *Link) writeTransfer(t *frame.TransferHead, payload []byte) int {
 	s := l.s
 	c := s.c
-	maxFrame := int(c.peerMaxFrame)
+	maxFrame := int(c.remoteMaxFrame)
 	sent := 0
 	if s.outgoingWindow < 1<<30 {
 		s.writeFlow(nil, false) // announce the outgoing window whole again, once per 2^30 transfers
 	}
+	// startFrame and endFrameFit, by hand: the frames go to out, stored
+	// back once, and nothing in the loop writes a disposition.
+	if c.disp.on {
+		c.flushDisp()
+	}
+	out := c.out
 	for {
-		start := c.begin(s.local)
+		start := len(out)
+		out = frame.BeginFrame(out, frame.TypeAMQP, s.local)
 		t.More = false
-		c.out = frame.AppendTransferHead(c.out, t)
-		room := maxFrame - (len(c.out) - start)
+		out = frame.AppendTransferHead(out, t)
+		room := maxFrame - (len(out) - start)
 		if len(payload)-sent > room {
-			c.out = c.out[:start+8]
+			out = out[:start+8]
 			t.More = true
-			c.out = frame.AppendTransferHead(c.out, t)
-			room = maxFrame - (len(c.out) - start)
+			out = frame.AppendTransferHead(out, t)
+			room = maxFrame - (len(out) - start)
 		}
 		k := min(room, len(payload)-sent)
-		c.out = append(c.out, payload[sent:sent+k]...)
-		c.endFit(start) // each transfer is cut to fit
+		out = append(out, payload[sent:sent+k]...)
+		out = frame.EndFrame(out, start) // each transfer is cut to fit
 		sent += k
 		s.nextOutgoingID++
 		s.outgoingWindow--
 		s.remoteIncomingWindow--
-		if !t.More {
-			return sent
+		if !t.More || s.remoteIncomingWindow == 0 {
+			break
 		}
 		// continuation frames carry the handle and more only
 		*t = frame.TransferHead{Handle: t.Handle}
-		if s.remoteIncomingWindow == 0 {
-			return sent
-		}
 	}
+	c.out = out
+	c.lastSent = c.now
+	return sent
 }
 
 // writeSpecial is Send's writeTransfer for a transactional or resumed
@@ -996,19 +1006,19 @@ func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
 	if s.outgoingWindow < 1<<30 {
 		s.writeFlow(nil, false)
 	}
-	start := c.begin(s.local)
+	start := c.startFrame(s.local)
 	t.More = false
 	c.out = frame.AppendTransfer(c.out, *t)
-	room := int(c.peerMaxFrame) - (len(c.out) - start)
+	room := int(c.remoteMaxFrame) - (len(c.out) - start)
 	if len(payload) > room {
 		c.out = c.out[:start+8]
 		t.More = true
 		c.out = frame.AppendTransfer(c.out, *t)
-		room = int(c.peerMaxFrame) - (len(c.out) - start)
+		room = int(c.remoteMaxFrame) - (len(c.out) - start)
 	}
 	k := min(room, len(payload))
 	c.out = append(c.out, payload[:k]...)
-	c.endFit(start)
+	c.endFrameFit(start)
 	s.nextOutgoingID++
 	s.outgoingWindow--
 	s.remoteIncomingWindow--
@@ -1019,17 +1029,17 @@ func (l *Link) writeFirstTransfer(t *frame.Transfer, payload []byte) int {
 	return k + l.writeTransfer(&h, payload[k:])
 }
 
-// resume sends what the session window held back of the link's delivery.
-func (l *Link) resume() {
+// sendPending sends what the session window held back of the link's delivery.
+func (l *Link) sendPending() {
 	p := &l.pend
 	if p.abort {
 		// The aborted transfer, like any, takes a place in the window.
 		// Its more flag is false: part 2 §2.7.5, "a sender SHOULD NOT
 		// set the more flag to true if it also sets the aborted flag".
 		c := l.s.c
-		start := c.begin(l.s.local)
+		start := c.startFrame(l.s.local)
 		c.out = frame.AppendTransfer(c.out, frame.Transfer{Handle: l.local, Aborted: true})
-		c.endFit(start) // each transfer is cut to fit
+		c.endFrameFit(start) // each transfer is cut to fit
 		l.s.nextOutgoingID++
 		l.s.outgoingWindow--
 		l.s.remoteIncomingWindow--
@@ -1060,7 +1070,7 @@ func (l *Link) Abort() error {
 	}
 	l.pend.abort = true
 	if l.s.remoteIncomingWindow > 0 {
-		l.resume()
+		l.sendPending()
 	}
 	return nil
 }

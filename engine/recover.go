@@ -280,8 +280,8 @@ func (l *Link) SendResume(tag, payload []byte, settled bool) (uint32, error) {
 // the spec asks.
 func (l *Link) resumedTransfer(t *frame.Transfer) {
 	_, known := l.resumeTags[string(t.DeliveryTag)]
-	l.resumed = known
-	l.dropResumed = !known
+	l.recv.resumed = known
+	l.recv.dropResumed = !known
 	if known {
 		delete(l.resumeTags, string(t.DeliveryTag))
 	}

@@ -5,13 +5,15 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/frame"
 )
 
 // This file is the session (part 2 §2.5): Session and its accessors,
-// begin and end, the frames of a session by performative (flow with the
-// windows of §2.5.6, transfer, disposition over a range, attach, detach),
+// begin and end, and the performatives Conn.route brings to a session,
+// one onX each (onTransfer with the windows of §2.5.6 and a delivery's
+// fast path, onFlow, onDisposition over a range, onAttach, onDetach,
+// onEnd; frames are ignored while this end ends the session, transfers
+// still counted),
 // the ring of unsettled outgoing deliveries, and the dispositions this
 // end sends, merged into ranges before they are written.
 
@@ -39,8 +41,8 @@ type Session struct {
 	window               uint32 // the incoming window announced, topped up when half used
 	flowDue              bool   // in Conn.due: the window is to be topped up
 
-	handleMax     uint32 // this end's
-	peerHandleMax uint32
+	handleMax       uint32 // this end's
+	remoteHandleMax uint32
 
 	byRemote []*Link // by the peer's handle
 	// detached has bit h set while the peer's handle h is detached and
@@ -61,7 +63,7 @@ func (c *Conn) newSession(ch uint16) *Session {
 	// default (part 2 §2.7.2), so that links attached before the answer
 	// (pipelined, as Proton does) get handles of their own.
 	s := &Session{c: c, local: ch, window: c.cfg.Window, incomingWindow: c.cfg.Window,
-		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax, peerHandleMax: math.MaxUint32}
+		outgoingWindow: math.MaxInt32, handleMax: c.cfg.HandleMax, remoteHandleMax: math.MaxUint32}
 	c.byLocal[ch] = s
 	c.nLocal++
 	return s
@@ -95,9 +97,9 @@ func (s *Session) writeBegin() {
 	if s.st.remote != unset {
 		b.RemoteChannel = frame.Some(s.remote)
 	}
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendBegin(s.c.out, b)
-	s.c.end(start)
+	s.c.endFrame(start)
 	s.st.local = active
 }
 
@@ -113,9 +115,9 @@ func (s *Session) End(e *Error) error {
 }
 
 func (s *Session) writeEnd(e *Error) {
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendEnd(s.c.out, frame.End{Error: e.amqp()})
-	s.c.end(start)
+	s.c.endFrame(start)
 	s.st.local = closed
 }
 
@@ -131,29 +133,6 @@ func (s *Session) fail(cond frame.Condition, desc string) {
 	s.err = NewError(cond, desc)
 	s.writeEnd(s.err)
 	s.report()
-}
-
-// frame handles a performative on the session's channel.
-func (s *Session) frame(d amqpsax.Descriptor, body []byte) error {
-	if d == amqpsax.DescriptorEnd {
-		return s.onEnd(body)
-	}
-	if s.st.local != active && d != amqpsax.DescriptorTransfer {
-		return nil // ending: only the peer's end counts
-	}
-	switch d {
-	case amqpsax.DescriptorTransfer:
-		return s.onTransfer(body)
-	case amqpsax.DescriptorFlow:
-		return s.onFlow(body)
-	case amqpsax.DescriptorDisposition:
-		return s.onDisposition(body)
-	case amqpsax.DescriptorAttach:
-		return s.onAttach(body)
-	case amqpsax.DescriptorDetach:
-		return s.onDetach(body)
-	}
-	return nil
 }
 
 // onEnd handles the peer's end (part 2 §2.7.8, §2.5.5).
@@ -226,6 +205,9 @@ func (s *Session) h() Handler { return s.c.h }
 // onFlow handles a flow (part 2 §2.7.4): the session's windows (§2.5.6)
 // and, with a handle, the link's credit (§2.6.7).
 func (s *Session) onFlow(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	f, err := frame.ParseFlow(body)
 	if err != nil {
 		return decodeError(err)
@@ -260,7 +242,7 @@ func (s *Session) onFlow(body []byte) error {
 func (s *Session) reopened() {
 	for _, l := range s.byLocal {
 		if l != nil && l.pend.on && s.remoteIncomingWindow > 0 {
-			l.resume()
+			l.sendPending()
 		}
 	}
 	for _, l := range s.byLocal {
@@ -285,10 +267,16 @@ func (s *Session) link(handle uint32) (*Link, error) {
 			return l, nil
 		}
 	}
+	return nil, s.noLink(handle)
+}
+
+// noLink is link's answer for a handle with no link: nil for one whose
+// detach exchange is over, else amqp:session:unattached-handle.
+func (s *Session) noLink(handle uint32) error {
 	if s.wasDetached(handle) {
-		return nil, nil
+		return nil
 	}
-	return nil, &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
+	return &sessionError{s, frame.CondUnattachedHandle, "handle " + strconv.FormatUint(uint64(handle), 10) + " is not attached"}
 }
 
 // wasDetached reports that the peer's handle h was detached and not
@@ -326,35 +314,50 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 			f.Available = frame.Some(l.available)
 		}
 	}
-	start := s.c.begin(s.local)
+	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendFlow(s.c.out, f)
-	s.c.end(start)
+	s.c.endFrame(start)
 }
 
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window
 // (§2.5.6), then the link's credit and the delivery (§2.6.12).
 //
-// The fast path reads the transfer's head alone (frame.TransferHead) and
-// takes a delivery in one transfer straight to its link; anything else
-// (a delivery in several transfers, an abort, a state, or a transfer the
-// head does not read) is parsed whole and goes through the assembler.
+// The transfer's head is read once (frame.TransferHead). A delivery in
+// one transfer on a receiving link this end has not detached takes the
+// fast path, here: credit, then the delivery (Link.delivered), with no
+// Transfer built and no join. Any other transfer the head reads (a
+// delivery in several, a coordinator's) goes to the link's join
+// (Link.onTransfer); one it does not read (a state, resume or abort,
+// another encoding, a fault) is parsed whole, once (onTransferWhole).
 func (s *Session) onTransfer(body []byte) error {
 	h := &s.c.th
 	payload, ok := h.Parse(body)
 	if !ok {
-		return s.onFullTransfer(body)
+		return s.onTransferWhole(body)
 	}
 	if err := s.took(); err != nil || s.st.local != active {
 		return err
 	}
-	l, err := s.link(h.Handle)
-	if err != nil || l == nil {
-		return err
+	var l *Link // s.link(h.Handle), its common case in line
+	if uint64(h.Handle) < uint64(len(s.byRemote)) {
+		l = s.byRemote[h.Handle]
 	}
-	if h.More || !h.HasDeliveryID || l.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage {
-		err = l.onHeadTransfer(h, payload)
-	} else {
-		err = l.deliverOne(h, payload)
+	if l == nil {
+		return s.noLink(h.Handle) // nil: a handle whose detach is over, its frames ignored
+	}
+	var err error
+	switch {
+	case h.More || !h.HasDeliveryID || l.recv.join.InProgress() || l.notFast || l.st.local != active || len(payload) > s.c.maxMessage:
+		t := h.Transfer()
+		err = l.onTransfer(&t, payload)
+	case l.credit == 0:
+		return &linkError{l, frame.CondTransferLimitExceeded, "transfer without link credit"}
+	default:
+		l.credit--
+		l.deliveryCount++
+		d := Delivery{Link: l, Delivery: frame.Delivery{Channel: s.remote, Handle: h.Handle, DeliveryID: h.DeliveryID,
+			DeliveryTag: h.DeliveryTag, MessageFormat: h.MessageFormat, Settled: h.Settled, Frames: 1, Payload: payload}}
+		err = l.delivered(&d)
 	}
 	if err != nil {
 		return err
@@ -363,9 +366,11 @@ func (s *Session) onTransfer(body []byte) error {
 	return nil
 }
 
-// onFullTransfer is onTransfer for a transfer parsed whole.
-func (s *Session) onFullTransfer(body []byte) error {
-	t, payload, err := frame.ParseTransfer(body)
+// onTransferWhole is onTransfer for a transfer the head does not read:
+// parsed whole (frame.ParseTransferWhole, the head not read again), to
+// the link's join.
+func (s *Session) onTransferWhole(body []byte) error {
+	t, payload, err := frame.ParseTransferWhole(body)
 	if err != nil {
 		return decodeError(err)
 	}
@@ -415,6 +420,9 @@ func (s *Session) topUp() {
 // each, from a list of its own, so what a handler does (Send, Dispose)
 // meets a ring that no loop is walking.
 func (s *Session) onDisposition(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	d, err := frame.ParseDisposition(body)
 	if err != nil {
 		return decodeError(err)
@@ -520,6 +528,9 @@ func inRange(id, first, last uint32) bool { return id-first <= last-first }
 // index of its unsettled map (RemoteUnsettled), whose entries the budget
 // counts here too.
 func (s *Session) onAttach(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	c := s.c
 	buf := append([]byte(nil), body...) // the link keeps its attach (RemoteAttach)
 	a, err := frame.ParseAttach(buf)
@@ -596,7 +607,7 @@ func (s *Session) onAttach(body []byte) error {
 	l.attach, l.attachBuf = a, buf
 	l.src, l.tgt = a.Source.Or(frame.Source{}), a.Target.Or(frame.Target{})
 	l.keepTags = l.src.Durable == frame.DurabilityUnsettledState || l.tgt.Durable == frame.DurabilityUnsettledState
-	l.peerMaxMessage = a.MaxMessageSize.Or(0)
+	l.remoteMaxMessage = a.MaxMessageSize.Or(0)
 	if !l.sender {
 		l.deliveryCount = a.InitialDeliveryCount.Or(0)
 	} else if !answer {
@@ -645,7 +656,7 @@ type linkName struct {
 // freeHandle returns the lowest handle this end does not use, within
 // both ends' handle-max.
 func (s *Session) freeHandle() (uint32, bool) {
-	limit := uint64(min(s.peerHandleMax, s.handleMax))
+	limit := uint64(min(s.remoteHandleMax, s.handleMax))
 	for i, l := range s.byLocal {
 		if s.nLocal == len(s.byLocal) || uint64(i) > limit {
 			break // no hole: append
@@ -663,6 +674,9 @@ func (s *Session) freeHandle() (uint32, bool) {
 
 // onDetach handles a detach (part 2 §2.7.7, §2.6.5).
 func (s *Session) onDetach(body []byte) error {
+	if s.st.local != active {
+		return nil // ending: only the peer's end counts (and transfers, against the window)
+	}
 	d, err := frame.ParseDetach(body)
 	if err != nil {
 		return decodeError(err)
@@ -846,7 +860,7 @@ func (c *Conn) writeDisp(ch uint16, d frame.Disposition) {
 	start := len(c.out)
 	c.out = frame.BeginFrame(c.out, frame.TypeAMQP, ch)
 	c.out = frame.AppendDisposition(c.out, d)
-	c.end(start)
+	c.endFrame(start)
 }
 
 // lastOpt is a disposition's last: absent when it is first.

@@ -206,15 +206,15 @@ func (l *Link) txnTransfer(st *frame.DeliveryState) error {
 	if c.cfg.Coordinator != nil && c.txn.open[string(ts.TxnID)] == nil {
 		return &linkError{l, frame.CondUnknownID, "transfer in transaction " + quoteID(ts.TxnID) + ", which is not open"}
 	}
-	was := cap(l.txnID)
-	l.txnID = append(l.txnID[:0], ts.TxnID...)
-	if grew := cap(l.txnID) - was; grew > 0 { // the peer's txn-id: the budget counts the buffer kept
+	was := cap(l.recv.txnID)
+	l.recv.txnID = append(l.recv.txnID[:0], ts.TxnID...)
+	if grew := cap(l.recv.txnID) - was; grew > 0 { // the peer's txn-id: the budget counts the buffer kept
 		if err := c.charge(grew); err != nil {
 			return err
 		}
 		l.held += grew
 	}
-	l.inTxn = true
+	l.recv.transactional = true
 	return nil
 }
 
@@ -353,13 +353,13 @@ func (c *Conn) oversize(start int) {
 	}
 	c.out = c.out[:start]
 	if d == amqpsax.DescriptorClose {
-		start = c.begin(0)
+		start = c.startFrame(0)
 		c.out = frame.AppendClose(c.out, frame.Close{Error: frame.AMQPError{Condition: []byte(frame.CondFrameSizeTooSmall.Symbol())}})
 		c.out = frame.EndFrame(c.out, start)
 		return
 	}
 	c.fail(frame.CondFrameSizeTooSmall, "a "+d.TypeName()+" of "+strconv.Itoa(size)+" bytes is above the peer's max-frame-size "+
-		strconv.FormatUint(uint64(c.peerMaxFrame), 10))
+		strconv.FormatUint(uint64(c.remoteMaxFrame), 10))
 }
 
 // errNotControl: a message sent to a coordinator whose body is not one

@@ -94,6 +94,39 @@ func TestTransferHeadCorpus(t *testing.T) {
 	assert.Greater(t, taken, len(bodies)*3/4)
 }
 
+// TestParseTransferWhole: for every recorded transfer, and each of them
+// cut short or with its list's count broken, ParseTransferWhole gives
+// what ParseTransfer gives (the same transfer, the same payload view, or
+// an error both), the fast path left out.
+func TestParseTransferWhole(t *testing.T) {
+	bodies := transferBodies(t)
+	wholes := 0
+	for _, body := range bodies {
+		variants := [][]byte{body, body[:len(body)/2]}
+		if len(body) > 5 {
+			broken := append([]byte(nil), body...)
+			broken[5] = 0xff // list8's count: more fields than the list holds
+			variants = append(variants, broken)
+		}
+		for _, b := range variants {
+			want, wp, werr := ParseTransfer(b)
+			got, gp, gerr := ParseTransferWhole(b)
+			if (werr == nil) != (gerr == nil) {
+				t.Fatalf("% x: ParseTransfer error %v, ParseTransferWhole %v", b, werr, gerr)
+			}
+			if werr != nil {
+				assert.Equal(t, werr.Error(), gerr.Error())
+				continue
+			}
+			wholes++
+			if !sameTransfer(want, got) || len(wp) != len(gp) || (len(wp) > 0 && &wp[0] != &gp[0]) {
+				t.Fatalf("% x: ParseTransfer %+v payload % x; ParseTransferWhole %+v payload % x", b, want, wp, got, gp)
+			}
+		}
+	}
+	assert.Greater(t, wholes, len(bodies)/2)
+}
+
 // TestTransferHeadTable: encodings taken and refused.
 func TestTransferHeadTable(t *testing.T) {
 	for _, c := range []struct {

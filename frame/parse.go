@@ -215,6 +215,16 @@ func ParseTransfer(body []byte) (t Transfer, payload []byte, err error) {
 	return parseTransferSlow(body)
 }
 
+// ParseTransferWhole is ParseTransfer for a body that
+// [TransferHead.Parse] refused: it decodes the transfer through the spec
+// table at once (every encoding and field, and the fault named), without
+// trying the head's fast path again, so a receiver that tries the head
+// first reads each transfer's head once. For any body it returns what
+// ParseTransfer returns.
+func ParseTransferWhole(body []byte) (t Transfer, payload []byte, err error) {
+	return parseTransferSlow(body)
+}
+
 // parseTransferSlow is ParseTransfer through the spec table: every
 // encoding, every field, and the fault named.
 func parseTransferSlow(body []byte) (t Transfer, payload []byte, err error) {
