@@ -694,6 +694,12 @@ func (b *Broker) creditLocked(n *node) uint32 {
 		return max(b.roomLocked(&n.q, n.lastSize, limit), 1)
 	}
 	credit := limit
+	if n.q.sched > 0 { // scheduled for it, not yet copied to the subscriptions
+		if b.fullLocked(&n.q) {
+			return 0
+		}
+		credit = min(credit, max(b.roomLocked(&n.q, n.lastSize, limit), 1))
+	}
 	for _, c := range n.consumers {
 		if b.fullLocked(c.q) {
 			return 0
@@ -711,7 +717,7 @@ func (b *Broker) resumableLocked(n *node) bool {
 		return (b.opts.MaxMessages <= 0 || q.len()+q.unsettled+q.sched <= b.opts.MaxMessages-max(b.opts.MaxMessages/8, 1)) &&
 			(b.opts.MaxBytes <= 0 || q.bytes+q.schedBytes <= b.opts.MaxBytes-b.opts.MaxBytes/8)
 	}
-	if !n.fanout {
+	if !n.fanout || !below(&n.q) {
 		return below(&n.q)
 	}
 	for _, c := range n.consumers {
