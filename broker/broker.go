@@ -462,7 +462,7 @@ type QueueStats struct {
 // Queue returns the statistics of the node at address name.
 func (b *Broker) Queue(name string) (QueueStats, bool) {
 	b.mu.Lock()
-	wake := b.sweepAllLocked(b.nodes[name], b.nowMS(), nil)
+	wake := b.sweepAllLocked(b.nodes[name], nil)
 	n := b.nodes[name]
 	var s QueueStats
 	if n != nil {
@@ -477,16 +477,16 @@ func (b *Broker) Queue(name string) (QueueStats, bool) {
 // come and expires the messages at the front of n's queues that have
 // expired, before statistics are read; it wakes the consumers that may
 // take what came.
-func (b *Broker) sweepAllLocked(n *node, now int64, wake []*conn) []*conn {
-	wake = b.dueLocked(now, wake)
+func (b *Broker) sweepAllLocked(n *node, wake []*conn) []*conn {
+	wake = b.dueNowLocked(wake)
 	if n == nil {
 		return wake
 	}
 	if !n.fanout {
-		return b.sweepLocked(n, &n.q, now, -1, wake)
+		return b.sweepLocked(n, &n.q, -1, wake)
 	}
 	for _, c := range n.consumers {
-		wake = b.sweepLocked(n, c.q, now, -1, wake)
+		wake = b.sweepLocked(n, c.q, -1, wake)
 	}
 	return wake
 }
@@ -495,10 +495,9 @@ func (b *Broker) sweepAllLocked(n *node, now int64, wake []*conn) []*conn {
 func (b *Broker) Queues() []QueueStats {
 	b.mu.Lock()
 	now := time.Now()
-	ms := b.nowMS()
-	wake := b.dueLocked(ms, nil)
+	wake := b.dueNowLocked(nil)
 	for _, n := range b.nodes {
-		wake = b.sweepAllLocked(n, ms, wake)
+		wake = b.sweepAllLocked(n, wake)
 	}
 	out := make([]QueueStats, 0, len(b.nodes))
 	for _, n := range b.nodes {
@@ -755,24 +754,27 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, wake []*conn) []*conn {
 		n.c.dropped++
 		return wake
 	}
-	now := b.nowMS()
-	wake = b.dueLocked(now, wake)
-	m := lifeOf(payload, now)
+	wake = b.dueNowLocked(wake)
+	m, ttl, delay := lifeOf(payload)
 	b.seq++
 	m.buf, m.seq = b.pool.get(payload), b.seq
 	n.c.enqueued++
-	switch {
-	case m.expired(now):
-		n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
-		return b.expireMsgLocked(n, &n.q, m, wake)
-	case m.at != 0:
-		b.scheduleLocked(n, m)
-		return wake
+	if ttl > 0 || delay > 0 || m.expiry != 0 || m.at != 0 { // the clock is read for these only
+		now := b.nowMS()
+		m.finish(ttl, delay, now)
+		switch {
+		case m.expired(now):
+			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
+			return b.expireMsgLocked(n, &n.q, m, wake)
+		case m.at != 0:
+			b.scheduleLocked(n, m)
+			return wake
+		}
 	}
 	if !n.fanout {
 		// Messages that expired at the front go, two a message at most,
 		// so that a queue nobody consumes does not keep them all.
-		wake = b.sweepLocked(n, &n.q, now, 2, wake)
+		wake = b.sweepLocked(n, &n.q, 2, wake)
 	}
 	return b.placeLocked(n, m, wake)
 }

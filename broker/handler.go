@@ -616,9 +616,8 @@ func (b *Broker) dispatch(c *consumer) {
 			b.wake(c.conn, wake)
 			return
 		}
-		now := b.nowMS()
-		wake = b.dueLocked(now, wake)
-		k, wake := b.takeLocked(c, batch[:want], now, wake)
+		wake = b.dueNowLocked(wake)
+		k, wake := b.takeLocked(c, batch[:want], wake)
 		b.hungryLocked(c, k < want)
 		if k > 0 || len(wake) > 0 {
 			wake = b.unblockLocked(c.n, wake)
@@ -673,15 +672,20 @@ func (b *Broker) dispatch(c *consumer) {
 // takeLocked moves up to len(out) messages c may take from its queue to
 // out: the highest priority first, the oldest first within one,
 // skipping those above its max-message-size and those it called
-// undeliverable-here. Those it finds expired at now are taken out of
-// the queue and expired (lifetime.go): each message is looked at for
-// expiry once it is at the front, never by a scan of the queue.
-func (b *Broker) takeLocked(c *consumer, out []msg, now int64, wake []*conn) (int, []*conn) {
+// undeliverable-here. Those it finds expired are taken out of the queue
+// and expired (lifetime.go): each message is looked at for expiry once
+// it is at the front, never by a scan of the queue; the broker's clock
+// is read once, and only for a message that has an expiry.
+func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn) {
 	q := c.q
 	k := 0
+	now := int64(-1)
 	if c.maxSize == 0 && len(c.excluded) == 0 {
 		for k < len(out) && q.len() > 0 {
 			m := q.r.remove(0)
+			if m.expiry != 0 && now < 0 {
+				now = b.nowMS()
+			}
 			if m.expired(now) {
 				wake = b.expireMsgLocked(c.n, q, m, wake)
 				continue
@@ -691,6 +695,9 @@ func (b *Broker) takeLocked(c *consumer, out []msg, now int64, wake []*conn) (in
 		}
 	} else {
 		for i := 0; k < len(out) && i < q.len(); {
+			if q.r.at(i).expiry != 0 && now < 0 {
+				now = b.nowMS()
+			}
 			if q.r.at(i).expired(now) {
 				wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
 				continue

@@ -69,54 +69,63 @@ func (b *Broker) now() time.Time {
 	return time.Now()
 }
 
-// lifeOf returns a msg with what the broker keeps of payload's lifetime,
-// received at now: its priority (part 3 §3.2.1, 4 by default, above 9
-// taken as 9), delivery-count, expiry (the header's ttl from now, the
-// properties' absolute-expiry-time, the earlier; a ttl or time of 0 is
-// none, as ActiveMQ Artemis reads it), and the time it is scheduled for
-// (its message annotations'). It reads the sections before the body and
+// lifeOf returns a msg with what the broker keeps of payload's lifetime:
+// its priority (part 3 §3.2.1, 4 by default, above 9 taken as 9),
+// delivery-count, expiry (the properties' absolute-expiry-time; a time of
+// 0 is none, as ActiveMQ Artemis reads it) and the time it is scheduled
+// for (its message annotations' absolute times); and the durations from
+// its receipt that complete them (finish): its header's ttl (0: none)
+// and its delivery delay. It reads the sections before the body and
 // allocates nothing; a message that does not scan has the defaults.
-func lifeOf(payload []byte, now int64) msg {
-	m := msg{prio: 4}
+func lifeOf(payload []byte) (m msg, ttl, delay int64) {
+	m.prio = 4
 	s, err := message.Scan(payload)
 	if err != nil {
-		return m
+		return m, 0, 0
 	}
 	if s.Header != nil {
 		if h, err := message.ParseHeader(s.Header); err == nil {
 			m.prio, m.count = min(h.Priority, levels-1), h.DeliveryCount
-			if h.HasTTL && h.TTL > 0 {
-				m.expiry = now + int64(h.TTL)
+			if h.HasTTL {
+				ttl = int64(h.TTL)
 			}
 		}
 	}
 	if s.Properties != nil {
 		if p, err := message.ParseProperties(s.Properties); err == nil && p.HasAbsoluteExpiryTime && p.AbsoluteExpiryTime > 0 {
-			if m.expiry == 0 || p.AbsoluteExpiryTime < m.expiry {
-				m.expiry = p.AbsoluteExpiryTime
-			}
+			m.expiry = p.AbsoluteExpiryTime
 		}
 	}
 	if s.MessageAnnotations != nil {
-		var at int64
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryTime); err == nil {
-			at, _ = msOf(v)
+			m.at, _ = msOf(v)
 		}
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationScheduledEnqueueTime); err == nil {
 			if t, ok := msOf(v); ok {
-				at = max(at, t)
+				m.at = max(m.at, t)
 			}
 		}
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryDelay); err == nil {
-			if d, ok := msOf(v); ok && d > 0 {
-				at = max(at, now+d)
-			}
-		}
-		if at > now {
-			m.at = at
+			delay, _ = msOf(v)
 		}
 	}
-	return m
+	return m, ttl, delay
+}
+
+// finish completes m's lifetime (lifeOf) at now, when it was received:
+// its expiry is its ttl from now, or its absolute-expiry-time, the
+// earlier; it is scheduled for the latest of its delivery time and its
+// delay from now, when that is after now.
+func (m *msg) finish(ttl, delay, now int64) {
+	if ttl > 0 && (m.expiry == 0 || now+ttl < m.expiry) {
+		m.expiry = now + ttl
+	}
+	if delay > 0 {
+		m.at = max(m.at, now+delay)
+	}
+	if m.at <= now {
+		m.at = 0
+	}
 }
 
 // msOf returns a time or duration in ms: a timestamp, or an integer.
@@ -149,12 +158,26 @@ func (b *Broker) expireMsgLocked(n *node, q *queue, m msg, wake []*conn) []*conn
 }
 
 // sweepLocked expires the messages at the front of q (of node n) that
-// have expired at now, at most limit of them (no bound when negative).
-func (b *Broker) sweepLocked(n *node, q *queue, now int64, limit int, wake []*conn) []*conn {
+// have expired by the broker's clock, at most limit of them (no bound
+// when negative). The clock is read only when the first has an expiry.
+func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
+	if q.len() == 0 || q.r.at(0).expiry == 0 {
+		return wake
+	}
+	now := b.nowMS()
 	for ; limit != 0 && q.len() > 0 && q.r.at(0).expired(now); limit-- {
 		wake = b.expireMsgLocked(n, q, q.r.remove(0), wake)
 	}
 	return wake
+}
+
+// dueNowLocked is dueLocked at the broker's time, read only when a
+// message is scheduled.
+func (b *Broker) dueNowLocked(wake []*conn) []*conn {
+	if len(b.sched) == 0 {
+		return wake
+	}
+	return b.dueLocked(b.nowMS(), wake)
 }
 
 // deadLetterLocked stores a copy of m, which left node from, on the node

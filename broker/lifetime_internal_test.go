@@ -92,7 +92,7 @@ func TestLifetimePathAllocs(t *testing.T) {
 	live := lifeMessage("orders", 7, 60_000, now.UnixMilli()+3_600_000)
 	short := lifeMessage("orders", 2, 1, 0)
 	take := func() msg {
-		k, _ := b.takeLocked(c, c.conn.batch[:1], b.nowMS(), nil)
+		k, _ := b.takeLocked(c, c.conn.batch[:1], nil)
 		if k != 1 {
 			t.Fatal("nothing taken")
 		}
@@ -115,7 +115,7 @@ func TestLifetimePathAllocs(t *testing.T) {
 		if n.q.len() != 1 {
 			t.Fatalf("%d left", n.q.len())
 		}
-		_, wake := b.takeLocked(c, c.conn.batch[:1], b.nowMS(), wb[:0]) // expires short
+		_, wake := b.takeLocked(c, c.conn.batch[:1], wb[:0]) // expires short
 		_ = wake
 		b.dropLocked(dlq, &dlq.q)
 		b.mu.Unlock()
