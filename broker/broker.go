@@ -25,8 +25,12 @@ const (
 	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
-	DefaultMaxSessions = 64       // sessions a connection may begin (Engine.ChannelMax), as RabbitMQ's
-	DefaultMaxMemory   = 1 << 30  // bytes of messages the broker holds, all queues together
+	// DefaultMaxSessions is the sessions a connection may begin
+	// (Engine.ChannelMax). RabbitMQ allows 64; Azure/go-amqp's own test
+	// suite begins 100 at once, so the bound is the engine's channel-max
+	// (each session counts in the connection's memory budget).
+	DefaultMaxSessions = 256
+	DefaultMaxMemory   = 1 << 30 // bytes of messages the broker holds, all queues together
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the

@@ -240,3 +240,30 @@ func TestSendAsyncBackpressure(t *testing.T) {
 		require.ErrorIs(t, p.Wait(ctx), client.ErrClosed)
 	}
 }
+
+// TestNewSessionCancelledLeaksNothing: NewSession with a ctx that has
+// ended, or ends while its begin is queued, leaves no session behind: the
+// connection's channels are not used up (a leak took one per call, and
+// after channel-max of them every NewSession failed).
+func TestNewSessionCancelledLeaksNothing(t *testing.T) {
+	b := startBroker(t)
+	c, err := client.Dial(testCtx(t), b.url(), nil)
+	require.NoError(t, err)
+	defer c.Close()
+	done, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	for range 600 { // above the 255 channels a connection has by default
+		_, err := c.NewSession(done, nil)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	for range 300 { // a ctx ending while the begin is queued
+		ctx, cancel := context.WithCancel(testCtx(t))
+		go cancel()
+		if s, err := c.NewSession(ctx, nil); err == nil {
+			require.NoError(t, s.Close(testCtx(t)))
+		}
+	}
+	s, err := c.NewSession(testCtx(t), nil)
+	require.NoError(t, err, "a session after the cancelled ones")
+	require.NoError(t, s.Close(testCtx(t)))
+}

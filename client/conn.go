@@ -607,8 +607,14 @@ func (c *Conn) NewSession(ctx context.Context, opts *SessionOptions) (*Session, 
 	if opts != nil {
 		s.opts = *opts
 	}
+	if ctx.Err() != nil {
+		return nil, ctxErr(ctx) // nothing begun for a call that cannot wait
+	}
 	g, err := c.call(ctx, nil, s.begin)
 	if err != nil {
+		// ctx may have ended with s.begin queued: it still runs, and
+		// abandon, queued after it, ends what it began.
+		s.abandon()
 		return nil, err
 	}
 	if err := s.waitBegun(ctx, g); err != nil {

@@ -16,9 +16,10 @@
 #                 (examples-broker, rabbitmq4) are reported and do not
 #                 fail the run; any other failure does. Without -known,
 #                 every failure does.
-#   -replace DIR  test the module in DIR in go-amqp's place (a drop-in with
-#                 module path github.com/Azure/go-amqp), through a replace
-#                 directive: the same tests, the same files
+#   -replace DIR  test the module in DIR in go-amqp's place (a drop-in:
+#                 this repository's goamqp, or one with module path
+#                 github.com/Azure/go-amqp), through a replace directive:
+#                 the same tests, the same files
 #   -run REGEXP   only the top-level tests it matches
 #
 #   GOAMQP_SUITE_TIMEOUT  each test's time-out (2m)
@@ -73,6 +74,8 @@ grep '^github.com/Azure/go-amqp v1.7.0' "$here/go.sum" >>"$work/mod/go.sum"
 	if [ -n "$replace" ]; then
 		echo
 		echo "replace github.com/Azure/go-amqp => $replace"
+		# goamqp requires this repository's module, unpublished
+		echo "replace github.com/amqpsax/amqpsax => $(cd "$here/.." && pwd)"
 	fi
 } >"$work/mod/go.mod"
 export GOWORK=off

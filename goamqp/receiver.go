@@ -1,0 +1,207 @@
+package amqp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/amqpsax/amqpsax/client"
+)
+
+// Receiver receives messages on a single AMQP link.
+type Receiver struct {
+	r      *client.Receiver
+	sess   *Session
+	name   string
+	manual bool // Credit -1: IssueCredit and DrainCredit are the caller's
+}
+
+// LinkName returns associated link name or an empty string if
+// link is not defined.
+func (r *Receiver) LinkName() string { return r.name }
+
+// Address returns the link's address.
+func (r *Receiver) Address() string { return r.r.Address() }
+
+// LinkSourceFilterValue retrieves the specified link source filter value or nil if it doesn't exist.
+func (r *Receiver) LinkSourceFilterValue(name string) any { return r.r.LinkSourceFilterValue(name) }
+
+// Properties returns the peer's link properties.
+// Returns nil if the peer didn't send any properties.
+func (r *Receiver) Properties() map[string]any { return r.r.Properties() }
+
+// IssueCredit adds credits to be requested in the next flow request.
+// Attempting to issue more credit than the receiver's max credit as
+// specified in ReceiverOptions.MaxCredit will result in an error.
+func (r *Receiver) IssueCredit(credit uint32) error {
+	if !r.manual {
+		return errors.New("issueCredit can only be used with receiver links using manual credit management")
+	}
+	return r.sess.linkErr(r.r.IssueCredit(credit))
+}
+
+// DrainCredit sets the drain flag on the next outbound FLOW frame and blocks until
+// the corresponding FLOW frame is received. While a drain is in progress, messages
+// can continue to arrive. After a drain completes, the Receiver will have
+// zero active credits. To begin receiving again, call IssueCredit() to add active credits
+// to your Receiver.
+//
+// You may only have a single Drain operation active, at a time.
+//
+// If the context passed to DrainCredit expires or is cancelled then the receiver's
+// issued credits should be considered ambiguous.
+//
+// Returns nil if the drain has completed, error otherwise.
+//
+// NOTE: The behavior of drain is optional, as per the AMQP spec. Check with your individual
+// broker's documentation for implementation details.
+func (r *Receiver) DrainCredit(ctx context.Context, _ *DrainCreditOptions) error {
+	if !r.manual {
+		return errors.New("drain can only be used with receiver links using manual credit management")
+	}
+	return r.sess.linkErr(r.r.DrainCredit(ctx))
+}
+
+// Receive returns the next message from the sender.
+// Blocks until a message is received, ctx completes, or an error occurs.
+//
+// Once a message is received, and if the sender is configured in any mode other
+// than SenderSettleModeSettled, you *must* take an action on the message by calling
+// one of the following: AcceptMessage, RejectMessage, ReleaseMessage, ModifyMessage.
+func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Message, error) {
+	d, err := r.r.Receive(ctx, nil)
+	if err != nil && d == nil {
+		return nil, r.sess.linkErr(err)
+	}
+	// A delivery client could not decode comes with its error: client
+	// holds a message to the spec's types (a message-id of another type
+	// than ulong, uuid, binary or string is refused), go-amqp does not,
+	// and neither does this decoder, which has the last word.
+	return r.message(d)
+}
+
+// message makes the Message of a delivery, settled with d's methods.
+func (r *Receiver) message(d *client.Delivery) (*Message, error) {
+	m := &Message{Format: d.MessageFormat, DeliveryTag: d.DeliveryTag}
+	if err := m.UnmarshalBinary(d.Payload()); err != nil {
+		return nil, err
+	}
+	if !d.Settled {
+		m.rcv, m.dlv = r, d
+	}
+	return m, nil
+}
+
+// Prefetched returns the next message that is stored in the Receiver's
+// prefetch cache. It does NOT wait for the remote sender to send messages
+// and returns immediately if the prefetch cache is empty. To receive from the
+// prefetch and wait for messages from the remote Sender use `Receive`.
+//
+// Once a message is received, and if the sender is configured in any mode other
+// than SenderSettleModeSettled, you *must* take an action on the message by calling
+// one of the following: AcceptMessage, RejectMessage, ReleaseMessage, ModifyMessage.
+func (r *Receiver) Prefetched() *Message {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // client's Receive takes a queued delivery before it looks at ctx
+	d, err := r.r.Receive(ctx, nil)
+	if err != nil && d == nil {
+		return nil
+	}
+	m, err := r.message(d)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// settle settles msg's delivery with do, once: a settled message (or
+// one this Receiver did not receive) needs nothing.
+func (r *Receiver) settle(msg *Message, do func(*client.Delivery) error) error {
+	if msg == nil || msg.dlv == nil {
+		return nil
+	}
+	if msg.rcv != r {
+		return errors.New("amqp: the message was received on another Receiver")
+	}
+	d := msg.dlv
+	msg.rcv, msg.dlv = nil, nil
+	return r.sess.linkErr(do(d))
+}
+
+// AcceptMessage notifies the server that the message has been accepted and does not require redelivery.
+//   - ctx controls waiting for the peer to acknowledge the disposition
+//   - msg is the message to accept
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, the message's disposition is in an unknown state.
+func (r *Receiver) AcceptMessage(ctx context.Context, msg *Message) error {
+	return r.settle(msg, func(d *client.Delivery) error { return d.Accept(ctx) })
+}
+
+// RejectMessage notifies the server that the message is invalid.
+//   - ctx controls waiting for the peer to acknowledge the disposition
+//   - msg is the message to reject
+//   - e is an optional rejection error
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, the message's disposition is in an unknown state.
+func (r *Receiver) RejectMessage(ctx context.Context, msg *Message, e *Error) error {
+	var ce *client.Error
+	if e != nil {
+		ce = &client.Error{Condition: string(e.Condition), Description: e.Description, Info: e.Info}
+	}
+	return r.settle(msg, func(d *client.Delivery) error { return d.Reject(ctx, ce) })
+}
+
+// ReleaseMessage releases the message back to the server. The message may be redelivered to this or another consumer.
+//   - ctx controls waiting for the peer to acknowledge the disposition
+//   - msg is the message to release
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, the message's disposition is in an unknown state.
+func (r *Receiver) ReleaseMessage(ctx context.Context, msg *Message) error {
+	return r.settle(msg, func(d *client.Delivery) error { return d.Release(ctx) })
+}
+
+// ModifyMessage notifies the server that the message was not acted upon and should be modifed.
+//   - ctx controls waiting for the peer to acknowledge the disposition
+//   - msg is the message to modify
+//   - options contains the optional settings to modify
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, the message's disposition is in an unknown state.
+func (r *Receiver) ModifyMessage(ctx context.Context, msg *Message, options *ModifyMessageOptions) error {
+	var o client.ModifyOptions
+	if options != nil {
+		o = client.ModifyOptions{DeliveryFailed: options.DeliveryFailed, UndeliverableHere: options.UndeliverableHere}
+		for k, v := range options.Annotations {
+			// Annotations' keys are symbols (a string is written as
+			// one); client takes those. An int key is dropped.
+			var key string
+			switch k := k.(type) {
+			case string:
+				key = k
+			case Symbol:
+				key = string(k)
+			default:
+				continue
+			}
+			if o.Annotations == nil {
+				o.Annotations = make(map[string]any, len(options.Annotations))
+			}
+			o.Annotations[key] = v
+		}
+	}
+	return r.settle(msg, func(d *client.Delivery) error { return d.Modify(ctx, o) })
+}
+
+// Close closes the Receiver and AMQP link.
+//   - ctx controls waiting for the peer to acknowledge the close
+//
+// If the context's deadline expires or is cancelled before the operation
+// completes, an error is returned.  However, the operation will continue to
+// execute in the background. Subsequent calls will return a *LinkError
+// that contains the context's error message.
+func (r *Receiver) Close(ctx context.Context) error {
+	defer r.sess.detached(r.name, true)
+	return r.sess.closeLinkErr(r.r.Close(ctx))
+}
