@@ -1,7 +1,8 @@
 // Command amqpbroker is an in-memory AMQP 1.0 broker (package broker):
 // queues bounded in messages and bytes that hold producers back with
 // credit, competing consumers, outcomes and redelivery, fan-out and
-// dynamic nodes, SASL PLAIN accounts, TLS, and Prometheus metrics.
+// dynamic nodes, priorities, time-to-live, scheduled delivery and
+// dead-lettering, SASL PLAIN accounts, TLS, and Prometheus metrics.
 //
 //	go install github.com/amqpsax/amqpsax/cmd/amqpbroker@latest
 //	amqpbroker -listen 127.0.0.1:5672 -metrics 127.0.0.1:9419
@@ -10,6 +11,7 @@
 //
 //	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-max-memory N] [-credit N] [-max-queues N] [-reject]
 //	           [-route key] [-fanout prefix,...] [-auto-delete]
+//	           [-max-delivery-count N] [-dead-letter-address addr] [-expiry-address addr]
 //	           [-users file] [-permissions file] [-anonymous] [-user name:password]...
 //	           [-max-connections N] [-max-queues-per-connection N] [-max-queues-per-account N]
 //	           [-max-durable-links-per-account N]
@@ -36,6 +38,15 @@
 //	                  (every consumer gets a copy; default "topic/")
 //	-auto-delete      remove queues once they have no consumers, producers
 //	                  or messages
+//	-max-delivery-count N  failed deliveries (modified with delivery-failed,
+//	                  or left unsettled by a consumer that went) after which
+//	                  a message is dead-lettered (default 0: no bound)
+//	-dead-letter-address addr  the queue rejected messages, and those past
+//	                  -max-delivery-count, are moved to, annotated with why
+//	                  (x-opt-deadletter-reason …); without it they are dropped
+//	-expiry-address addr  the queue expired messages (the header's ttl, the
+//	                  properties' absolute-expiry-time) are moved to;
+//	                  without it they are dropped
 //	-users file       accounts for SASL SCRAM-SHA-256 and PLAIN (format
 //	                  below); with accounts, clients must authenticate
 //	-permissions file what each account may do to which addresses (format
