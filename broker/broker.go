@@ -134,6 +134,14 @@ type Options struct {
 	// amqp:resource-limit-exceeded, so that one account cannot make the
 	// broker expire everyone's (MaxDurableLinks).
 	MaxDurableLinksPerAccount int
+	// MaxDurableLinksPerConnection bounds the durable link states one
+	// connection makes in its life (a durable link it attaches anew; one
+	// it takes up again costs nothing): 0 means
+	// DefaultMaxDurableLinksPerConn, a negative value no bound. Past it
+	// such an attach is refused with amqp:resource-limit-exceeded, so that
+	// one connection of an account many clients share (anonymous) cannot
+	// take the account's whole MaxDurableLinksPerAccount.
+	MaxDurableLinksPerConnection int
 	// MaxConnections bounds the connections served at once: one
 	// accepted past it is closed at once. 0 means no bound.
 	MaxConnections int
@@ -250,6 +258,9 @@ func New(o Options) *Broker {
 	}
 	if o.ExpiryAddress != "" {
 		b.expiryAddr = []byte(o.ExpiryAddress)
+	}
+	if b.opts.MaxDurableLinksPerConnection == 0 {
+		b.opts.MaxDurableLinksPerConnection = DefaultMaxDurableLinksPerConn
 	}
 	b.credit = o.Credit
 	if b.credit == 0 {

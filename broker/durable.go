@@ -350,14 +350,16 @@ func (b *Broker) forgetLocked(d *durable) {
 	}
 }
 
-// overDurableQuota reports that an attach of the durable link of key
-// would make a new state past its account's bound
-// (Options.MaxDurableLinksPerAccount): the one it has is kept.
-func (b *Broker) overDurableQuota(key durKey) bool {
+// overDurableQuota reports whether an attach of the durable link of key
+// makes a new state (fresh), and whether that state would be past its
+// account's bound (Options.MaxDurableLinksPerAccount): the one it has is
+// kept.
+func (b *Broker) overDurableQuota(key durKey) (fresh, over bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	a := b.accounts[key.identity]
-	return b.durables[key] == nil && b.opts.MaxDurableLinksPerAccount > 0 && a != nil &&
+	fresh = b.durables[key] == nil
+	return fresh, fresh && b.opts.MaxDurableLinksPerAccount > 0 && a != nil &&
 		a.durables >= b.opts.MaxDurableLinksPerAccount
 }
 

@@ -236,8 +236,16 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 	if _, e := b.mayAttach(cn, addr, false, op); e != nil {
 		return e
 	}
-	if key, _, _, ok := durableKey(l); ok && b.overDurableQuota(key) {
-		return errAccountDurable
+	if key, _, _, ok := durableKey(l); ok {
+		fresh, over := b.overDurableQuota(key)
+		switch {
+		case over:
+			return errAccountDurable
+		case fresh && b.opts.MaxDurableLinksPerConnection > 0 && cn.made.durables >= b.opts.MaxDurableLinksPerConnection:
+			return errConnDurable
+		case fresh:
+			cn.made.durables++ // counted at the answer: an attach that fails later still counts
+		}
 	}
 	return nil
 }

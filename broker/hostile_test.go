@@ -200,6 +200,25 @@ func TestQuotas(t *testing.T) {
 	require.Equal(t, [2]int{1, 1}, [2]int{attached, kept})
 }
 
+// TestDurableQuotaPerConnection: one connection of an account that many
+// clients share (anonymous) makes at most MaxDurableLinksPerConnection
+// durable links, so another connection of it still gets one; taking up
+// a state again costs nothing.
+func TestDurableQuotaPerConnection(t *testing.T) {
+	addr, b := start(t, broker.Options{MaxDurableLinksPerConnection: 2, MaxDurableLinksPerAccount: 10})
+	src := durableSource("q", frame.DurabilityConfiguration, frame.ExpiryNever)
+	hog := dial(t, addr, engine.Config{ContainerID: "hog"}, nil)
+	h1 := hog.attach(false, engine.LinkOptions{Name: "d1", Source: src})
+	hog.attach(false, engine.LinkOptions{Name: "d2", Source: src})
+	require.Equal(t, frame.CondResourceLimitExceeded, refused(t, hog.attach(false, engine.LinkOptions{Name: "d3", Source: src})))
+	h1.detachOnly()
+	hog.attach(false, engine.LinkOptions{Name: "d1", Source: src}) // its own again: no new state
+	other := dial(t, addr, engine.Config{ContainerID: "other"}, nil)
+	other.attach(false, engine.LinkOptions{Name: "d1", Source: src})
+	attached, kept := b.DurableLinks()
+	require.Equal(t, [2]int{3, 0}, [2]int{attached, kept})
+}
+
 // TestMaxConnections: past MaxConnections a connection is closed at
 // once; once one ends, another is served.
 func TestMaxConnections(t *testing.T) {

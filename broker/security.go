@@ -49,6 +49,7 @@ const (
 	DefaultMaxQueuesPerConnection    = 1_000 // nodes the links of one connection may make
 	DefaultMaxQueuesPerAccount       = 5_000 // nodes one account's connections may make
 	DefaultMaxDurableLinksPerAccount = 1_000 // durable links one account may have kept
+	DefaultMaxDurableLinksPerConn    = 256   // durable links one connection may make
 )
 
 // Errors of the checks, as the link's detach (or a message's rejection)
@@ -61,6 +62,7 @@ var (
 	errConnQueues     = engine.NewError(frame.CondResourceLimitExceeded, "this connection made as many nodes as it may")
 	errAccountQueues  = engine.NewError(frame.CondResourceLimitExceeded, "this account made as many nodes as it may")
 	errAccountDurable = engine.NewError(frame.CondResourceLimitExceeded, "this account keeps as many durable links as it may")
+	errConnDurable    = engine.NewError(frame.CondResourceLimitExceeded, "this connection has made as many durable links as it may")
 )
 
 // checkAddress returns the error for an address a node may not have:
@@ -90,7 +92,10 @@ func (b *Broker) allowed(identity string, addr []byte, op Op) bool {
 // made counts the nodes a connection made that are there, in a struct
 // of its own: a node outlives its connection, and should not keep the
 // connection's state in memory with it.
-type made struct{ nodes int }
+type made struct {
+	nodes    int // nodes it made that are there
+	durables int // durable link states it made (Options.MaxDurableLinksPerConnection)
+}
 
 // account is what one identity's connections have made, under the
 // broker's lock.

@@ -14,7 +14,7 @@
 //	           [-max-delivery-count N] [-dead-letter-address addr] [-expiry-address addr]
 //	           [-users file] [-permissions file] [-anonymous] [-user name:password]...
 //	           [-max-connections N] [-max-queues-per-connection N] [-max-queues-per-account N]
-//	           [-max-durable-links-per-account N]
+//	           [-max-durable-links-per-account N] [-max-durable-links-per-connection N]
 //	           [-tls-cert file -tls-key file [-tls-client-ca file]]
 //	           [-idle-timeout d] [-max-frame N] [-metrics addr [-queue-metrics]] [-v]
 //
@@ -65,6 +65,9 @@
 //	-max-durable-links-per-account N
 //	                  durable links one account may have kept (default
 //	                  1000; -1: no bound)
+//	-max-durable-links-per-connection N
+//	                  durable links one connection may make (default 256;
+//	                  -1: no bound): anonymous clients share one account
 //	-tls-cert, -tls-key  serve TLS with this certificate and key (PEM)
 //	-tls-client-ca file  ask for client certificates signed by these CAs
 //	                  (PEM) and allow SASL EXTERNAL for them
@@ -327,6 +330,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		"nodes one account may make (-1: no bound)")
 	maxAcctDurable := fs.Int("max-durable-links-per-account", broker.DefaultMaxDurableLinksPerAccount,
 		"durable links one account may have kept (-1: no bound)")
+	maxConnDurable := fs.Int("max-durable-links-per-connection", broker.DefaultMaxDurableLinksPerConn,
+		"durable links one connection may make (-1: no bound)")
 	queueMetrics := fs.Bool("queue-metrics", false, "metrics per queue (label queue), not summed")
 	cert := fs.String("tls-cert", "", "TLS certificate (PEM)")
 	key := fs.String("tls-key", "", "TLS key (PEM)")
@@ -355,8 +360,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	o := broker.Options{MaxMessages: *maxQueue, MaxBytes: *maxBytes, MaxMemory: *maxMemory, Credit: uint32(*credit), MaxQueues: *maxQueues,
 		RejectWhenFull: *reject, RouteKey: *route, AutoDelete: *autoDelete, MaxConnections: *maxConns,
 		MaxQueuesPerConnection: *maxConnQueues, MaxQueuesPerAccount: *maxAcctQueues,
-		MaxDurableLinksPerAccount: *maxAcctDurable,
-		MaxDeliveryCount:          *maxDeliveries, DeadLetterAddress: *deadLetter, ExpiryAddress: *expiry,
+		MaxDurableLinksPerAccount:    *maxAcctDurable,
+		MaxDurableLinksPerConnection: *maxConnDurable,
+		MaxDeliveryCount:             *maxDeliveries, DeadLetterAddress: *deadLetter, ExpiryAddress: *expiry,
 		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
 	if len(users) > 0 {
 		o.Engine.Auth = users.authenticator(*anonymous)

@@ -29,7 +29,7 @@ func TestWebSocket(t *testing.T) {
 	var c *client.Conn
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		// -ws listens as the broker starts: wait for it.
-		if c, err = client.Dial(ctx, "ws://alice:secret@"+wsAddr+"/", &client.ConnOptions{Dialer: ws.Dialer(nil)}); err == nil || time.Now().After(deadline) {
+		if c, err = client.Dial(ctx, "ws://alice:secret@"+wsAddr+"/", &client.ConnOptions{Dialer: ws.Dialer(nil), AllowInsecurePlain: true}); err == nil || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -56,7 +56,7 @@ func TestWebSocket(t *testing.T) {
 		require.True(t, bytes.Contains(d.Payload(), fmt.Appendf(nil, "ws %d", i)), "message %d", i)
 		require.NoError(t, d.Accept(ctx))
 	}
-	_, err = client.Dial(ctx, "ws://alice:wrong@"+wsAddr+"/", &client.ConnOptions{Dialer: ws.Dialer(nil)})
+	_, err = client.Dial(ctx, "ws://alice:wrong@"+wsAddr+"/", &client.ConnOptions{Dialer: ws.Dialer(nil), AllowInsecurePlain: true})
 	require.Error(t, err, "a wrong password is refused over the WebSocket too")
 	t.Logf("%d messages through amqpbroker -ws by the client over ws://", n)
 }
