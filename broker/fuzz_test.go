@@ -442,13 +442,14 @@ func (b *Broker) checkQuiet() error {
 
 // heldBytes returns what the broker holds for its nodes and durable
 // links, beside the pool's free lists (a constant bound, maxCached):
-// each distinct message buffer, each queue's ring, each durable link's
+// each distinct message buffer, each queue's ring, the scheduled
+// messages' heap, each durable link's
 // state (a detached consumer's whole struct, its acquired messages, a
 // producer's tags).
 func (b *Broker) heldBytes() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	const msgSize = 24 // a msg: buffer pointer, seq, flag
+	const msgSize = int64(unsafe.Sizeof(msg{})) // buffer pointer, seq, lifetime, flag
 	seen := map[*buffer]bool{}
 	var held int64
 	buf := func(m msg) {
@@ -477,6 +478,10 @@ func (b *Broker) heldBytes() int64 {
 				buf(m)
 			}
 		}
+	}
+	held += int64(cap(b.sched)) * int64(unsafe.Sizeof(sched{}))
+	for _, e := range b.sched {
+		buf(e.m)
 	}
 	for k, d := range b.durables {
 		held += int64(len(k.container)+len(k.name)) + int64(unsafe.Sizeof(*d))
