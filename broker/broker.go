@@ -161,6 +161,12 @@ type Options struct {
 	// messages a consumer rejects and those past MaxDeliveryCount.
 	// Without it, rejected messages are dropped.
 	DeadLetterAddress string
+	// DeadLetterAddresses are dead-letter addresses of single queues, by
+	// the queue's address: they override DeadLetterAddress for it (an
+	// empty one: none, its dead-lettered messages are dropped), as
+	// Artemis' address settings and Service Bus's dead-letter queue of
+	// each queue.
+	DeadLetterAddresses map[string]string
 	// ExpiryAddress, when set, is the node expired messages are moved
 	// to, as dead-lettered ones (reason ReasonExpired), as ActiveMQ
 	// Artemis' expiry address; without it they are dropped.
@@ -217,6 +223,7 @@ type Broker struct {
 	// scheduled messages (a heap, earliest first) and the timer for the
 	// earliest, set for timerAt (0: not set); scratch for annotations.
 	deadLetterAddr, expiryAddr []byte
+	deadLetters                map[string][]byte // DeadLetterAddresses
 	sched                      []sched
 	timer                      *time.Timer
 	timerAt                    int64
@@ -258,6 +265,16 @@ func New(o Options) *Broker {
 	}
 	if o.ExpiryAddress != "" {
 		b.expiryAddr = []byte(o.ExpiryAddress)
+	}
+	if len(o.DeadLetterAddresses) > 0 {
+		b.deadLetters = make(map[string][]byte, len(o.DeadLetterAddresses))
+		for q, a := range o.DeadLetterAddresses {
+			if a != "" {
+				b.deadLetters[q] = []byte(a)
+			} else {
+				b.deadLetters[q] = nil
+			}
+		}
 	}
 	if b.opts.MaxDurableLinksPerConnection == 0 {
 		b.opts.MaxDurableLinksPerConnection = DefaultMaxDurableLinksPerConn
@@ -589,8 +606,11 @@ type node struct {
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
 	txnBytes  int64       // of the messages open transactions hold for it (txn.go)
 	txnN      int
-	c         counters
-	s0, s1    sample
+	// deadLetter is the address its dead-lettered messages go to, nil
+	// for none (Options.DeadLetterAddress, DeadLetterAddresses).
+	deadLetter []byte
+	c          counters
+	s0, s1     sample
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
@@ -604,7 +624,10 @@ func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 		return nil
 	}
 	name := string(addr)
-	n := &node{name: name, fanout: wantFanout}
+	n := &node{name: name, fanout: wantFanout, deadLetter: b.deadLetterAddr}
+	if a, ok := b.deadLetters[name]; ok {
+		n.deadLetter = a
+	}
 	for _, p := range b.fanout {
 		if strings.HasPrefix(name, p) {
 			n.fanout = true

@@ -115,9 +115,10 @@
 // TTLExpiredException for the expiry address), x-opt-deadletter-description
 // (the rejected outcome's error description) and x-opt-original-address;
 // its priority and delivery-count are kept, and it does not expire.
-// It is counted in its node's QueueStats.DeadLettered. Without the
-// address, rejected messages and those past MaxDeliveryCount are
-// dropped. A message rejected on the dead-letter node itself, or that
+// It is counted in its node's QueueStats.DeadLettered.
+// Options.DeadLetterAddresses gives single queues an address of their
+// own (or none). Without an address, rejected messages and those past
+// MaxDeliveryCount are dropped. A message rejected on the dead-letter node itself, or that
 // does not fit there (its bounds, MaxMemory, MaxQueues), is dropped.
 //
 // A message whose message annotations hold x-opt-delivery-time (an

@@ -771,8 +771,8 @@ func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, an
 	}
 	if failed && b.opts.MaxDeliveryCount > 0 && int64(m.count) >= int64(b.opts.MaxDeliveryCount) {
 		q.bytes -= int64(m.size())
-		if b.deadLetterAddr != nil {
-			wake = b.deadLetterLocked(c.n, m, b.deadLetterAddr, reasonMaxDeliveryCount, nil, wake)
+		if c.n.deadLetter != nil {
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reasonMaxDeliveryCount, nil, wake)
 		} else {
 			c.n.c.dropped++
 		}
@@ -835,12 +835,12 @@ func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake [
 	switch st.Type {
 	case frame.StateRejected:
 		c.n.c.rejected++
-		if b.deadLetterAddr != nil {
+		if c.n.deadLetter != nil {
 			reason := st.Error.Condition
 			if len(reason) == 0 {
 				reason = reasonRejected
 			}
-			wake = b.deadLetterLocked(c.n, m, b.deadLetterAddr, reason, st.Error.Description, wake)
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reason, st.Error.Description, wake)
 		}
 	case frame.StateReleased:
 		c.n.c.released++

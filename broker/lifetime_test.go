@@ -352,3 +352,24 @@ func TestModifiedAnnotations(t *testing.T) {
 	require.NoError(t, d.Accept(ctx))
 	require.Zero(t, r.Prefetched(), "never sent again to the consumer that called it undeliverable")
 }
+
+// DeadLetterAddresses gives single queues a dead-letter address of
+// their own, or none.
+func TestDeadLetterPerQueue(t *testing.T) {
+	b, s, ctx := lifeSession(t, broker.Options{DeadLetterAddress: "dlq",
+		DeadLetterAddresses: map[string]string{"orders": "orders/dlq", "noisy": ""}})
+	for _, q := range []string{"orders", "noisy", "other"} {
+		send(t, ctx, s, q, body(q, nil))
+		require.NoError(t, recv(t, ctx, receiver(t, ctx, s, q)).Reject(ctx, nil))
+	}
+	d := recv(t, ctx, receiver(t, ctx, s, "orders/dlq"))
+	require.Equal(t, "orders", bodyOf(d))
+	require.Equal(t, broker.ReasonRejected, annotation(d, broker.AnnotationDeadLetterReason))
+	require.NoError(t, d.Accept(ctx))
+	d = recv(t, ctx, receiver(t, ctx, s, "dlq"))
+	require.Equal(t, "other", bodyOf(d))
+	require.NoError(t, d.Accept(ctx))
+	require.Zero(t, settled(t, b, "noisy").DeadLettered)
+	require.Equal(t, uint64(1), settled(t, b, "orders").DeadLettered)
+	require.Equal(t, uint64(1), settled(t, b, "dlq").Enqueued, "nothing but other's")
+}
