@@ -1085,7 +1085,8 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 
 // budgetInput records a client that leaves n of something on the broker
 // (opts) when its connection ends: what: "queue", n messages on a
-// queue; "producer", n messages a durable producer stored and had not
+// queue; "scheduled", n messages scheduled an hour ahead; "producer", n
+// messages a durable producer stored and had not
 // settled when it detached; "subscriptions", n durable subscriptions to
 // a fan-out address detached, then n messages sent to it.
 func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
@@ -1096,6 +1097,16 @@ func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
 		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "q"})
 		for range n {
 			_, err := p.Send(nil, routed("q", 8), p.SndSettleMode() == frame.SndSettled)
+			require.NoError(t, err)
+			r.step()
+		}
+	case "scheduled":
+		ann := encode.AppendLong(encode.AppendSymbol(nil, AnnotationDeliveryDelay), 3_600_000)
+		m := append([]byte{0x00, 0x53, 0x72, 0xc1, byte(1 + len(ann)), 2}, ann...)
+		m = append(m, routed("q", 8)...)
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "q"})
+		for range n {
+			_, err := p.Send(nil, m, p.SndSettleMode() == frame.SndSettled)
 			require.NoError(t, err)
 			r.step()
 		}
@@ -1138,7 +1149,7 @@ func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
 // otherwise keep n*n, quadratic in the input.
 func TestMemoryBudget(t *testing.T) {
 	opts := Options{FanoutPrefixes: []string{"topic/"}, MaxMessages: 1000, MaxBytes: 1 << 20}
-	for _, what := range []string{"queue", "producer", "subscriptions"} {
+	for _, what := range []string{"queue", "scheduled", "producer", "subscriptions"} {
 		var held [2]int64
 		var size [2]int
 		for i, n := range []int{100, 200} {
@@ -1146,6 +1157,10 @@ func TestMemoryBudget(t *testing.T) {
 			b := New(opts)
 			serveInput(t, b, in, 4096)
 			require.NoError(t, b.checkQuiet())
+			if what == "scheduled" {
+				st, _ := b.Queue("q")
+				require.Equal(t, n, st.Scheduled)
+			}
 			held[i], size[i] = b.heldBytes(), len(in)
 			b.Close()
 		}
