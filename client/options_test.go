@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/amqpsax/amqpsax/amqptest"
 	"github.com/amqpsax/amqpsax/client"
@@ -411,4 +412,39 @@ func TestPeerSettled(t *testing.T) {
 	require.ErrorAs(t, d1.Accept(ctx), &pe)
 	require.Equal(t, frame.StateReleased, pe.State)
 	require.NoError(t, d2.Accept(ctx))
+}
+
+// flowPropsServer answers a receiver's attach with a flow carrying
+// link-state properties, as RabbitMQ 4.3 tells a single-active consumer
+// that it is active.
+type flowPropsServer struct{ engine.NopHandler }
+
+func (flowPropsServer) OnLinkAttach(l *engine.Link) {
+	if l.IsSender() {
+		var m frame.SymbolMap
+		l.SetFlowProperties(m.Bool("rabbitmq:active", true).Map())
+		l.SetAvailable(0, true)
+	}
+}
+
+// The properties of a flow from the sender reach Receiver.FlowProperties
+// (engine: SetFlowProperties at one end, FlowProperties during OnFlow at
+// the other).
+func TestFlowProperties(t *testing.T) {
+	ctx := testCtx(t)
+	url := serveEngine(t, engine.Config{}, flowPropsServer{})
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q", &client.ReceiverOptions{Credit: -1})
+	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for rcv.FlowProperties() == nil && time.Now().Before(deadline) {
+		// the flow follows the attach's answer in the same write: one
+		// round trip on the connection makes sure it has been read
+		require.NoError(t, rcv.IssueCredit(1))
+	}
+	require.Equal(t, map[string]any{"rabbitmq:active": true}, rcv.FlowProperties())
 }

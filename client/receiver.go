@@ -118,6 +118,8 @@ type Receiver struct {
 	draining bool          // the connection's goroutine asked for a drain
 
 	granted frame.Map // the filter-set of the peer's source (a copy)
+	// the properties of the sender's latest flow that carried any
+	flowProps map[string]any
 	// deliveries the sender settled on its own, with its state, until
 	// this end settles them (at most maxPeerSettled)
 	peerSettled map[uint32]frame.StateType
@@ -294,6 +296,16 @@ func (r *Receiver) LinkSourceFilterValue(name string) any {
 // Properties returns the properties of the peer's attach (part 2
 // §2.7.3), nil when it sent none.
 func (r *Receiver) Properties() map[string]any { return r.peerProperties() }
+
+// FlowProperties returns the properties of the latest flow from the
+// sender that carried any (part 2 §2.7.4: link-state properties), nil
+// before one has: RabbitMQ 4.3 tells a single-active consumer whether it
+// is the active one this way (rabbitmq:active, a bool).
+func (r *Receiver) FlowProperties() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flowProps
+}
 
 // Prefetched returns the number of deliveries that have arrived and wait
 // for Receive.
@@ -538,6 +550,14 @@ func (r *Receiver) run(ec *engine.Conn) {
 
 // flowed runs on the connection's goroutine at the sender's flow.
 func (r *Receiver) flowed() {
+	if r.l != nil {
+		if p := r.l.FlowProperties(); len(p) > 0 {
+			m := anyMap(p)
+			r.mu.Lock()
+			r.flowProps = m
+			r.mu.Unlock()
+		}
+	}
 	if r.draining && r.l != nil && r.l.Credit() == 0 {
 		r.draining = false
 		r.drainedNow()

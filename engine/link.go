@@ -143,6 +143,12 @@ type Link struct {
 	pend pendingSend // an outgoing delivery's frames waiting for the session window
 
 	mine attachFields // of this end's attach, until it is written
+
+	flowProps frame.Map // the properties of the flow OnFlow reports, during it
+	flowOut   struct {  // properties for this end's next flow (SetFlowProperties)
+		on    bool
+		props frame.Map
+	}
 }
 
 // recvDelivery is a receiver's incoming delivery in progress (part 2
@@ -238,6 +244,28 @@ func (l *Link) RemoteSource() *frame.Source { return &l.src }
 
 // RemoteTarget returns the target of the peer's attach.
 func (l *Link) RemoteTarget() *frame.Target { return &l.tgt }
+
+// SetFlowProperties sets the properties of this end's next flow on the
+// link (part 2 §2.7.4: link-state properties, as RabbitMQ 4.3 tells a
+// single-active consumer whether it is active): the encoding of a map of
+// symbol keys (frame.SymbolMap), copied, sent once with the next flow
+// (Flow, SetAvailable with send, a credit top-up, an echo). The peer
+// reads them with FlowProperties during its OnFlow.
+func (l *Link) SetFlowProperties(props frame.Map) error {
+	if !l.usable() {
+		return ErrState
+	}
+	l.flowOut.props = append(l.flowOut.props[:0], props...)
+	l.flowOut.on = true
+	return nil
+}
+
+// FlowProperties returns, during OnFlow, the properties of the peer's
+// flow being reported (part 2 §2.7.4: link-state properties, such as
+// RabbitMQ 4.3's rabbitmq:active for a single active consumer), nil
+// when it carried none. It is a view into the frame: valid only during
+// the event, copy what must be kept.
+func (l *Link) FlowProperties() frame.Map { return l.flowProps }
 
 // RemoteMaxMessageSize returns the max-message-size of the peer's attach
 // (part 2 §2.7.3): the largest message it accepts; 0 means no limit (or
@@ -506,7 +534,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 		}
 		l.drain = f.Drain
 		if !l.hidden {
+			l.flowProps = f.Properties // for FlowProperties, during OnFlow
 			c.h.OnFlow(l)
+			l.flowProps = nil
 		}
 		l.drained(f.Echo)
 		return
@@ -523,7 +553,9 @@ func (l *Link) onFlow(f *frame.Flow) {
 		}
 	}
 	if !l.hidden { // a coordinator link the engine runs
+		l.flowProps = f.Properties // for FlowProperties, during OnFlow
 		c.h.OnFlow(l)
+		l.flowProps = nil
 	}
 	if f.Echo && l.usable() {
 		l.s.writeFlow(l, false)

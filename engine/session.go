@@ -313,10 +313,16 @@ func (s *Session) writeFlow(l *Link, echo bool) {
 		if l.sender {
 			f.Available = frame.Some(l.available)
 		}
+		if l.flowOut.on {
+			f.Properties = l.flowOut.props
+		}
 	}
 	start := s.c.startFrame(s.local)
 	s.c.out = frame.AppendFlow(s.c.out, f)
 	s.c.endFrame(start)
+	if l != nil {
+		l.flowOut.on = false
+	}
 }
 
 // onTransfer handles a transfer (part 2 §2.7.5): the session's window

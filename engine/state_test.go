@@ -135,6 +135,10 @@ var actions = []struct {
 	{"Link.KeepCredit", func(w *world) error { return w.rcv.KeepCredit(50) }},
 	{"Link.DrainCredit", func(w *world) error { return w.rcv.DrainCredit() }},
 	{"Link.SetAvailable", func(w *world) error { return w.snd.SetAvailable(3, true) }},
+	{"Link.SetFlowProperties", func(w *world) error {
+		var m frame.SymbolMap
+		return w.snd.SetFlowProperties(m.Bool("rabbitmq:active", true).Map())
+	}},
 	{"Link.Send", func(w *world) error { _, err := w.snd.Send(nil, []byte{0x00, 0x53, 0x77, 0x40}, false); return err }},
 	{"Link.SendWith", func(w *world) error {
 		_, err := w.snd.SendWith(nil, []byte{0x00, 0x53, 0x77, 0x40}, false, w)
@@ -280,6 +284,7 @@ link attaching | Link.Flow | ok flow
 link attaching | Link.KeepCredit | ok flow
 link attaching | Link.DrainCredit | ok flow
 link attaching | Link.SetAvailable | ok flow
+link attaching | Link.SetFlowProperties | ok
 link attaching | Link.Send | ErrState
 link attaching | Link.SendWith | ErrState
 link attaching | Link.SetDeliveryContext | ErrState
@@ -305,6 +310,7 @@ link attached | Link.Flow | ok flow
 link attached | Link.KeepCredit | ok flow
 link attached | Link.DrainCredit | ok flow
 link attached | Link.SetAvailable | ok flow
+link attached | Link.SetFlowProperties | ok
 link attached | Link.Send | ok transfer
 link attached | Link.SendWith | ok transfer
 link attached | Link.SetDeliveryContext | ok transfer
@@ -330,6 +336,7 @@ link detaching | Link.Flow | ErrState
 link detaching | Link.KeepCredit | ErrState
 link detaching | Link.DrainCredit | ErrState
 link detaching | Link.SetAvailable | ErrState
+link detaching | Link.SetFlowProperties | ErrState
 link detaching | Link.Send | ErrState
 link detaching | Link.SendWith | ErrState
 link detaching | Link.SetDeliveryContext | ErrState
@@ -355,6 +362,7 @@ link detached | Link.Flow | ErrState
 link detached | Link.KeepCredit | ErrState
 link detached | Link.DrainCredit | ErrState
 link detached | Link.SetAvailable | ErrState
+link detached | Link.SetFlowProperties | ErrState
 link detached | Link.Send | ErrState
 link detached | Link.SendWith | ErrState
 link detached | Link.SetDeliveryContext | ErrState
@@ -380,6 +388,7 @@ link detached by the peer | Link.Flow | ErrState
 link detached by the peer | Link.KeepCredit | ErrState
 link detached by the peer | Link.DrainCredit | ErrState
 link detached by the peer | Link.SetAvailable | ErrState
+link detached by the peer | Link.SetFlowProperties | ErrState
 link detached by the peer | Link.Send | ErrState
 link detached by the peer | Link.SendWith | ErrState
 link detached by the peer | Link.SetDeliveryContext | ErrState
@@ -405,6 +414,7 @@ link detached by the engine, peer silent | Link.Flow | ErrState
 link detached by the engine, peer silent | Link.KeepCredit | ErrState
 link detached by the engine, peer silent | Link.DrainCredit | ErrState
 link detached by the engine, peer silent | Link.SetAvailable | ErrState
+link detached by the engine, peer silent | Link.SetFlowProperties | ErrState
 link detached by the engine, peer silent | Link.Send | ErrState
 link detached by the engine, peer silent | Link.SendWith | ErrState
 link detached by the engine, peer silent | Link.SetDeliveryContext | ErrState
@@ -430,6 +440,7 @@ session ending | Link.Flow | ErrState
 session ending | Link.KeepCredit | ErrState
 session ending | Link.DrainCredit | ErrState
 session ending | Link.SetAvailable | ErrState
+session ending | Link.SetFlowProperties | ErrState
 session ending | Link.Send | ErrState
 session ending | Link.SendWith | ErrState
 session ending | Link.SetDeliveryContext | ErrState
@@ -455,6 +466,7 @@ session ended | Link.Flow | ErrState
 session ended | Link.KeepCredit | ErrState
 session ended | Link.DrainCredit | ErrState
 session ended | Link.SetAvailable | ErrState
+session ended | Link.SetFlowProperties | ErrState
 session ended | Link.Send | ErrState
 session ended | Link.SendWith | ErrState
 session ended | Link.SetDeliveryContext | ErrState
@@ -480,6 +492,7 @@ session ended by the peer | Link.Flow | ErrState
 session ended by the peer | Link.KeepCredit | ErrState
 session ended by the peer | Link.DrainCredit | ErrState
 session ended by the peer | Link.SetAvailable | ErrState
+session ended by the peer | Link.SetFlowProperties | ErrState
 session ended by the peer | Link.Send | ErrState
 session ended by the peer | Link.SendWith | ErrState
 session ended by the peer | Link.SetDeliveryContext | ErrState
@@ -505,6 +518,7 @@ session ended by the engine, peer silent | Link.Flow | ErrState
 session ended by the engine, peer silent | Link.KeepCredit | ErrState
 session ended by the engine, peer silent | Link.DrainCredit | ErrState
 session ended by the engine, peer silent | Link.SetAvailable | ErrState
+session ended by the engine, peer silent | Link.SetFlowProperties | ErrState
 session ended by the engine, peer silent | Link.Send | ErrState
 session ended by the engine, peer silent | Link.SendWith | ErrState
 session ended by the engine, peer silent | Link.SetDeliveryContext | ErrState
@@ -530,6 +544,7 @@ conn closing | Link.Flow | ErrState
 conn closing | Link.KeepCredit | ErrState
 conn closing | Link.DrainCredit | ErrState
 conn closing | Link.SetAvailable | ErrState
+conn closing | Link.SetFlowProperties | ErrState
 conn closing | Link.Send | ErrState
 conn closing | Link.SendWith | ErrState
 conn closing | Link.SetDeliveryContext | ErrState
@@ -555,6 +570,7 @@ conn closed | Link.Flow | ErrState
 conn closed | Link.KeepCredit | ErrState
 conn closed | Link.DrainCredit | ErrState
 conn closed | Link.SetAvailable | ErrState
+conn closed | Link.SetFlowProperties | ErrState
 conn closed | Link.Send | ErrState
 conn closed | Link.SendWith | ErrState
 conn closed | Link.SetDeliveryContext | ErrState
@@ -580,6 +596,7 @@ conn lost | Link.Flow | ErrState
 conn lost | Link.KeepCredit | ErrState
 conn lost | Link.DrainCredit | ErrState
 conn lost | Link.SetAvailable | ErrState
+conn lost | Link.SetFlowProperties | ErrState
 conn lost | Link.Send | ErrState
 conn lost | Link.SendWith | ErrState
 conn lost | Link.SetDeliveryContext | ErrState
