@@ -106,11 +106,13 @@
 //
 // # Delivery
 //
-// A consumer is sent messages oldest first as its credit allows (those
+// A consumer is sent messages highest priority first, oldest first
+// within a priority (Lifetimes), as its credit allows (those
 // above its max-message-size stay for others), settled or not as its
 // sender settle mode says; receiver settle mode second is honoured (the
 // broker settles after the consumer's outcome). Outcomes (part 3 §3.4):
-// accepted and rejected settle a message (a rejected one is dropped);
+// accepted and rejected settle a message (a rejected one is dropped, or
+// dead-lettered: Lifetimes);
 // released puts it back at the front of its queue as it was; modified
 // puts it back with its header's delivery-count one up when
 // delivery-failed is set, and with undeliverable-here for other
@@ -126,6 +128,66 @@
 // consumer on another connection by that connection's goroutine: the
 // broker kicks it (driver.Driver.Do, at most one queued per connection),
 // and no lock is held while it does.
+//
+// # Lifetimes
+//
+// A message's header priority (part 3 §3.2.1: 0 to 9, 4 when absent,
+// above 9 taken as 9) orders its queue: the highest first, in the order
+// they came within one (a message put back goes to the front of its
+// own). A queue is a ring a priority: storing and taking are O(1),
+// finding a consumer's next message past those it may not take
+// O(levels), and nothing is allocated per message once warm.
+//
+// A message expires at its header's ttl (ms) after the broker received
+// it, or at its properties' absolute-expiry-time, the earlier (a ttl or
+// time of 0 is none, as ActiveMQ Artemis reads them). An expired
+// message is never delivered: it is dropped, or moved to
+// Options.ExpiryAddress (as Artemis' expiry address), and counted in
+// QueueStats.Expired. Expiry costs no scan of a queue: a message is
+// checked when it comes (one already expired is never stored), when it
+// is at the front of its queue as a consumer takes from it, and when it
+// is at the front as a message is stored (two a message at most) or as
+// statistics are read (Queue, Queues). A message that expired behind
+// others still counts in Depth until it comes to the front.
+//
+// Options.DeadLetterAddress names the node (a queue, made when needed)
+// that takes the messages consumers reject, and, with
+// Options.MaxDeliveryCount, those whose header's delivery-count reaches
+// it on a failed delivery (a modified outcome with delivery-failed, or
+// a consumer gone with it unsettled), as Artemis' dead-letter address
+// and Azure Service Bus's dead-letter queue. A dead-lettered message is
+// a copy of the original with message annotations saying why:
+// x-opt-deadletter-reason (the rejected outcome's error condition,
+// "rejected" without one, MaxDeliveryCountExceeded, or
+// TTLExpiredException for the expiry address), x-opt-deadletter-description
+// (the rejected outcome's error description) and x-opt-original-address;
+// its priority and delivery-count are kept, and it does not expire.
+// It is counted in its node's QueueStats.DeadLettered.
+// Options.DeadLetterAddresses gives single queues an address of their
+// own (or none). Without an address, rejected messages and those past
+// MaxDeliveryCount are dropped. A message rejected on the dead-letter node itself, or that
+// does not fit there (its bounds, MaxMemory, MaxQueues), is dropped.
+//
+// A message whose message annotations hold x-opt-delivery-time (an
+// absolute time: a timestamp, or ms since the epoch), x-opt-delivery-delay
+// (ms from when the broker received it; both as Artemis) or
+// x-opt-scheduled-enqueue-time (Service Bus's, a timestamp) in the
+// future is held out of its queue until then (the latest of them):
+// counted in QueueStats.Scheduled and in its node's bounds and
+// MaxMemory as any message, not in Depth. The broker keeps them in one
+// heap, earliest first, and one timer for the earliest, whose run makes
+// them visible and wakes their consumers; storing a message, a
+// consumer's send and reading statistics do it too. A fan-out node
+// copies a scheduled message to the subscriptions attached when its
+// time comes. Options.Now sets the broker's clock for all of this (a
+// fake one in tests).
+//
+// A modified outcome's message-annotations (part 3 §3.4.5, as RabbitMQ 4
+// and Service Bus clients send them) are merged into the message's
+// message annotations before it is delivered again: an entry replaces
+// the one of its key, or is added. The message is rewritten with
+// package message's splice (message.Append): the bare message and
+// footer are copied byte for byte.
 //
 // # Transactions
 //
@@ -241,7 +303,7 @@
 //
 // # Statistics
 //
-// Queue and Queues return each node's [QueueStats]: depth, bytes,
+// Queue and Queues return each node's [QueueStats]: depth, scheduled, bytes,
 // unsettled, consumers (and durable ones detached), producers and those
 // waiting for credit, totals of each outcome, and rates.
 //
@@ -255,6 +317,5 @@
 // of them, and half of it for the messages its open transactions hold),
 // plus its engine buffers (one frame being read, MaxOutput being
 // written). Messages are kept in memory only: nothing survives the
-// process, durable links' state included. There are no filters, message
-// expiry or dead-letter queues yet.
+// process, durable links' state included. There are no filters yet.
 package broker

@@ -643,9 +643,10 @@ func (b *Broker) dispatch(c *consumer) {
 			b.wake(c.conn, wake)
 			return
 		}
-		k := b.takeLocked(c, batch[:want])
+		wake = b.dueNowLocked(wake)
+		k, wake := b.takeLocked(c, batch[:want], wake)
 		b.hungryLocked(c, k < want)
-		if k > 0 {
+		if k > 0 || len(wake) > 0 {
 			wake = b.unblockLocked(c.n, wake)
 		}
 		b.mu.Unlock()
@@ -696,18 +697,38 @@ func (b *Broker) dispatch(c *consumer) {
 }
 
 // takeLocked moves up to len(out) messages c may take from its queue to
-// out: the oldest first, skipping those above its max-message-size and
-// those it called undeliverable-here.
-func (b *Broker) takeLocked(c *consumer, out []msg) int {
+// out: the highest priority first, the oldest first within one,
+// skipping those above its max-message-size and those it called
+// undeliverable-here. Those it finds expired are taken out of the queue
+// and expired (lifetime.go): each message is looked at for expiry once
+// it is at the front, never by a scan of the queue; the broker's clock
+// is read once, and only for a message that has an expiry.
+func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn) {
 	q := c.q
 	k := 0
+	now := int64(-1)
 	if c.maxSize == 0 && len(c.excluded) == 0 {
 		for k < len(out) && q.len() > 0 {
-			out[k] = q.r.remove(0)
+			m := q.r.remove(0)
+			if m.expiry != 0 && now < 0 {
+				now = b.nowMS()
+			}
+			if m.expired(now) {
+				wake = b.expireMsgLocked(c.n, q, m, wake)
+				continue
+			}
+			out[k] = m
 			k++
 		}
 	} else {
 		for i := 0; k < len(out) && i < q.len(); {
+			if q.r.at(i).expiry != 0 && now < 0 {
+				now = b.nowMS()
+			}
+			if q.r.at(i).expired(now) {
+				wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
+				continue
+			}
 			if !c.mayTake(*q.r.at(i)) {
 				i++
 				continue
@@ -717,7 +738,7 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 		}
 	}
 	q.unsettled += k
-	return k
+	return k, wake
 }
 
 // mayTake reports that c may be sent m: not above its max-message-size,
@@ -745,6 +766,15 @@ func (b *Broker) doneLocked(c *consumer, m msg) {
 // with its header's delivery-count one up when failed, never to c again
 // when undeliverable.
 func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, wake []*conn) []*conn {
+	return b.modifyLocked(c, m, failed, undeliverable, nil, wake)
+}
+
+// modifyLocked is requeueLocked with the message annotations ann (a
+// modified outcome's, part 3 §3.4.5) merged into m's: its entries
+// replace those of the same key, or are added. A failed delivery that
+// takes its delivery-count to Options.MaxDeliveryCount dead-letters it
+// instead (lifetime.go).
+func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, ann frame.Map, wake []*conn) []*conn {
 	q := c.q
 	q.unsettled--
 	if c.n.deleted || (undeliverable && c.own != nil) {
@@ -753,10 +783,20 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, w
 		c.n.c.dropped++
 		return wake
 	}
-	if failed {
+	if failed || len(ann) > 0 {
 		before := m.size()
-		b.countFailedLocked(&m)
+		b.rewriteLocked(&m, failed, ann)
 		q.bytes += int64(m.size() - before)
+	}
+	if failed && b.opts.MaxDeliveryCount > 0 && int64(m.count) >= int64(b.opts.MaxDeliveryCount) {
+		q.bytes -= int64(m.size())
+		if c.n.deadLetter != nil {
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reasonMaxDeliveryCount, nil, wake)
+		} else {
+			c.n.c.dropped++
+		}
+		b.pool.put(m.buf)
+		return b.unblockLocked(c.n, wake)
 	}
 	if undeliverable {
 		if c.excluded == nil {
@@ -770,31 +810,6 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, w
 		return wake
 	}
 	return b.wakeOneLocked(c.n, m, wake)
-}
-
-// countFailedLocked gives m a header whose delivery-count is one up
-// (part 3 §3.2.1): the bare message and footer are copied as they are.
-// A message that does not scan is left as it is.
-func (b *Broker) countFailedLocked(m *msg) {
-	s, err := message.Scan(m.buf.b)
-	if err != nil {
-		return
-	}
-	h := message.DefaultHeader
-	if s.Header != nil {
-		if h, err = message.ParseHeader(s.Header); err != nil {
-			return
-		}
-	}
-	h.DeliveryCount++
-	out, err := message.Append(b.scratch[:0], s, &message.Changes{Header: &h})
-	if err != nil {
-		return
-	}
-	b.scratch = out
-	nb := b.pool.get(out)
-	b.pool.put(m.buf)
-	m.buf = nb
 }
 
 // OnDisposition settles or requeues a message by the consumer's outcome
@@ -839,13 +854,20 @@ func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake [
 	switch st.Type {
 	case frame.StateRejected:
 		c.n.c.rejected++
+		if c.n.deadLetter != nil {
+			reason := st.Error.Condition
+			if len(reason) == 0 {
+				reason = reasonRejected
+			}
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reason, st.Error.Description, wake)
+		}
 	case frame.StateReleased:
 		c.n.c.released++
 		wake = b.requeueLocked(c, m, false, false, wake)
 		return append(wake, c.conn) // it may take another message
 	case frame.StateModified:
 		c.n.c.modified++
-		wake = b.requeueLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, wake)
+		wake = b.modifyLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, st.MessageAnnotations, wake)
 		return append(wake, c.conn)
 	default:
 		c.n.c.acked++
