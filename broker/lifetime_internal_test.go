@@ -130,3 +130,26 @@ func TestLifetimePathAllocs(t *testing.T) {
 	require.Equal(t, uint64(3*1101), n.c.deadLettered)
 	require.Equal(t, uint64(1101), n.c.expired)
 }
+
+// TestAbsoluteExpiry: reading the absolute-expiry-time alone gives what
+// message.ParseProperties gives, with and without the field and the
+// fields before it.
+func TestAbsoluteExpiry(t *testing.T) {
+	for _, p := range []*message.Properties{
+		{},
+		{MessageID: message.StringID("m"), To: []byte("q"), AbsoluteExpiryTime: 1700000000123, HasAbsoluteExpiryTime: true},
+		{AbsoluteExpiryTime: 5, HasAbsoluteExpiryTime: true, GroupID: []byte("g")},
+		{CreationTime: 9, HasCreationTime: true, Subject: []byte("s")},
+	} {
+		m := message.Message{Properties: p, Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("x")}}}
+		b, err := m.Append(nil)
+		require.NoError(t, err)
+		s, err := message.Scan(b)
+		require.NoError(t, err)
+		want, err := message.ParseProperties(s.Properties)
+		require.NoError(t, err)
+		got, ok := absoluteExpiry(s.Properties)
+		require.Equal(t, want.HasAbsoluteExpiryTime, ok, "%+v", p)
+		require.Equal(t, want.AbsoluteExpiryTime, got, "%+v", p)
+	}
+}
