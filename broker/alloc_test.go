@@ -56,7 +56,7 @@ func TestMessagePathAllocs(t *testing.T) {
 		wake := b.enqueueLocked(dst, m, 1, wb[:0])
 		_ = wake
 		_ = b.creditLocked(dst)
-		k := b.takeLocked(c, c.conn.batch[:1])
+		k, _ := b.takeLocked(c, c.conn.batch[:1], nil)
 		if k != 1 {
 			t.Fatal("nothing taken")
 		}
@@ -144,7 +144,7 @@ func BenchmarkMessagePath(b *testing.B) {
 		dst, _ := br.admitLocked(p, m)
 		_ = br.enqueueLocked(dst, m, 1, wb[:0])
 		_ = br.creditLocked(dst)
-		br.takeLocked(c, c.conn.batch[:1])
+		br.takeLocked(c, c.conn.batch[:1], nil)
 		c.unacked[uint32(i)] = c.conn.batch[0]
 		got := c.unacked[uint32(i)]
 		delete(c.unacked, uint32(i))

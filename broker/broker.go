@@ -148,6 +148,43 @@ type Options struct {
 	MaxConnections int
 	// Log, when set, logs connections and faults.
 	Log *log.Logger
+	// Responders are nodes served by Go code, by address: a message
+	// sent to one is a request, answered by its Responder with a reply
+	// stored on the node the request's reply-to names (see Nodes served
+	// by Go code in the package documentation). The map must not change
+	// after New.
+	Responders map[string]Responder
+	// MaxDeliveryCount, when positive, bounds the deliveries of a
+	// message that fail: one given back with a modified outcome with
+	// delivery-failed, or left unsettled by a consumer that went, whose
+	// header's delivery-count reaches it is dead-lettered (reason
+	// ReasonMaxDeliveryCount) instead of queued again: moved to
+	// DeadLetterAddress, or dropped when there is none. 0: no bound.
+	MaxDeliveryCount int
+	// DeadLetterAddress, when set, is the node dead-lettered messages
+	// are moved to (made when there is none, a queue), with message
+	// annotations saying why (AnnotationDeadLetterReason,
+	// AnnotationDeadLetterDescription, AnnotationOriginalAddress):
+	// messages a consumer rejects and those past MaxDeliveryCount.
+	// Without it, rejected messages are dropped.
+	DeadLetterAddress string
+	// DeadLetterAddresses are dead-letter addresses of single queues, by
+	// the queue's address: they override DeadLetterAddress for it (an
+	// empty one: none, its dead-lettered messages are dropped), as
+	// Artemis' address settings and Service Bus's dead-letter queue of
+	// each queue.
+	DeadLetterAddresses map[string]string
+	// ExpiryAddress, when set, is the node expired messages are moved
+	// to, as dead-lettered ones (reason ReasonExpired), as ActiveMQ
+	// Artemis' expiry address; without it they are dropped.
+	ExpiryAddress string
+	// Now, when set, is the broker's clock for messages' lifetimes
+	// (time-to-live, scheduled delivery): for tests, with a fake clock.
+	// The broker's timer for scheduled messages runs on the system's
+	// clock towards the time Now gives; a message whose time has come by
+	// Now is also made visible when any message is stored or sent, and
+	// when statistics are read (Queue, Queues).
+	Now func() time.Time
 }
 
 // Broker is an in-memory AMQP 1.0 broker on package engine. New makes
@@ -190,6 +227,18 @@ type Broker struct {
 	// bytes, bounded together (durable_sub.go).
 	keptCopies int
 	keptBytes  int64
+	ext        ext // inspect.go, responder.go
+	// Message lifetimes (lifetime.go): the addresses of
+	// DeadLetterAddress and ExpiryAddress (nil when unset), the
+	// scheduled messages (a heap, earliest first) and the timer for the
+	// earliest, set for timerAt (0: not set); scratch for annotations.
+	deadLetterAddr, expiryAddr []byte
+	deadLetters                map[string][]byte // DeadLetterAddresses
+	sched                      []sched
+	timer                      *time.Timer
+	timerAt                    int64
+	dlVals                     []byte
+	dlSet                      []message.Entry
 }
 
 // New returns a Broker with the options o.
@@ -220,6 +269,22 @@ func New(o Options) *Broker {
 	}
 	if b.opts.MaxDurableLinksPerAccount == 0 {
 		b.opts.MaxDurableLinksPerAccount = DefaultMaxDurableLinksPerAccount
+	}
+	if o.DeadLetterAddress != "" {
+		b.deadLetterAddr = []byte(o.DeadLetterAddress)
+	}
+	if o.ExpiryAddress != "" {
+		b.expiryAddr = []byte(o.ExpiryAddress)
+	}
+	if len(o.DeadLetterAddresses) > 0 {
+		b.deadLetters = make(map[string][]byte, len(o.DeadLetterAddresses))
+		for q, a := range o.DeadLetterAddresses {
+			if a != "" {
+				b.deadLetters[q] = []byte(a)
+			} else {
+				b.deadLetters[q] = nil
+			}
+		}
 	}
 	if b.opts.MaxDurableLinksPerConnection == 0 {
 		b.opts.MaxDurableLinksPerConnection = DefaultMaxDurableLinksPerConn
@@ -372,6 +437,9 @@ func (b *Broker) serveConn(nc net.Conn) {
 func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	for _, ln := range b.lns {
 		ln.Close()
 	}
@@ -410,9 +478,12 @@ type QueueStats struct {
 	Fanout  bool // every consumer gets a copy
 	Dynamic bool // made for a dynamic source or target; removed with its link
 	// Depth is the messages waiting, Unsettled those sent to consumers
-	// and not settled yet, and Bytes the size of both: what the bounds
-	// count.
+	// and not settled yet, Scheduled those held until their delivery
+	// time (not in Depth), and Bytes the size of all three: what the
+	// bounds count. Depth may count messages that have expired and not
+	// yet been reached (expiry is checked at the front of the queue).
 	Depth     int
+	Scheduled int
 	Bytes     int64
 	Unsettled int
 	Consumers int
@@ -428,13 +499,16 @@ type QueueStats struct {
 	// consumers, accepted, rejected, released, modified, sent again, and
 	// dropped (to a fan-out address with no consumer, or left on a node
 	// that was removed); Refused counts messages rejected because the
-	// node was full (Options.RejectWhenFull). Filtered counts the
-	// times a consumer's source filters passed a message over: on a
-	// fan-out node a copy not made for its subscription; on a queue a
-	// message a selective consumer looked at and left for others (once
-	// a consumer while the queue keeps its order: see the package
-	// documentation).
-	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused, Filtered uint64
+	// node was full (Options.RejectWhenFull). Expired counts messages
+	// that expired before they were delivered, DeadLettered those moved
+	// to Options.DeadLetterAddress or ExpiryAddress from this node.
+	// Filtered counts the times a consumer's source filters passed a
+	// message over: on a fan-out node a copy not made for its
+	// subscription; on a queue a message a selective consumer looked at
+	// and left for others (once a consumer while the queue keeps its
+	// order: see the package documentation).
+	Enqueued, Delivered, Accepted, Rejected, Released, Modified, Redelivered, Dropped, Refused uint64
+	Expired, DeadLettered, Filtered                                                            uint64
 	// EnqueueRate and DeliverRate are messages a second, over the
 	// seconds before the last sample (taken when statistics are read, at
 	// most once a second).
@@ -444,23 +518,49 @@ type QueueStats struct {
 // Queue returns the statistics of the node at address name.
 func (b *Broker) Queue(name string) (QueueStats, bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	wake := b.sweepAllLocked(b.nodes[name], nil)
 	n := b.nodes[name]
-	if n == nil {
-		return QueueStats{}, false
+	var s QueueStats
+	if n != nil {
+		s = b.statsLocked(n, time.Now())
 	}
-	return b.statsLocked(n, time.Now()), true
+	b.mu.Unlock()
+	b.wake(nil, wake)
+	return s, n != nil
+}
+
+// sweepAllLocked makes visible the scheduled messages whose time has
+// come and expires the messages at the front of n's queues that have
+// expired, before statistics are read; it wakes the consumers that may
+// take what came.
+func (b *Broker) sweepAllLocked(n *node, wake []*conn) []*conn {
+	wake = b.dueNowLocked(wake)
+	if n == nil {
+		return wake
+	}
+	if !n.fanout {
+		return b.sweepLocked(n, &n.q, -1, wake)
+	}
+	for _, c := range n.consumers {
+		wake = b.sweepLocked(n, c.q, -1, wake)
+	}
+	return wake
 }
 
 // Queues returns the statistics of every node, by name.
 func (b *Broker) Queues() []QueueStats {
 	b.mu.Lock()
 	now := time.Now()
+	wake := b.dueNowLocked(nil)
+	for _, n := range b.nodes {
+		wake = b.sweepAllLocked(n, wake)
+	}
 	out := make([]QueueStats, 0, len(b.nodes))
 	for _, n := range b.nodes {
 		out = append(out, b.statsLocked(n, now))
 	}
 	b.mu.Unlock()
+	b.wake(nil, wake)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -479,7 +579,7 @@ func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
 		Blocked: len(n.blocked), Consumers: len(n.consumers), Detached: len(n.detached), Refused: n.c.refused,
 		Enqueued: n.c.enqueued, Delivered: n.c.delivered, Accepted: n.c.acked, Rejected: n.c.rejected,
 		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped,
-		Filtered: n.c.filtered}
+		Expired: n.c.expired, DeadLettered: n.c.deadLettered, Scheduled: n.q.sched, Filtered: n.c.filtered}
 	if n.fanout {
 		for _, cs := range [2][]*consumer{n.consumers, n.detached} {
 			for _, c := range cs {
@@ -504,6 +604,7 @@ func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
 	} else {
 		s.Depth, s.Bytes, s.Unsettled = n.q.len(), n.q.bytes, n.q.unsettled
 	}
+	s.Bytes += n.q.schedBytes
 	if now.Sub(n.s1.at) >= time.Second {
 		n.s0, n.s1 = n.s1, sample{at: now, enqueued: n.c.enqueued, delivered: n.c.delivered}
 	}
@@ -552,8 +653,11 @@ type node struct {
 	lastSize  int         // of the last message stored, to turn room in bytes into credit
 	txnBytes  int64       // of the messages open transactions hold for it (txn.go)
 	txnN      int
-	c         counters
-	s0, s1    sample
+	// deadLetter is the address its dead-lettered messages go to, nil
+	// for none (Options.DeadLetterAddress, DeadLetterAddresses).
+	deadLetter []byte
+	c          counters
+	s0, s1     sample
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
@@ -567,7 +671,10 @@ func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 		return nil
 	}
 	name := string(addr)
-	n := &node{name: name, fanout: wantFanout}
+	n := &node{name: name, fanout: wantFanout, deadLetter: b.deadLetterAddr}
+	if a, ok := b.deadLetters[name]; ok {
+		n.deadLetter = a
+	}
 	for _, p := range b.fanout {
 		if strings.HasPrefix(name, p) {
 			n.fanout = true
@@ -581,8 +688,8 @@ func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 
 // fullLocked reports that q is at a bound.
 func (b *Broker) fullLocked(q *queue) bool {
-	return (b.opts.MaxMessages > 0 && q.len()+q.unsettled >= b.opts.MaxMessages) ||
-		(b.opts.MaxBytes > 0 && q.bytes >= b.opts.MaxBytes)
+	return (b.opts.MaxMessages > 0 && q.len()+q.unsettled+q.sched >= b.opts.MaxMessages) ||
+		(b.opts.MaxBytes > 0 && q.bytes+q.schedBytes >= b.opts.MaxBytes)
 }
 
 // roomLocked returns the messages q has room for, by its bounds and the
@@ -590,13 +697,13 @@ func (b *Broker) fullLocked(q *queue) bool {
 func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
 	room := int64(limit)
 	if b.opts.MaxMessages > 0 {
-		room = min(room, int64(b.opts.MaxMessages-q.len()-q.unsettled))
+		room = min(room, int64(b.opts.MaxMessages-q.len()-q.unsettled-q.sched))
 	}
 	if b.opts.MaxBytes > 0 {
 		if size == 0 {
 			size = 1024 // nothing stored yet: a guess
 		}
-		room = min(room, (b.opts.MaxBytes-q.bytes)/int64(max(size, 64)))
+		room = min(room, (b.opts.MaxBytes-q.bytes-q.schedBytes)/int64(max(size, 64)))
 	}
 	return uint32(max(room, 0))
 }
@@ -671,6 +778,12 @@ func (b *Broker) creditLocked(n *node) uint32 {
 		return max(b.roomLocked(&n.q, n.lastSize, limit), 1)
 	}
 	credit := limit
+	if n.q.sched > 0 { // scheduled for it, not yet copied to the subscriptions
+		if b.fullLocked(&n.q) {
+			return 0
+		}
+		credit = min(credit, max(b.roomLocked(&n.q, n.lastSize, limit), 1))
+	}
 	for _, c := range n.consumers {
 		if b.fullLocked(c.q) {
 			return 0
@@ -694,10 +807,10 @@ func (b *Broker) creditLocked(n *node) uint32 {
 // does not wake its producers for every message taken).
 func (b *Broker) resumableLocked(n *node) bool {
 	below := func(q *queue) bool {
-		return (b.opts.MaxMessages <= 0 || q.len()+q.unsettled <= b.opts.MaxMessages-max(b.opts.MaxMessages/8, 1)) &&
-			(b.opts.MaxBytes <= 0 || q.bytes <= b.opts.MaxBytes-b.opts.MaxBytes/8)
+		return (b.opts.MaxMessages <= 0 || q.len()+q.unsettled+q.sched <= b.opts.MaxMessages-max(b.opts.MaxMessages/8, 1)) &&
+			(b.opts.MaxBytes <= 0 || q.bytes+q.schedBytes <= b.opts.MaxBytes-b.opts.MaxBytes/8)
 	}
-	if !n.fanout {
+	if !n.fanout || !below(&n.q) {
 		return below(&n.q)
 	}
 	for _, c := range n.consumers {
@@ -735,83 +848,39 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 
 // enqueueLocked stores a copy of payload, sent on the connection whose
 // id is from, on n: on its queue, or on each consumer's whose filters
-// take it for a fan-out node. It appends the connections of consumers
-// to wake.
+// take it for a fan-out node; held until its time when it is scheduled,
+// expired at once when it came expired (lifetime.go). It appends the
+// connections of consumers to wake.
 func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*conn) []*conn {
 	n.lastSize = len(payload)
 	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 && len(n.subs) == 0 {
 		n.c.dropped++
 		return wake
 	}
+	wake = b.dueNowLocked(wake)
+	m, ttl, delay := lifeOf(payload)
 	b.seq++
-	bf := b.pool.get(payload)
-	bf.from = from
-	m := msg{buf: bf, seq: b.seq}
+	m.buf, m.seq = b.pool.get(payload), b.seq
+	m.buf.from = from
 	n.c.enqueued++
+	if ttl > 0 || delay > 0 || m.expiry != 0 || m.at != 0 { // the clock is read for these only
+		now := b.nowMS()
+		m.finish(ttl, delay, now)
+		switch {
+		case m.expired(now):
+			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
+			return b.expireMsgLocked(n, &n.q, m, wake)
+		case m.at != 0:
+			b.scheduleLocked(n, m)
+			return wake
+		}
+	}
 	if !n.fanout {
-		n.q.r.pushBack(m)
-		n.q.bytes += int64(len(payload))
-		wake = b.wakeOneLocked(n, m, wake)
-		if n.browsing > 0 {
-			for _, c := range n.consumers {
-				if c.browse && c.hungry {
-					c.hungry = false
-					wake = append(wake, c.conn)
-				}
-			}
-		}
-		return wake
+		// Messages that expired at the front go, two a message at most,
+		// so that a queue nobody consumes does not keep them all.
+		wake = b.sweepLocked(n, &n.q, 2, wake)
 	}
-	bf.refs = 1 // held while the copies are made
-	if len(n.detached) > 0 {
-		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
-	}
-	var secs message.Sections // scanned for the first filter
-	scanned, scans := false, true
-	for _, c := range n.consumers {
-		if c.filt != nil {
-			if !scanned {
-				var err error
-				secs, err = message.Scan(payload)
-				scanned, scans = true, err == nil
-			}
-			if !scans || !c.filt.match(&secs, from, c.conn.id) {
-				n.c.filtered++
-				continue
-			}
-		}
-		bf.refs++
-		c.q.r.pushBack(m)
-		c.q.bytes += int64(len(payload))
-		if c.hungry {
-			c.hungry = false
-			wake = append(wake, c.conn)
-		}
-	}
-	for _, s := range n.subs {
-		if s.filt != nil {
-			if !scanned {
-				var err error
-				secs, err = message.Scan(payload)
-				scanned, scans = true, err == nil
-			}
-			if !scans || !s.filt.match(&secs, from, s.subConn) {
-				n.c.filtered++
-				continue
-			}
-		}
-		if len(s.consumers) == 0 && b.fullLocked(&s.q) {
-			n.c.dropped++ // kept with no receiver: it holds no producer back
-			continue
-		}
-		bf.refs++
-		s.c.enqueued++
-		s.q.r.pushBack(m)
-		s.q.bytes += int64(len(payload))
-		wake = b.wakeOneLocked(s, m, wake)
-	}
-	b.pool.put(bf) // the hold: recycled at once when no one took a copy
-	return wake
+	return b.placeLocked(n, m, wake)
 }
 
 // wakeOneLocked wakes the consumer of queue node n that has waited
@@ -943,7 +1012,7 @@ func (b *Broker) dropLocked(n *node, q *queue) {
 // auto-deletes.
 func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 	if b.opts.AutoDelete && !n.deleted && !n.dynamic && len(n.consumers) == 0 && len(n.detached) == 0 && n.producers == 0 &&
-		n.q.len() == 0 && n.q.unsettled == 0 {
+		n.q.len() == 0 && n.q.unsettled == 0 && n.q.sched == 0 {
 		return b.removeLocked(n, wake)
 	}
 	return wake

@@ -92,6 +92,53 @@
 // a string under that key goes to the node it names instead of its
 // link's ([Route] reads it, without decoding the body or allocating).
 //
+// # Nodes served by Go code
+//
+// Options.Responders maps addresses to [Responder] functions: nodes
+// that answer requests, as a service's do (Azure's $cbs and
+// $management, RabbitMQ 4's /management, AMQP management). A producer
+// whose target is such an address sends requests; each is decoded and
+// handed to its Responder on a goroutine of its own, never the
+// connection's (a link has at most MaxRequestsInFlight requests being
+// answered: that is its credit, topped up as they are; a connection at
+// most MaxConnRequestsInFlight, past which a request is rejected with
+// amqp:resource-limit-exceeded), with a ctx that
+// ends with the link, its connection or the broker. The reply is stored
+// on the node the request's reply-to names, with its correlation-id set
+// to the request's correlation-id, or its message-id when it has none
+// (the AMQP request/response convention); reply-to "$me", or none, is
+// the receiver paired with the request's link: one attached from the
+// responder's address with the same link name on the same connection
+// (RabbitMQ 4's direct reply; its /management marks both links
+// {paired: true}). A receiver attached from a responder's address takes
+// the replies sent to its target's address (the reply address Azure's
+// clients choose), a queue made for it and removed
+// with it as a dynamic node is; with no target address, "$me" or a
+// responder's address (RabbitMQ 4's clients name /management), a queue
+// of its own. A reply to a node that is not there is dropped,
+// and logged.
+//
+// A request sent unsettled is accepted once its Responder has returned
+// a reply (or none); a Responder's error rejects it with
+// amqp:internal-error and the error's text, and no reply is sent (a
+// Responder that panics is such an error). A service's status is the
+// Responder's to put in the reply it returns (AMQP management's
+// "statusCode", $cbs's "status-code", RabbitMQ's subject "201"). With
+// Options.Permissions, sending requests needs Write on the responder's
+// address, taking replies Read on it, and a reply to a reply-to the
+// requester may not write to is dropped.
+//
+// # From Go code
+//
+// A program (or a test: package amqptest wraps these) touches the
+// broker directly: [Broker.Publish] stores a message as a producer
+// would, [Broker.Declare] makes a queue, [Broker.Peek] reads a queue's
+// waiting messages without taking them, [Broker.Wait] blocks until a
+// queue's statistics meet a condition (woken by the broker's changes,
+// never a timer), [Broker.Peers] lists the connections and
+// [Broker.Drop] cuts one as a network failure would, and
+// [Broker.OnAttach] sets a hook that may refuse or hold back an attach.
+//
 // # Flow control
 //
 // Every queue is bounded in messages and bytes (Options.MaxMessages,
@@ -118,11 +165,13 @@
 //
 // # Delivery
 //
-// A consumer is sent messages oldest first as its credit allows (those
+// A consumer is sent messages highest priority first, oldest first
+// within a priority (Lifetimes), as its credit allows (those
 // above its max-message-size stay for others), settled or not as its
 // sender settle mode says; receiver settle mode second is honoured (the
 // broker settles after the consumer's outcome). Outcomes (part 3 §3.4):
-// accepted and rejected settle a message (a rejected one is dropped);
+// accepted and rejected settle a message (a rejected one is dropped, or
+// dead-lettered: Lifetimes);
 // released puts it back at the front of its queue as it was; modified
 // puts it back with its header's delivery-count one up when
 // delivery-failed is set, and with undeliverable-here for other
@@ -138,6 +187,66 @@
 // consumer on another connection by that connection's goroutine: the
 // broker kicks it (driver.Driver.Do, at most one queued per connection),
 // and no lock is held while it does.
+//
+// # Lifetimes
+//
+// A message's header priority (part 3 §3.2.1: 0 to 9, 4 when absent,
+// above 9 taken as 9) orders its queue: the highest first, in the order
+// they came within one (a message put back goes to the front of its
+// own). A queue is a ring a priority: storing and taking are O(1),
+// finding a consumer's next message past those it may not take
+// O(levels), and nothing is allocated per message once warm.
+//
+// A message expires at its header's ttl (ms) after the broker received
+// it, or at its properties' absolute-expiry-time, the earlier (a ttl or
+// time of 0 is none, as ActiveMQ Artemis reads them). An expired
+// message is never delivered: it is dropped, or moved to
+// Options.ExpiryAddress (as Artemis' expiry address), and counted in
+// QueueStats.Expired. Expiry costs no scan of a queue: a message is
+// checked when it comes (one already expired is never stored), when it
+// is at the front of its queue as a consumer takes from it, and when it
+// is at the front as a message is stored (two a message at most) or as
+// statistics are read (Queue, Queues). A message that expired behind
+// others still counts in Depth until it comes to the front.
+//
+// Options.DeadLetterAddress names the node (a queue, made when needed)
+// that takes the messages consumers reject, and, with
+// Options.MaxDeliveryCount, those whose header's delivery-count reaches
+// it on a failed delivery (a modified outcome with delivery-failed, or
+// a consumer gone with it unsettled), as Artemis' dead-letter address
+// and Azure Service Bus's dead-letter queue. A dead-lettered message is
+// a copy of the original with message annotations saying why:
+// x-opt-deadletter-reason (the rejected outcome's error condition,
+// "rejected" without one, MaxDeliveryCountExceeded, or
+// TTLExpiredException for the expiry address), x-opt-deadletter-description
+// (the rejected outcome's error description) and x-opt-original-address;
+// its priority and delivery-count are kept, and it does not expire.
+// It is counted in its node's QueueStats.DeadLettered.
+// Options.DeadLetterAddresses gives single queues an address of their
+// own (or none). Without an address, rejected messages and those past
+// MaxDeliveryCount are dropped. A message rejected on the dead-letter node itself, or that
+// does not fit there (its bounds, MaxMemory, MaxQueues), is dropped.
+//
+// A message whose message annotations hold x-opt-delivery-time (an
+// absolute time: a timestamp, or ms since the epoch), x-opt-delivery-delay
+// (ms from when the broker received it; both as Artemis) or
+// x-opt-scheduled-enqueue-time (Service Bus's, a timestamp) in the
+// future is held out of its queue until then (the latest of them):
+// counted in QueueStats.Scheduled and in its node's bounds and
+// MaxMemory as any message, not in Depth. The broker keeps them in one
+// heap, earliest first, and one timer for the earliest, whose run makes
+// them visible and wakes their consumers; storing a message, a
+// consumer's send and reading statistics do it too. A fan-out node
+// copies a scheduled message to the subscriptions attached when its
+// time comes. Options.Now sets the broker's clock for all of this (a
+// fake one in tests).
+//
+// A modified outcome's message-annotations (part 3 §3.4.5, as RabbitMQ 4
+// and Service Bus clients send them) are merged into the message's
+// message annotations before it is delivered again: an entry replaces
+// the one of its key, or is added. The message is rewritten with
+// package message's splice (message.Append): the bare message and
+// footer are copied byte for byte.
 //
 // # Transactions
 //
@@ -253,7 +362,7 @@
 //
 // # Statistics
 //
-// Queue and Queues return each node's [QueueStats]: depth, bytes,
+// Queue and Queues return each node's [QueueStats]: depth, scheduled, bytes,
 // unsettled, consumers (and durable ones detached), producers and those
 // waiting for credit, totals of each outcome, of messages filters
 // passed over, and rates. A fan-out node's include its shared

@@ -27,8 +27,8 @@ func colorMsg(t *testing.T, color, to string) []byte {
 	return b
 }
 
-// bodyOf is a delivery's data section.
-func bodyOf(t *testing.T, d delivery) string {
+// dataOf is a delivery's data section.
+func dataOf(t *testing.T, d delivery) string {
 	var m message.Message
 	require.NoError(t, m.Decode(d.payload))
 	require.Len(t, m.Body.Data, 1)
@@ -71,12 +71,12 @@ func TestSelectorConsumers(t *testing.T) {
 	}
 	for range 3 {
 		d := red.next()
-		assert.Equal(t, "red", bodyOf(t, d))
+		assert.Equal(t, "red", dataOf(t, d))
 		red.dispose(d.id, engine.Accepted)
 	}
 	for range 2 {
 		d := blue.next()
-		assert.Equal(t, "blue", bodyOf(t, d))
+		assert.Equal(t, "blue", dataOf(t, d))
 		blue.dispose(d.id, engine.Accepted)
 	}
 	eventually(t, "the green message left alone", func() bool {
@@ -90,7 +90,7 @@ func TestSelectorConsumers(t *testing.T) {
 
 	all := c.receiver("sel")
 	all.flow(10)
-	assert.Equal(t, "green", bodyOf(t, all.next()), "a consumer without a filter is not blocked by selective ones")
+	assert.Equal(t, "green", dataOf(t, all.next()), "a consumer without a filter is not blocked by selective ones")
 }
 
 // TestFilterRefused: a selector that does not parse refuses the link
@@ -139,7 +139,7 @@ func TestNoLocal(t *testing.T) {
 	mine.outcome()
 	theirs.send(colorMsg(t, "theirs", ""))
 	theirs.outcome()
-	assert.Equal(t, "theirs", bodyOf(t, sub.next()))
+	assert.Equal(t, "theirs", dataOf(t, sub.next()))
 	sub.none()
 }
 
@@ -166,7 +166,7 @@ func TestBrowse(t *testing.T) {
 	}
 	snd.send(colorMsg(t, "d", ""))
 	snd.outcome()
-	assert.Equal(t, "d", bodyOf(t, br.next()), "a browser is sent new messages too")
+	assert.Equal(t, "d", dataOf(t, br.next()), "a browser is sent new messages too")
 	br.none()
 	s, _ := b.Queue("br")
 	assert.Equal(t, 4, s.Depth)
@@ -254,11 +254,11 @@ func TestSharedSubscription(t *testing.T) {
 		for len(seen) < n {
 			select {
 			case d := <-a.deliveries:
-				seen[bodyOf(t, d)] = true
+				seen[dataOf(t, d)] = true
 				na++
 				a.dispose(d.id, engine.Accepted)
 			case d := <-b.deliveries:
-				seen[bodyOf(t, d)] = true
+				seen[dataOf(t, d)] = true
 				nb++
 				b.dispose(d.id, engine.Accepted)
 			case <-timeAfter():
@@ -309,7 +309,7 @@ func TestSharedDurableSubscription(t *testing.T) {
 	r = durable("dsub|2")
 	r.flow(1)
 	d := r.next()
-	assert.Equal(t, "kept", bodyOf(t, d))
+	assert.Equal(t, "kept", dataOf(t, d))
 	r.dispose(d.id, engine.Accepted)
 	r.detach() // closed: the subscription ends
 	snd.send(colorMsg(t, "dropped", ""))

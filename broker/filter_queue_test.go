@@ -19,6 +19,12 @@ func colored(t testing.TB, color string) []byte {
 	return b
 }
 
+// take is takeLocked's count.
+func take(b *Broker, c *consumer, out []msg) int {
+	k, _ := b.takeLocked(c, out, nil)
+	return k
+}
+
 // selective returns a consumer of queue node n whose selector is sel.
 func selective(t testing.TB, n *node, sel string) *consumer {
 	f, _, refuse := parseFilters(filterSet(filterEntry{"s", "apache.org:selector-filter:string", 0, str(sel)}), nil)
@@ -41,23 +47,23 @@ func TestSelectiveConsumerCost(t *testing.T) {
 	}
 	c := selective(t, n, "color = 'red'")
 	out := c.conn.batch[:1]
-	require.Zero(t, b.takeLocked(c, out))
+	require.Zero(t, take(b, c, out))
 	require.EqualValues(t, 10_000, n.c.filtered, "each message looked at once")
 	for i := range 100 {
 		b.enqueueLocked(n, red, 1, nil)
-		require.Equal(t, 1, b.takeLocked(c, out), i)
+		require.Equal(t, 1, take(b, c, out), i)
 		b.doneLocked(c, out[0])
 	}
 	require.EqualValues(t, 10_000, n.c.filtered, "no message looked at again")
 	require.Equal(t, 10_000, n.q.len(), "the blue messages stay for other consumers")
 
 	other := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{id: 8}}
-	require.Equal(t, 1, b.takeLocked(other, out))
+	require.Equal(t, 1, take(b, other, out))
 	b.requeueLocked(other, out[0], false, false, nil)
-	require.Zero(t, b.takeLocked(c, out))
+	require.Zero(t, take(b, c, out))
 	require.EqualValues(t, 20_000, n.c.filtered, "a message put back: the queue looked at again, once")
 	b.enqueueLocked(n, red, 1, nil)
-	require.Equal(t, 1, b.takeLocked(c, out))
+	require.Equal(t, 1, take(b, c, out))
 	require.EqualValues(t, 20_000, n.c.filtered)
 }
 
@@ -72,7 +78,7 @@ func TestSelectivePathAllocs(t *testing.T) {
 	step := func() {
 		b.mu.Lock()
 		b.enqueueLocked(n, red, 1, nil)
-		if b.takeLocked(c, c.conn.batch[:1]) != 1 {
+		if take(b, c, c.conn.batch[:1]) != 1 {
 			t.Fatal("nothing taken")
 		}
 		b.doneLocked(c, c.conn.batch[0])

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -93,12 +94,22 @@ func newMemConn(in []byte, read int, eof bool) *memConn {
 
 // fuzzOptions are the broker's options under fuzzing: small bounds, so
 // that flow control, full queues and the durable links' bound are
-// reached by short inputs; flags turn on AutoDelete and RejectWhenFull.
+// reached by short inputs; flags turn on AutoDelete and RejectWhenFull,
+// accounts and permissions (4), dead-lettering and expiry to "dlq"
+// with a MaxDeliveryCount of 2 (8). The broker's clock (Now) moves
+// 100 ms each time it is read, so that ttls and scheduled times of the
+// inputs pass, always the same way.
 func fuzzOptions(flags uint8) Options {
 	o := Options{MaxMessages: 16, MaxBytes: 16 << 10, Credit: 8, MaxQueues: 8, MaxDurableLinks: 3,
 		FanoutPrefixes: []string{"topic/"}, RouteKey: "to",
 		AutoDelete: flags&1 != 0, RejectWhenFull: flags&2 != 0,
 		Engine: engine.Config{MaxFrameSize: 4096, HandshakeTimeout: time.Minute}}
+	var clock atomic.Int64
+	clock.Store(1e12)
+	o.Now = func() time.Time { return time.UnixMilli(clock.Add(100)) }
+	if flags&8 != 0 {
+		o.DeadLetterAddress, o.ExpiryAddress, o.MaxDeliveryCount = "dlq", "dlq", 2
+	}
 	if flags&4 != 0 {
 		o.Users, o.Anonymous = map[string]string{"alice": "pw"}, true
 		o.Permissions = fuzzPermissions.Allow
@@ -287,10 +298,19 @@ func (b *Broker) checkQuiet() error {
 	}
 	checkQueue := func(n *node, q *queue, holders []*consumer) error {
 		var bytes int64
+		if err := q.r.check(); err != nil {
+			return fmt.Errorf("node %q: %v", n.name, err)
+		}
 		for i := range q.len() {
 			m := *q.r.at(i)
 			if err := count(m); err != nil {
 				return err
+			}
+			if i > 0 && q.r.at(i-1).prio < m.prio {
+				return fmt.Errorf("node %q: priority %d after %d", n.name, m.prio, q.r.at(i-1).prio)
+			}
+			if m.at != 0 {
+				return fmt.Errorf("node %q: a scheduled message queued", n.name)
 			}
 			bytes += int64(m.size())
 		}
@@ -312,7 +332,32 @@ func (b *Broker) checkQuiet() error {
 		}
 		return nil
 	}
+	sched := map[*node]int{}
+	schedBytes := map[*node]int64{}
+	for i := range b.sched {
+		e := &b.sched[i]
+		if err := count(e.m); err != nil {
+			return err
+		}
+		if i > 0 && schedLess(e, &b.sched[(i-1)/2]) {
+			return fmt.Errorf("scheduled messages: not a heap at %d", i)
+		}
+		sched[e.n]++
+		schedBytes[e.n] += int64(e.m.size())
+	}
+	for n, k := range sched {
+		if n.q.sched != k || n.q.schedBytes != schedBytes[n] {
+			return fmt.Errorf("node %q: %d scheduled (%d bytes), counted %d (%d bytes)", n.name, k, schedBytes[n], n.q.sched, n.q.schedBytes)
+		}
+	}
+	var deadLettered uint64
 	for name, n := range b.nodes {
+		if sched[n] != n.q.sched {
+			return fmt.Errorf("node %q: %d scheduled counted, %d held", name, n.q.sched, sched[n])
+		}
+		if name != b.opts.DeadLetterAddress {
+			deadLettered += n.c.deadLettered
+		}
 		if n.name != name || n.deleted {
 			return fmt.Errorf("node %q listed as %q (deleted %v)", n.name, name, n.deleted)
 		}
@@ -349,15 +394,29 @@ func (b *Broker) checkQuiet() error {
 			if err := checkQueue(n, &n.q, n.detached); err != nil {
 				return err
 			}
-			if s := b.statsLocked(n, time.Now()); uint64(s.Depth+s.Unsettled) > s.Enqueued ||
-				s.Delivered-s.Redelivered > s.Enqueued || s.Redelivered > s.Delivered {
-				return fmt.Errorf("queue node %q: %d waiting and %d unsettled of %d stored, %d sent, %d of them again",
-					name, s.Depth, s.Unsettled, s.Enqueued, s.Delivered, s.Redelivered)
+			if s := b.statsLocked(n, time.Now()); uint64(s.Depth+s.Unsettled+s.Scheduled)+s.Expired > s.Enqueued ||
+				s.Delivered-s.Redelivered+s.Expired > s.Enqueued || s.Redelivered > s.Delivered {
+				return fmt.Errorf("queue node %q: %d waiting, %d unsettled, %d scheduled and %d expired of %d stored, %d sent, %d of them again",
+					name, s.Depth, s.Unsettled, s.Scheduled, s.Expired, s.Enqueued, s.Delivered, s.Redelivered)
 			}
 		}
 		if c := n.c; c.acked+c.rejected+c.released+c.modified > c.delivered {
 			return fmt.Errorf("node %q: %d outcomes of %d deliveries", name, c.acked+c.rejected+c.released+c.modified, c.delivered)
 		}
+		// A message is dead-lettered for its rejection, its expiry or a
+		// failed delivery (a modified outcome, or a consumer gone).
+		if c := n.c; c.deadLettered > c.rejected+c.expired+c.delivered {
+			return fmt.Errorf("node %q: %d dead-lettered, %d rejected, %d expired, %d delivered", name, c.deadLettered, c.rejected, c.expired, c.delivered)
+		}
+		if b.opts.DeadLetterAddress == "" && b.opts.ExpiryAddress == "" && n.c.deadLettered != 0 {
+			return fmt.Errorf("node %q: %d dead-lettered with no address", name, n.c.deadLettered)
+		}
+	}
+	// Every message dead-lettered was stored on the dead-letter node
+	// (while it stays: AutoDelete may remove it, and the nodes it came
+	// from may have gone).
+	if dl := b.nodes[b.opts.DeadLetterAddress]; dl != nil && !b.opts.AutoDelete && deadLettered > dl.c.enqueued {
+		return fmt.Errorf("%d dead-lettered, %d stored on %q", deadLettered, dl.c.enqueued, dl.name)
 	}
 	for bf, k := range refs {
 		if bf.refs != k {
@@ -383,13 +442,14 @@ func (b *Broker) checkQuiet() error {
 
 // heldBytes returns what the broker holds for its nodes and durable
 // links, beside the pool's free lists (a constant bound, maxCached):
-// each distinct message buffer, each queue's ring, each durable link's
+// each distinct message buffer, each queue's ring, the scheduled
+// messages' heap, each durable link's
 // state (a detached consumer's whole struct, its acquired messages, a
 // producer's tags).
 func (b *Broker) heldBytes() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	const msgSize = 24 // a msg: buffer pointer, seq, flag
+	const msgSize = int64(unsafe.Sizeof(msg{})) // buffer pointer, seq, lifetime, flag
 	seen := map[*buffer]bool{}
 	var held int64
 	buf := func(m msg) {
@@ -399,7 +459,7 @@ func (b *Broker) heldBytes() int64 {
 		}
 	}
 	ring := func(q *queue) {
-		held += int64(len(q.r.e)) * msgSize
+		held += int64(q.r.slots()) * msgSize
 		for i := range q.len() {
 			buf(*q.r.at(i))
 		}
@@ -418,6 +478,10 @@ func (b *Broker) heldBytes() int64 {
 				buf(m)
 			}
 		}
+	}
+	held += int64(cap(b.sched)) * int64(unsafe.Sizeof(sched{}))
+	for _, e := range b.sched {
+		buf(e.m)
 	}
 	for k, d := range b.durables {
 		held += int64(len(k.container)+len(k.name)) + int64(unsafe.Sizeof(*d))
@@ -879,6 +943,43 @@ func fuzzSeeds(t testing.TB) []seed {
 		}
 		return [3][]byte{r.close(false)}
 	})
+	add("lifetime", 4095, 8, func(b *Broker) [3][]byte {
+		r := record(t, b, "lifetime", false)
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "lq", Unsettled: true})
+		for i, m := range lifetimeMessages("lq") {
+			if p.Credit() == 0 {
+				r.step()
+			}
+			_, err := p.Send([]byte{byte(i)}, m, false)
+			require.NoError(t, err)
+		}
+		r.step()
+		c := r.attach(false, engine.LinkOptions{Name: "c", Address: "lq", Credit: 16})
+		for round := range 3 {
+			for i, d := range r.h.got["c"] {
+				switch i % 3 {
+				case 0:
+					d.Reject(engine.NewError(frame.CondNotAllowed, "no"))
+				case 1:
+					d.Modify(true, false)
+				default:
+					if round == 2 {
+						d.Accept()
+					} else {
+						d.Modify(true, false)
+					}
+				}
+			}
+			r.h.got["c"] = nil
+			r.step()
+		}
+		st, _ := b.Queue("lq")
+		require.NotZero(t, st.Expired, "the short ttl expired")
+		require.NotZero(t, st.DeadLettered)
+		require.NotZero(t, st.Scheduled, "the far one is still held")
+		c.Detach(nil)
+		return [3][]byte{r.close(false)}
+	})
 	add("permissions", 4095, 4, func(b *Broker) [3][]byte {
 		alice := recordAs(t, b, engine.Config{ContainerID: "alice", Username: "alice", Password: "pw"})
 		p := alice.attach(true, engine.LinkOptions{Name: "p", Address: "secret", Unsettled: true})
@@ -899,6 +1000,40 @@ func fuzzSeeds(t testing.TB) []seed {
 		require.Empty(t, anon.h.got["spy"])
 		return [3][]byte{alice.close(false), anon.close(false)}
 	})
+	return out
+}
+
+// lifetimeMessages are messages to address to with a header (priority,
+// a ttl of 0.1 s, 10 s or none) or message annotations (a delivery
+// delay of 0.2 s or an hour, a delivery time, a scheduled-enqueue-time):
+// for the seed of message lifetimes.
+func lifetimeMessages(to string) [][]byte {
+	var out [][]byte
+	for i := range 12 {
+		var m []byte
+		h := message.Header{Priority: uint8(i * 3 % 11)}
+		switch i % 3 {
+		case 0:
+			h.TTL, h.HasTTL = 100, true
+		case 1:
+			h.TTL, h.HasTTL = 10_000, true
+		}
+		m = message.AppendHeader(m, h)
+		var ann []byte
+		switch i % 4 {
+		case 1:
+			ann = encode.AppendLong(encode.AppendSymbol(ann, AnnotationDeliveryDelay), 200)
+		case 2:
+			ann = encode.AppendLong(encode.AppendSymbol(ann, AnnotationDeliveryDelay), 3_600_000)
+		case 3:
+			ann = encode.AppendTimestamp(encode.AppendSymbol(ann, AnnotationScheduledEnqueueTime), 1e12+300)
+		}
+		if ann != nil {
+			m = append(m, 0x00, 0x53, 0x72, 0xc1, byte(1+len(ann)), 2)
+			m = append(m, ann...)
+		}
+		out = append(out, append(m, routed(to, 8+i)...))
+	}
 	return out
 }
 
@@ -970,6 +1105,13 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 		st := q("rq")
 		require.Equal(t, 16, st.Depth)
 		require.Positive(t, st.Refused)
+	case "lifetime": // the clock moves as the broker reads it: counts, not exact ones
+		st := q("lq")
+		require.Equal(t, uint64(12), st.Enqueued)
+		require.Positive(t, st.Expired)
+		require.Positive(t, st.DeadLettered)
+		require.Positive(t, st.Scheduled, "the one an hour ahead")
+		require.Equal(t, st.DeadLettered, q("dlq").Enqueued)
 	case "permissions":
 		st := q("secret")
 		require.Equal(t, uint64(5), st.Enqueued, "3 sent, 2 routed")
@@ -995,7 +1137,8 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 
 // budgetInput records a client that leaves n of something on the broker
 // (opts) when its connection ends: what: "queue", n messages on a
-// queue; "producer", n messages a durable producer stored and had not
+// queue; "scheduled", n messages scheduled an hour ahead; "producer", n
+// messages a durable producer stored and had not
 // settled when it detached; "subscriptions", n durable subscriptions to
 // a fan-out address detached, then n messages sent to it.
 func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
@@ -1006,6 +1149,16 @@ func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
 		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "q"})
 		for range n {
 			_, err := p.Send(nil, routed("q", 8), p.SndSettleMode() == frame.SndSettled)
+			require.NoError(t, err)
+			r.step()
+		}
+	case "scheduled":
+		ann := encode.AppendLong(encode.AppendSymbol(nil, AnnotationDeliveryDelay), 3_600_000)
+		m := append([]byte{0x00, 0x53, 0x72, 0xc1, byte(1 + len(ann)), 2}, ann...)
+		m = append(m, routed("q", 8)...)
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "q"})
+		for range n {
+			_, err := p.Send(nil, m, p.SndSettleMode() == frame.SndSettled)
 			require.NoError(t, err)
 			r.step()
 		}
@@ -1048,7 +1201,7 @@ func budgetInput(t testing.TB, opts Options, what string, n int) []byte {
 // otherwise keep n*n, quadratic in the input.
 func TestMemoryBudget(t *testing.T) {
 	opts := Options{FanoutPrefixes: []string{"topic/"}, MaxMessages: 1000, MaxBytes: 1 << 20}
-	for _, what := range []string{"queue", "producer", "subscriptions"} {
+	for _, what := range []string{"queue", "scheduled", "producer", "subscriptions"} {
 		var held [2]int64
 		var size [2]int
 		for i, n := range []int{100, 200} {
@@ -1056,6 +1209,10 @@ func TestMemoryBudget(t *testing.T) {
 			b := New(opts)
 			serveInput(t, b, in, 4096)
 			require.NoError(t, b.checkQuiet())
+			if what == "scheduled" {
+				st, _ := b.Queue("q")
+				require.Equal(t, n, st.Scheduled)
+			}
 			held[i], size[i] = b.heldBytes(), len(in)
 			b.Close()
 		}

@@ -57,6 +57,7 @@ type conn struct {
 	ids     [64]uint32
 	made    *made // the nodes it made that are there (under the broker's lock)
 	txnHeld int   // bytes its open transactions hold (txn.go)
+	ext     connExt
 }
 
 // consumer is a link the broker sends on: the peer receives from a node.
@@ -155,6 +156,7 @@ func (b *Broker) kick(cn *conn) {
 // wake services the connections in wake: cur's at once (this is its
 // goroutine), the others through kick.
 func (b *Broker) wake(cur *conn, wake []*conn) {
+	b.notify() // inspect.go: Wait
 	for i, cn := range wake {
 		if i > 0 && wake[i-1] == cn {
 			continue
@@ -204,12 +206,14 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
 	}
 	c.Context = cn
+	h.b.opened(cn)
 	h.b.logf("open %q (%q)", c.RemoteContainerID(), c.Identity()) // %q: peer-chosen text, a newline in it must not forge a line
 }
 
 func (h handler) OnConnectionClose(c *engine.Conn, err *engine.Error) {
 	h.b.logf("close %q: %q", c.RemoteContainerID(), err)
 	h.b.ended(connOf(c), nil) // durable.go: expiry-policy connection-close
+	h.b.closedConn(connOf(c)) // inspect.go
 }
 
 func (handler) OnSessionBegin(*engine.Session) {}
@@ -235,6 +239,9 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 	}
 	if !utf8.Valid(l.Name()) {
 		return errNameNotUTF8
+	}
+	if e := b.attachHook(cn, l); e != nil { // inspect.go
+		return e
 	}
 	if !l.Charge(linkStateCost) {
 		return errLinkBudget
@@ -336,6 +343,9 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			b.mu.Unlock()
 		}
 		addr, made := cn.takeDynamic(l, src.Address)
+		if !made && b.responderOf(addr) != nil {
+			addr, made = b.replyNode(l) // responder.go: it takes replies
+		}
 		if len(addr) == 0 {
 			l.Detach(engine.NewError(frame.CondInvalidField, "no address: give one, or ask for a dynamic source"))
 			return
@@ -408,6 +418,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
+		b.notify()
 		return // it sends once the peer grants credit (OnFlow)
 	}
 	tgt := l.RemoteTarget()
@@ -427,6 +438,10 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	configure, e := b.mayAttach(cn, addr, made, Write)
 	if e != nil {
 		l.Detach(e)
+		return
+	}
+	if r := b.responderOf(addr); r != nil && !made {
+		b.attachRequests(cn, l, addr, r) // responder.go
 		return
 	}
 	p := &producer{link: l, conn: cn}
@@ -450,6 +465,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 	l.Context = p
 	cn.producers = append(cn.producers, p)
 	b.grant(p)
+	b.notify()
 }
 
 // mayAttach checks a link of cn to the node at addr that does op (Read:
@@ -563,6 +579,9 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	b := h.b
 	p, ok := l.Context.(*producer)
 	if !ok || d.Aborted || p.gone {
+		if rl, ok := l.Context.(*requestLink); ok && !d.Aborted {
+			b.request(rl, &d) // responder.go
+		}
 		return
 	}
 	if id := d.TxnID(); id != nil {
@@ -706,8 +725,8 @@ func (b *Broker) dispatch(c *consumer) {
 		wake := wb[:0]
 		b.mu.Lock()
 		if c.kill {
-			b.mu.Unlock()
 			c.gone = true
+			b.mu.Unlock()
 			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
 			return
 		}
@@ -722,9 +741,10 @@ func (b *Broker) dispatch(c *consumer) {
 			b.wake(c.conn, wake)
 			return
 		}
-		k := b.takeLocked(c, batch[:want])
+		wake = b.dueNowLocked(wake)
+		k, wake := b.takeLocked(c, batch[:want], wake)
 		b.hungryLocked(c, k < want)
-		if k > 0 {
+		if k > 0 || len(wake) > 0 {
 			wake = b.unblockLocked(c.n, wake)
 		}
 		b.mu.Unlock()
@@ -775,42 +795,62 @@ func (b *Broker) dispatch(c *consumer) {
 }
 
 // takeLocked moves up to len(out) messages c may take from its queue to
-// out: the oldest first, skipping those above its max-message-size,
-// those it called undeliverable-here, and those its filters leave for
-// other consumers (counted as filtered).
+// out: the highest priority first, the oldest first within one,
+// skipping those above its max-message-size, those it called
+// undeliverable-here, and those its filters leave for other consumers
+// (counted as filtered). Those it finds expired are taken out of the
+// queue and expired (lifetime.go): each message is looked at for expiry
+// once it is at the front, never by a scan of the queue; the broker's
+// clock is read once, and only for a message that has an expiry.
 //
 // A selective consumer of a queue node does not look at a message
-// twice while the queue keeps its order: it resumes after the last one
-// it looked at (seen, found by a binary search), so a queue deep in
+// twice while the queue keeps its order (one priority, nothing put
+// back before an older message): it resumes after the last one it
+// looked at (seen, found by a binary search), so a queue deep in
 // messages it does not take costs it O(log n) a dispatch, plus the new
 // messages. A message put back at the queue's front (released,
 // modified, left by a consumer that went, or not sent for a full
 // output) makes each selective consumer look at the queue from its
-// front once more, at its next dispatch.
-func (b *Broker) takeLocked(c *consumer, out []msg) int {
+// front once more, at its next dispatch; a queue of several priorities
+// is looked at from its front at each.
+func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn) {
 	q := c.q
 	k := 0
+	now := int64(-1)
 	if c.maxSize == 0 && len(c.excluded) == 0 && c.filt == nil {
 		for k < len(out) && q.len() > 0 {
-			out[k] = q.r.remove(0)
+			m := q.r.remove(0)
+			if m.expiry != 0 && now < 0 {
+				now = b.nowMS()
+			}
+			if m.expired(now) {
+				wake = b.expireMsgLocked(c.n, q, m, wake)
+				continue
+			}
+			out[k] = m
 			k++
 		}
 		q.unsettled += k
-		if q.len() == 0 {
-			q.disorder = false
-		}
-		return k
+		return k, wake
 	}
 	selective := c.filt != nil && c.own == nil
+	ordered := q.ordered()
 	i := 0
-	if selective && c.epoch == q.epoch && !q.disorder {
+	if selective && c.epoch == q.r.epoch && ordered {
 		i = q.after(c.seen)
 	} else if selective {
 		c.seen = 0
 	}
 	for k < len(out) && i < q.len() {
+		if q.r.at(i).expiry != 0 && now < 0 {
+			now = b.nowMS()
+		}
+		if q.r.at(i).expired(now) {
+			wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
+			continue
+		}
 		m := *q.r.at(i)
-		if selective && !q.disorder {
+		if selective && ordered {
 			c.seen = m.seq
 		}
 		if !c.fits(m) {
@@ -825,12 +865,9 @@ func (b *Broker) takeLocked(c *consumer, out []msg) int {
 		out[k] = q.r.remove(i)
 		k++
 	}
-	c.epoch = q.epoch
+	c.epoch = q.r.epoch
 	q.unsettled += k
-	if q.len() == 0 {
-		q.disorder = false
-	}
-	return k
+	return k, wake
 }
 
 // mayTake reports that c may be sent m: not above its max-message-size,
@@ -927,10 +964,10 @@ func (b *Broker) browse(c *consumer) {
 
 // browseLocked copies to out up to len(out) messages of browser c's
 // queue it has not been sent (seq above seen), in the order of seq,
-// each with one more reference to its buffer. While the queue is in
-// order that is a binary search and the messages after; out of order
-// (a message put back before an older one), a scan of the queue for
-// each.
+// each with one more reference to its buffer. While the queue is
+// ordered that is a binary search and the messages after; else (several
+// priorities, a message put back before an older one) a scan of the
+// queue for each.
 func (b *Broker) browseLocked(c *consumer, out []msg) int {
 	q := c.q
 	k := 0
@@ -942,7 +979,7 @@ func (b *Broker) browseLocked(c *consumer, out []msg) int {
 			k++
 		}
 	}
-	if !q.disorder {
+	if q.ordered() {
 		for i := q.after(c.seen); k < len(out) && i < q.len(); i++ {
 			take(*q.r.at(i))
 		}
@@ -974,6 +1011,15 @@ func (b *Broker) doneLocked(c *consumer, m msg) {
 // with its header's delivery-count one up when failed, never to c again
 // when undeliverable.
 func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, wake []*conn) []*conn {
+	return b.modifyLocked(c, m, failed, undeliverable, nil, wake)
+}
+
+// modifyLocked is requeueLocked with the message annotations ann (a
+// modified outcome's, part 3 §3.4.5) merged into m's: its entries
+// replace those of the same key, or are added. A failed delivery that
+// takes its delivery-count to Options.MaxDeliveryCount dead-letters it
+// instead (lifetime.go).
+func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, ann frame.Map, wake []*conn) []*conn {
 	q := c.q
 	q.unsettled--
 	if c.n.deleted || (undeliverable && c.own != nil) {
@@ -982,10 +1028,20 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, w
 		c.n.c.dropped++
 		return wake
 	}
-	if failed {
+	if failed || len(ann) > 0 {
 		before := m.size()
-		b.countFailedLocked(&m)
+		b.rewriteLocked(&m, failed, ann)
 		q.bytes += int64(m.size() - before)
+	}
+	if failed && b.opts.MaxDeliveryCount > 0 && int64(m.count) >= int64(b.opts.MaxDeliveryCount) {
+		q.bytes -= int64(m.size())
+		if c.n.deadLetter != nil {
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reasonMaxDeliveryCount, nil, wake)
+		} else {
+			c.n.c.dropped++
+		}
+		b.pool.put(m.buf)
+		return b.unblockLocked(c.n, wake)
 	}
 	if undeliverable {
 		if c.excluded == nil {
@@ -999,31 +1055,6 @@ func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, w
 		return wake
 	}
 	return b.wakeOneLocked(c.n, m, wake)
-}
-
-// countFailedLocked gives m a header whose delivery-count is one up
-// (part 3 §3.2.1): the bare message and footer are copied as they are.
-// A message that does not scan is left as it is.
-func (b *Broker) countFailedLocked(m *msg) {
-	s, err := message.Scan(m.buf.b)
-	if err != nil {
-		return
-	}
-	h := message.DefaultHeader
-	if s.Header != nil {
-		if h, err = message.ParseHeader(s.Header); err != nil {
-			return
-		}
-	}
-	h.DeliveryCount++
-	out, err := message.Append(b.scratch[:0], s, &message.Changes{Header: &h})
-	if err != nil {
-		return
-	}
-	b.scratch = out
-	nb := b.pool.get(out)
-	b.pool.put(m.buf)
-	m.buf = nb
 }
 
 // OnDisposition settles or requeues a message by the consumer's outcome
@@ -1077,13 +1108,20 @@ func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake [
 	switch st.Type {
 	case frame.StateRejected:
 		c.n.c.rejected++
+		if c.n.deadLetter != nil {
+			reason := st.Error.Condition
+			if len(reason) == 0 {
+				reason = reasonRejected
+			}
+			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reason, st.Error.Description, wake)
+		}
 	case frame.StateReleased:
 		c.n.c.released++
 		wake = b.requeueLocked(c, m, false, false, wake)
 		return append(wake, c.conn) // it may take another message
 	case frame.StateModified:
 		c.n.c.modified++
-		wake = b.requeueLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, wake)
+		wake = b.modifyLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, st.MessageAnnotations, wake)
 		return append(wake, c.conn)
 	default:
 		c.n.c.acked++
@@ -1103,7 +1141,6 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 	var wake []*conn
 	switch x := l.Context.(type) {
 	case *consumer:
-		x.gone = true
 		if cn != nil {
 			if i := slices.Index(cn.consumers, x); i >= 0 {
 				cn.consumers = slices.Delete(cn.consumers, i, i+1)
@@ -1119,6 +1156,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			acquired[i] = x.unacked[id]
 		}
 		b.mu.Lock()
+		x.gone = true // under the lock: other connections' wakeOneLocked reads it
 		n := x.n
 		if i := slices.Index(n.consumers, x); i >= 0 {
 			n.consumers = slices.Delete(n.consumers, i, i+1)
@@ -1171,6 +1209,8 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			}
 		}
 		b.mu.Unlock()
+	case *requestLink:
+		b.detachRequests(x) // responder.go
 	default:
 		// Refused before it was made: a durable state Recover gave it
 		// goes, as the link was closed.

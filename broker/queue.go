@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"math/bits"
 	"time"
 )
@@ -94,6 +95,14 @@ func (pl *pool) put(bf *buffer) {
 type msg struct {
 	buf *buffer
 	seq uint64 // the broker's number for it, for undeliverable-here
+	// expiry is when it expires, in ms since the epoch (its ttl from
+	// when the broker received it, or its absolute-expiry-time, the
+	// earlier); 0: never. at is when a scheduled message becomes
+	// visible (lifetime.go), 0 once it is.
+	expiry, at int64
+	// count is its header's delivery-count, as the broker last wrote it.
+	count uint32
+	prio  uint8 // its header's priority, 0-9 (higher clamped to 9)
 	// redelivered: it was sent before (released, modified or left
 	// unsettled by a consumer that went away).
 	redelivered bool
@@ -101,17 +110,17 @@ type msg struct {
 
 func (m msg) size() int { return len(m.buf.b) }
 
-// ring is a queue's messages, oldest first, in a power-of-two ring that
-// grows as needed and shrinks when mostly empty.
-type ring struct {
+// fifo is the messages of one priority, oldest first, in a power-of-two
+// ring that grows as needed and shrinks when mostly empty.
+type fifo struct {
 	e    []msg
 	head int
 	n    int
 }
 
-func (r *ring) at(i int) *msg { return &r.e[(r.head+i)&(len(r.e)-1)] }
+func (r *fifo) at(i int) *msg { return &r.e[(r.head+i)&(len(r.e)-1)] }
 
-func (r *ring) grow() {
+func (r *fifo) grow() {
 	size := max(16, 2*len(r.e))
 	e := make([]msg, size)
 	for i := range r.n {
@@ -120,7 +129,7 @@ func (r *ring) grow() {
 	r.e, r.head = e, 0
 }
 
-func (r *ring) pushBack(m msg) {
+func (r *fifo) pushBack(m msg) {
 	if r.n == len(r.e) {
 		r.grow()
 	}
@@ -128,7 +137,7 @@ func (r *ring) pushBack(m msg) {
 	r.n++
 }
 
-func (r *ring) pushFront(m msg) {
+func (r *fifo) pushFront(m msg) {
 	if r.n == len(r.e) {
 		r.grow()
 	}
@@ -138,7 +147,7 @@ func (r *ring) pushFront(m msg) {
 }
 
 // remove takes out message i.
-func (r *ring) remove(i int) msg {
+func (r *fifo) remove(i int) msg {
 	m := *r.at(i)
 	if i == 0 {
 		*r.at(0) = msg{}
@@ -158,6 +167,120 @@ func (r *ring) remove(i int) msg {
 		r.e, r.head = e, 0
 	}
 	return m
+}
+
+// levels is the number of priorities a queue keeps apart: 0 to 9, as
+// the spec's priority advice (part 3 §3.2.1) and RabbitMQ's and
+// Artemis' priority queues.
+const levels = 10
+
+// ring is a queue's messages in the order they are delivered: highest
+// priority first, oldest first within a priority. It is a fifo a
+// priority, and a bit a priority that has messages, so that pushing is
+// O(1), taking the first O(1) and finding message i O(levels); nothing
+// is allocated once each priority's fifo has grown.
+type ring struct {
+	lv   [levels]fifo
+	n    int
+	used uint16 // bit p: lv[p] is not empty
+	// For a selective consumer's or a browser's place in it (after):
+	// epoch counts the messages pushed at the front, which they may not
+	// have looked at yet; last is the highest seq pushed at the back,
+	// and disorder is set while the messages may not be in the order of
+	// seq (one pushed at the back after a newer one, as a scheduled one
+	// that comes due; one pushed at the front before an older one),
+	// cleared when r empties.
+	epoch    uint64
+	last     uint64
+	disorder bool
+}
+
+// top returns the highest priority with messages; r must not be empty.
+func (r *ring) top() int { return bits.Len16(r.used) - 1 }
+
+// find returns the priority and the index in it of message i.
+func (r *ring) find(i int) (int, int) {
+	for p := r.top(); p >= 0; p-- {
+		if i < r.lv[p].n {
+			return p, i
+		}
+		i -= r.lv[p].n
+	}
+	panic("broker: ring index out of range")
+}
+
+func (r *ring) at(i int) *msg {
+	if i == 0 {
+		return r.lv[r.top()].at(0)
+	}
+	p, j := r.find(i)
+	return r.lv[p].at(j)
+}
+
+func (r *ring) pushBack(m msg) {
+	if r.n == 0 {
+		r.disorder = false
+	}
+	if m.seq < r.last {
+		r.disorder = true
+	} else {
+		r.last = m.seq
+	}
+	r.lv[m.prio].pushBack(m)
+	r.used |= 1 << m.prio
+	r.n++
+}
+
+func (r *ring) pushFront(m msg) {
+	if r.n == 0 {
+		r.disorder = false
+		r.last = max(r.last, m.seq)
+	} else if m.seq > r.at(0).seq {
+		r.disorder = true
+	}
+	r.epoch++
+	r.lv[m.prio].pushFront(m)
+	r.used |= 1 << m.prio
+	r.n++
+}
+
+// remove takes out message i.
+func (r *ring) remove(i int) msg {
+	p, j := r.top(), i
+	if i > 0 {
+		p, j = r.find(i)
+	}
+	m := r.lv[p].remove(j)
+	if r.lv[p].n == 0 {
+		r.used &^= 1 << p
+	}
+	r.n--
+	return m
+}
+
+// check reports an error when r's count or its bits of priorities with
+// messages are not its fifos' (for the fuzz test's invariants).
+func (r *ring) check() error {
+	k := 0
+	for p := range r.lv {
+		if (r.lv[p].n > 0) != (r.used&(1<<p) != 0) {
+			return fmt.Errorf("ring: priority %d holds %d, bit %v", p, r.lv[p].n, r.used&(1<<p) != 0)
+		}
+		k += r.lv[p].n
+	}
+	if k != r.n {
+		return fmt.Errorf("ring: %d counted, %d held", r.n, k)
+	}
+	return nil
+}
+
+// slots returns the messages r has room for, in all its fifos.
+func (r *ring) slots() int {
+	k := 0
+	for p := range r.lv {
+		k += len(r.lv[p].e)
+	}
+	return k
 }
 
 // cring is a ring of consumers, oldest first, that grows by powers of
@@ -195,30 +318,24 @@ type queue struct {
 	r         ring
 	unsettled int   // taken from r, sent or being sent, not settled
 	bytes     int64 // of the messages in r and those unsettled
-	// epoch counts the messages put back at its front (putBack), which
-	// a selective consumer or a browser may not have looked at yet; and
-	// disorder is set while r is not in the order of seq (a message put
-	// back before an older one), cleared when r empties. See after.
-	epoch    uint64
-	disorder bool
+	// The messages scheduled for it and not visible yet (lifetime.go),
+	// and their bytes: counted in its bounds, not in r.
+	sched      int
+	schedBytes int64
 }
 
 func (q *queue) len() int { return q.r.n }
 
 // putBack puts m back at the front of q (released, requeued, or taken
 // and not sent).
-func (q *queue) putBack(m msg) {
-	if q.r.n == 0 {
-		q.disorder = false
-	} else if m.seq > q.r.at(0).seq {
-		q.disorder = true
-	}
-	q.r.pushFront(m)
-	q.epoch++
-}
+func (q *queue) putBack(m msg) { q.r.pushFront(m) }
+
+// ordered reports that q's messages are in the order of seq: of one
+// priority, none put back before an older one (after may be used).
+func (q *queue) ordered() bool { return !q.r.disorder && q.r.used&(q.r.used-1) == 0 }
 
 // after returns the index of the first message whose seq is above seq;
-// r must be in order (not disorder): a binary search.
+// q must be ordered: a binary search.
 func (q *queue) after(seq uint64) int {
 	lo, hi := 0, q.r.n
 	for lo < hi {
@@ -235,6 +352,7 @@ func (q *queue) after(seq uint64) int {
 // counters are a node's totals since it was made.
 type counters struct {
 	enqueued, delivered, acked, rejected, released, modified, redelivered, dropped, refused, filtered uint64
+	expired, deadLettered                                                                             uint64
 }
 
 // add adds o's totals to c's.
@@ -249,6 +367,8 @@ func (c *counters) add(o *counters) {
 	c.dropped += o.dropped
 	c.refused += o.refused
 	c.filtered += o.filtered
+	c.expired += o.expired
+	c.deadLettered += o.deadLettered
 }
 
 // sample is counters at a time, for rates.

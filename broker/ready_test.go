@@ -27,7 +27,8 @@ func TestWakeWork(t *testing.T) {
 			b.hungryLocked(c, true)
 			wake := b.enqueueLocked(n, m, 1, nil)
 			require.Equal(t, []*conn{c.conn}, wake, "the consumer with credit is woken")
-			require.Equal(t, 1, b.takeLocked(c, c.conn.batch[:1]))
+			k, _ := b.takeLocked(c, c.conn.batch[:1], nil)
+			require.Equal(t, 1, k)
 			b.doneLocked(c, c.conn.batch[0])
 		}
 		visited[i] = b.visited

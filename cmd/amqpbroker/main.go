@@ -1,7 +1,8 @@
 // Command amqpbroker is an in-memory AMQP 1.0 broker (package broker):
 // queues bounded in messages and bytes that hold producers back with
 // credit, competing consumers, outcomes and redelivery, fan-out and
-// dynamic nodes, SASL PLAIN accounts, TLS, and Prometheus metrics.
+// dynamic nodes, priorities, time-to-live, scheduled delivery and
+// dead-lettering, SASL PLAIN accounts, TLS, and Prometheus metrics.
 //
 //	go install github.com/amqpsax/amqpsax/cmd/amqpbroker@latest
 //	amqpbroker -listen 127.0.0.1:5672 -metrics 127.0.0.1:9419
@@ -10,6 +11,7 @@
 //
 //	amqpbroker [-listen addr] [-max-queue N] [-max-bytes N] [-max-memory N] [-credit N] [-max-queues N] [-reject]
 //	           [-route key] [-fanout prefix,...] [-auto-delete]
+//	           [-max-delivery-count N] [-dead-letter-address addr] [-expiry-address addr]
 //	           [-users file] [-permissions file] [-anonymous] [-user name:password]...
 //	           [-max-connections N] [-max-queues-per-connection N] [-max-queues-per-account N]
 //	           [-max-durable-links-per-account N] [-max-durable-links-per-connection N]
@@ -36,6 +38,15 @@
 //	                  (every consumer gets a copy; default "topic/")
 //	-auto-delete      remove queues once they have no consumers, producers
 //	                  or messages
+//	-max-delivery-count N  failed deliveries (modified with delivery-failed,
+//	                  or left unsettled by a consumer that went) after which
+//	                  a message is dead-lettered (default 0: no bound)
+//	-dead-letter-address addr  the queue rejected messages, and those past
+//	                  -max-delivery-count, are moved to, annotated with why
+//	                  (x-opt-deadletter-reason …); without it they are dropped
+//	-expiry-address addr  the queue expired messages (the header's ttl, the
+//	                  properties' absolute-expiry-time) are moved to;
+//	                  without it they are dropped
 //	-users file       accounts for SASL SCRAM-SHA-256 and PLAIN (format
 //	                  below); with accounts, clients must authenticate
 //	-permissions file what each account may do to which addresses (format
@@ -305,6 +316,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	route := fs.String("route", "", "application property routing a message to the queue it names")
 	fanout := fs.String("fanout", "topic/", "comma-separated address prefixes of fan-out nodes")
 	autoDelete := fs.Bool("auto-delete", false, "remove queues once unused")
+	maxDeliveries := fs.Int("max-delivery-count", 0, "failed deliveries after which a message is dead-lettered (0: no bound)")
+	deadLetter := fs.String("dead-letter-address", "", "queue that rejected messages, and those past -max-delivery-count, are moved to (none: dropped)")
+	expiry := fs.String("expiry-address", "", "queue that expired messages are moved to (none: dropped)")
 	users := accounts{}
 	fs.Var(users, "user", "deprecated (the password shows in ps): an account name:password (repeatable); use -users")
 	usersFile := fs.String("users", "", "file of accounts, name:password or name:SCRAM-SHA-256$... a line")
@@ -349,7 +363,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 		MaxQueuesPerConnection: *maxConnQueues, MaxQueuesPerAccount: *maxAcctQueues,
 		MaxDurableLinksPerAccount:    *maxAcctDurable,
 		MaxDurableLinksPerConnection: *maxConnDurable,
-		Engine:                       engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
+		MaxDeliveryCount:             *maxDeliveries, DeadLetterAddress: *deadLetter, ExpiryAddress: *expiry,
+		Engine: engine.Config{ContainerID: "amqpbroker", IdleTimeout: idle, MaxFrameSize: uint32(*maxFrame)}}
 	if len(users) > 0 {
 		o.Engine.Auth = users.authenticator(*anonymous)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	amqp "github.com/Azure/go-amqp"
+	"github.com/amqpsax/amqpsax/broker"
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
@@ -286,4 +287,45 @@ func TestUsersAndPermissionsFiles(t *testing.T) {
 	require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte("o")), nil))
 	_, err = bob.NewReceiver(ctx, "orders", nil)
 	require.ErrorContains(t, err, "unauthorized-access")
+}
+
+// TestDeadLetterFlags: -dead-letter-address and -max-delivery-count,
+// with go-amqp: a rejected message and one modified past the bound go
+// to the dead-letter queue with their reasons, counted in the metrics.
+func TestDeadLetterFlags(t *testing.T) {
+	addr, metrics := start(t, "-dead-letter-address", "dlq", "-max-delivery-count", "1", "-queue-metrics")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := amqp.Dial(ctx, "amqp://"+addr, nil)
+	require.NoError(t, err)
+	defer conn.Close()
+	s, err := conn.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "jobs", nil)
+	require.NoError(t, err)
+	for _, body := range []string{"bad", "flaky"} {
+		require.NoError(t, snd.Send(ctx, amqp.NewMessage([]byte(body)), nil))
+	}
+	rcv, err := s.NewReceiver(ctx, "jobs", &amqp.ReceiverOptions{Credit: 10})
+	require.NoError(t, err)
+	m, err := rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, rcv.RejectMessage(ctx, m, &amqp.Error{Condition: "app:invalid", Description: "no"}))
+	m, err = rcv.Receive(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, rcv.ModifyMessage(ctx, m, &amqp.ModifyMessageOptions{DeliveryFailed: true}))
+
+	dlq, err := s.NewReceiver(ctx, "dlq", &amqp.ReceiverOptions{Credit: 10})
+	require.NoError(t, err)
+	for _, want := range []struct{ body, reason string }{{"bad", "app:invalid"}, {"flaky", broker.ReasonMaxDeliveryCount}} {
+		m, err := dlq.Receive(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, want.body, string(m.GetData()))
+		require.Equal(t, want.reason, m.Annotations[broker.AnnotationDeadLetterReason])
+		require.Equal(t, "jobs", m.Annotations[broker.AnnotationOriginalAddress])
+		require.NoError(t, dlq.AcceptMessage(ctx, m))
+	}
+	require.Contains(t, scrape(t, metrics), `amqpbroker_queue_messages_total{event="dead_lettered",queue="jobs"} 2`)
+	require.Contains(t, scrape(t, metrics), `amqpbroker_queue_messages_total{event="expired",queue="jobs"} 0`)
+	require.Contains(t, scrape(t, metrics), `amqpbroker_queue_scheduled{queue="jobs"} 0`)
 }

@@ -15,7 +15,7 @@ type collector struct {
 	b                                                      *broker.Broker
 	perQueue                                               bool
 	depth, bytes, unsettled, consumers, producers, blocked *prometheus.Desc
-	detached, durableLinks, queues                         *prometheus.Desc
+	detached, durableLinks, queues, scheduled              *prometheus.Desc
 	messages, connections, accepted                        *prometheus.Desc
 }
 
@@ -35,6 +35,7 @@ func newCollector(b *broker.Broker, perQueue bool) *collector {
 		producers: g("producers", "Producers attached."),
 		blocked:   g("blocked_producers", "Producers waiting for credit."),
 		detached:  g("detached_consumers", "Durable subscriptions detached and kept, waiting to be attached again."),
+		scheduled: g("scheduled", "Messages held until their scheduled delivery time."),
 		durableLinks: prometheus.NewDesc("amqpbroker_durable_links",
 			"Durable links the broker keeps state for: attached, or detached until their expiry policy ends them.", []string{"state"}, nil),
 		queues:      prometheus.NewDesc("amqpbroker_queues", "Queues (nodes) the broker holds.", nil, nil),
@@ -46,7 +47,7 @@ func newCollector(b *broker.Broker, perQueue bool) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.depth, c.bytes, c.unsettled, c.consumers, c.producers, c.blocked,
-		c.detached, c.durableLinks, c.queues, c.messages, c.connections, c.accepted} {
+		c.detached, c.scheduled, c.durableLinks, c.queues, c.messages, c.connections, c.accepted} {
 		ch <- d
 	}
 }
@@ -95,6 +96,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			sum.Dropped += s.Dropped
 			sum.Refused += s.Refused
 			sum.Filtered += s.Filtered
+			sum.Scheduled += s.Scheduled
+			sum.Expired += s.Expired
+			sum.DeadLettered += s.DeadLettered
 		}
 		qs = []broker.QueueStats{sum}
 	}
@@ -111,12 +115,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.producers, float64(s.Producers))
 		gauge(c.blocked, float64(s.Blocked))
 		gauge(c.detached, float64(s.Detached))
+		gauge(c.scheduled, float64(s.Scheduled))
 		for _, e := range []struct {
 			event string
 			n     uint64
 		}{{"enqueued", s.Enqueued}, {"delivered", s.Delivered}, {"accepted", s.Accepted}, {"rejected", s.Rejected},
 			{"released", s.Released}, {"modified", s.Modified}, {"redelivered", s.Redelivered},
-			{"dropped", s.Dropped}, {"refused", s.Refused}, {"filtered", s.Filtered}} {
+			{"dropped", s.Dropped}, {"refused", s.Refused}, {"expired", s.Expired}, {"dead_lettered", s.DeadLettered},
+			{"filtered", s.Filtered}} {
 			send(c.messages, prometheus.CounterValue, float64(e.n), append(q, e.event)...)
 		}
 	}

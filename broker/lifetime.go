@@ -1,0 +1,488 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/amqpsax/amqpsax"
+	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/message"
+	"github.com/amqpsax/amqpsax/stream"
+)
+
+// This file is a message's lifetime: what the broker reads of it when it
+// stores it (priority, time-to-live, scheduled delivery), its expiry,
+// its dead-lettering, the scheduled messages held until their time, and
+// the rewrite of a message given back with a modified outcome.
+
+// The message annotations the broker reads (scheduled delivery) and
+// writes (dead-lettering).
+const (
+	// AnnotationDeliveryTime is an absolute time (a timestamp, or ms
+	// since the epoch as an integer) before which a message is not
+	// delivered, as ActiveMQ Artemis reads it.
+	AnnotationDeliveryTime = "x-opt-delivery-time"
+	// AnnotationDeliveryDelay is a delay in ms from when the broker
+	// received a message before which it is not delivered (Artemis).
+	AnnotationDeliveryDelay = "x-opt-delivery-delay"
+	// AnnotationScheduledEnqueueTime is Azure Service Bus's
+	// AnnotationDeliveryTime: a timestamp.
+	AnnotationScheduledEnqueueTime = "x-opt-scheduled-enqueue-time"
+	// AnnotationDeadLetterReason is why a dead-lettered message was
+	// moved (a string): the rejected outcome's error condition,
+	// ReasonMaxDeliveryCount or ReasonExpired.
+	AnnotationDeadLetterReason = "x-opt-deadletter-reason"
+	// AnnotationDeadLetterDescription is the rejected outcome's error
+	// description, when it had one (a string).
+	AnnotationDeadLetterDescription = "x-opt-deadletter-description"
+	// AnnotationOriginalAddress is the address of the node a
+	// dead-lettered message was moved from (a string).
+	AnnotationOriginalAddress = "x-opt-original-address"
+)
+
+// The reasons a message is dead-lettered for other than a rejected
+// outcome (which gives its error condition, or "rejected" without one),
+// as Azure Service Bus names them.
+const (
+	ReasonMaxDeliveryCount = "MaxDeliveryCountExceeded"
+	ReasonExpired          = "TTLExpiredException"
+	ReasonRejected         = "rejected"
+)
+
+var (
+	reasonExpired          = []byte(ReasonExpired)
+	reasonMaxDeliveryCount = []byte(ReasonMaxDeliveryCount)
+	reasonRejected         = []byte(ReasonRejected)
+	keyReason              = message.SymbolKey(AnnotationDeadLetterReason)
+	keyDescription         = message.SymbolKey(AnnotationDeadLetterDescription)
+	keyOrigin              = message.SymbolKey(AnnotationOriginalAddress)
+)
+
+// nowMS returns the broker's time in ms since the epoch: Options.Now's,
+// or the system's.
+func (b *Broker) nowMS() int64 { return b.now().UnixMilli() }
+
+func (b *Broker) now() time.Time {
+	if b.opts.Now != nil {
+		return b.opts.Now()
+	}
+	return time.Now()
+}
+
+// lifeOf returns a msg with what the broker keeps of payload's lifetime:
+// its priority (part 3 §3.2.1, 4 by default, above 9 taken as 9),
+// delivery-count, expiry (the properties' absolute-expiry-time; a time of
+// 0 is none, as ActiveMQ Artemis reads it) and the time it is scheduled
+// for (its message annotations' absolute times); and the durations from
+// its receipt that complete them (finish): its header's ttl (0: none)
+// and its delivery delay. It reads the sections before the body and
+// allocates nothing; a message that does not scan has the defaults.
+func lifeOf(payload []byte) (m msg, ttl, delay int64) {
+	m.prio = 4
+	s, err := message.Scan(payload)
+	if err != nil {
+		return m, 0, 0
+	}
+	if s.Header != nil {
+		if h, err := message.ParseHeader(s.Header); err == nil {
+			m.prio, m.count = min(h.Priority, levels-1), h.DeliveryCount
+			if h.HasTTL {
+				ttl = int64(h.TTL)
+			}
+		}
+	}
+	if s.Properties != nil {
+		if t, ok := absoluteExpiry(s.Properties); ok && t > 0 {
+			m.expiry = t
+		}
+	}
+	if s.MessageAnnotations != nil {
+		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryTime); err == nil {
+			m.at, _ = msOf(v)
+		}
+		if v, err := message.Lookup(s.MessageAnnotations, AnnotationScheduledEnqueueTime); err == nil {
+			if t, ok := msOf(v); ok {
+				m.at = max(m.at, t)
+			}
+		}
+		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryDelay); err == nil {
+			delay, _ = msOf(v)
+		}
+	}
+	return m, ttl, delay
+}
+
+// absoluteExpiry reads the absolute-expiry-time of a properties section
+// (its ninth field, part 3 §3.2.4) alone, skipping the fields before it
+// by their sizes: on every message stored, a whole ParseProperties was
+// most of the cost of reading its lifetime.
+func absoluteExpiry(sec []byte) (int64, bool) {
+	var c stream.Cursor
+	c.Reset(sec)
+	if !c.Next() || !c.Enter() || !c.Next() || !c.Next() || !c.Enter() {
+		return 0, false
+	}
+	for range 9 {
+		if !c.Next() {
+			return 0, false
+		}
+	}
+	if c.Kind() != amqpsax.KindTimestamp {
+		return 0, false
+	}
+	return c.Timestamp(), true
+}
+
+// finish completes m's lifetime (lifeOf) at now, when it was received:
+// its expiry is its ttl from now, or its absolute-expiry-time, the
+// earlier; it is scheduled for the latest of its delivery time and its
+// delay from now, when that is after now.
+func (m *msg) finish(ttl, delay, now int64) {
+	if ttl > 0 && (m.expiry == 0 || now+ttl < m.expiry) {
+		m.expiry = now + ttl
+	}
+	if delay > 0 {
+		m.at = max(m.at, now+delay)
+	}
+	if m.at <= now {
+		m.at = 0
+	}
+}
+
+// msOf returns a time or duration in ms: a timestamp, or an integer.
+func msOf(v stream.Value) (int64, bool) {
+	switch k := v.Kind(); {
+	case k == amqpsax.KindTimestamp:
+		return v.Timestamp(), true
+	case k >= amqpsax.KindByte && k <= amqpsax.KindLong:
+		return v.Int(), true
+	case k >= amqpsax.KindUbyte && k <= amqpsax.KindUlong:
+		return int64(min(v.Uint(), 1<<62)), true
+	}
+	return 0, false
+}
+
+// expired reports that m has expired at now.
+func (m *msg) expired(now int64) bool { return m.expiry != 0 && m.expiry <= now }
+
+// expireMsgLocked forgets m, taken out of q (whose bytes counted it) on
+// node n because it expired: moved to Options.ExpiryAddress when set,
+// else dropped.
+func (b *Broker) expireMsgLocked(n *node, q *queue, m msg, wake []*conn) []*conn {
+	q.bytes -= int64(m.size())
+	n.c.expired++
+	if b.expiryAddr != nil {
+		wake = b.deadLetterLocked(n, m, b.expiryAddr, reasonExpired, nil, wake)
+	}
+	b.pool.put(m.buf)
+	return wake
+}
+
+// sweepLocked expires the messages at the front of q (of node n) that
+// have expired by the broker's clock, at most limit of them (no bound
+// when negative). The clock is read only when the first has an expiry.
+func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
+	if q.len() == 0 || q.r.at(0).expiry == 0 {
+		return wake
+	}
+	now := b.nowMS()
+	for ; limit != 0 && q.len() > 0 && q.r.at(0).expired(now); limit-- {
+		wake = b.expireMsgLocked(n, q, q.r.remove(0), wake)
+	}
+	return wake
+}
+
+// dueNowLocked is dueLocked at the broker's time, read only when a
+// message is scheduled.
+func (b *Broker) dueNowLocked(wake []*conn) []*conn {
+	if len(b.sched) == 0 {
+		return wake
+	}
+	return b.dueLocked(b.nowMS(), wake)
+}
+
+// deadLetterLocked stores a copy of m, which left node from, on the node
+// at addr, with message annotations saying why (reason, description)
+// and where it was (AnnotationOriginalAddress); its delivery-count and
+// priority stay, it does not expire. The caller still owns m. A message
+// already on that node, a node the broker cannot make (MaxQueues), a
+// full one or a broker at MaxMemory drops it instead (counted in
+// from's Dropped); otherwise it is counted in from's DeadLettered.
+func (b *Broker) deadLetterLocked(from *node, m msg, addr []byte, reason, description []byte, wake []*conn) []*conn {
+	if from.name == string(addr) {
+		from.c.dropped++
+		return wake
+	}
+	n := b.nodeLocked(addr, false)
+	if n == nil || n.deleted || (!n.fanout && b.fullLocked(&n.q)) || b.memFullLocked(m.size()) {
+		from.c.dropped++
+		return wake
+	}
+	payload := m.buf.b
+	if s, err := message.Scan(payload); err == nil {
+		v := encode.AppendStringBytes(b.dlVals[:0], reason)
+		r := len(v)
+		if description != nil {
+			v = encode.AppendStringBytes(v, description)
+		}
+		d := len(v)
+		v = encode.AppendString(v, from.name)
+		b.dlVals = v
+		set := append(b.dlSet[:0], message.Entry{Key: keyReason, Value: v[:r]})
+		if description != nil {
+			set = append(set, message.Entry{Key: keyDescription, Value: v[r:d]})
+		}
+		set = append(set, message.Entry{Key: keyOrigin, Value: v[d:]})
+		b.dlSet = set
+		if out, err := message.Append(b.scratch[:0], s, &message.Changes{MessageAnnotations: message.Edit{Set: set}}); err == nil {
+			b.scratch = out
+			payload = out
+		}
+	}
+	b.seq++
+	nm := msg{buf: b.pool.get(payload), seq: b.seq, count: m.count, prio: m.prio}
+	from.c.deadLettered++
+	n.c.enqueued++
+	n.lastSize = len(payload)
+	return b.placeLocked(n, nm, wake)
+}
+
+// placeLocked puts m, stored for n, where consumers take it: on n's
+// queue, or on each subscription's whose filters take it for a fan-out
+// node, its shared subscriptions' included (one with none
+// drops it: enqueueLocked counts that).
+func (b *Broker) placeLocked(n *node, m msg, wake []*conn) []*conn {
+	bf := m.buf
+	if !n.fanout {
+		n.q.r.pushBack(m)
+		n.q.bytes += int64(m.size())
+		wake = b.wakeOneLocked(n, m, wake)
+		if n.browsing > 0 {
+			for _, c := range n.consumers {
+				if c.browse && c.hungry {
+					c.hungry = false
+					wake = append(wake, c.conn)
+				}
+			}
+		}
+		return wake
+	}
+	bf.refs = 1 // held while the copies are made
+	if len(n.detached) > 0 {
+		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
+	}
+	var secs message.Sections // scanned for the first filter
+	scanned, scans := false, true
+	pass := func(f *sourceFilter, own uint64) bool {
+		if !scanned {
+			var err error
+			secs, err = message.Scan(bf.b)
+			scanned, scans = true, err == nil
+		}
+		if !scans || !f.match(&secs, bf.from, own) {
+			n.c.filtered++
+			return false
+		}
+		return true
+	}
+	for _, c := range n.consumers {
+		if c.filt != nil && !pass(c.filt, c.conn.id) {
+			continue
+		}
+		bf.refs++
+		c.q.r.pushBack(m)
+		c.q.bytes += int64(m.size())
+		if c.hungry {
+			c.hungry = false
+			wake = append(wake, c.conn)
+		}
+	}
+	for _, s := range n.subs { // shared.go
+		if s.filt != nil && !pass(s.filt, s.subConn) {
+			continue
+		}
+		if len(s.consumers) == 0 && b.fullLocked(&s.q) {
+			n.c.dropped++ // kept with no receiver: it holds no producer back
+			continue
+		}
+		bf.refs++
+		s.c.enqueued++
+		s.q.r.pushBack(m)
+		s.q.bytes += int64(m.size())
+		wake = b.wakeOneLocked(s, m, wake)
+	}
+	b.pool.put(bf) // the hold: recycled at once when no one took a copy
+	return wake
+}
+
+// sched is a scheduled message and its node, in the broker's heap of
+// them (earliest first, then in the order they came).
+type sched struct {
+	m msg
+	n *node
+}
+
+func schedLess(a, b *sched) bool { return a.m.at < b.m.at || (a.m.at == b.m.at && a.m.seq < b.m.seq) }
+
+// scheduleLocked holds m (stored for n, m.at in the future) until its
+// time: counted in n's bounds (queue.sched), not delivered.
+func (b *Broker) scheduleLocked(n *node, m msg) {
+	n.q.sched++
+	n.q.schedBytes += int64(m.size())
+	h := append(b.sched, sched{m: m, n: n})
+	for i := len(h) - 1; i > 0; { // sift up
+		p := (i - 1) / 2
+		if !schedLess(&h[i], &h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	b.sched = h
+	b.armLocked()
+}
+
+// popSchedLocked takes the earliest scheduled message out of the heap.
+func (b *Broker) popSchedLocked() sched {
+	h := b.sched
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = sched{}
+	h = h[:last]
+	for i := 0; ; { // sift down
+		l, s := 2*i+1, i
+		if l < len(h) && schedLess(&h[l], &h[s]) {
+			s = l
+		}
+		if r := l + 1; r < len(h) && schedLess(&h[r], &h[s]) {
+			s = r
+		}
+		if s == i {
+			break
+		}
+		h[i], h[s] = h[s], h[i]
+		i = s
+	}
+	b.sched = h
+	return top
+}
+
+// dueLocked makes visible the scheduled messages whose time has come at
+// now: each goes to its node's queue (or subscriptions) as if it had
+// just been sent, unless its node was removed since (dropped) or it
+// expired meanwhile. It costs O(1) when none is due.
+func (b *Broker) dueLocked(now int64, wake []*conn) []*conn {
+	if len(b.sched) == 0 || b.sched[0].m.at > now {
+		return wake
+	}
+	for len(b.sched) > 0 && b.sched[0].m.at <= now {
+		e := b.popSchedLocked()
+		n, m := e.n, e.m
+		m.at = 0
+		n.q.sched--
+		n.q.schedBytes -= int64(m.size())
+		switch {
+		case n.deleted:
+			b.pool.put(m.buf)
+			n.c.dropped++
+		case m.expired(now):
+			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
+			wake = b.expireMsgLocked(n, &n.q, m, wake)
+		default:
+			wake = b.placeLocked(n, m, wake)
+		}
+		wake = b.unblockLocked(n, wake)
+	}
+	// The timer is still set for a time at or before the earliest left,
+	// or has run (onTimer sets it again): dueLocked need not, and must
+	// not (it would make the wake slices of its callers escape).
+	return wake
+}
+
+// armLocked sets the broker's timer for its earliest scheduled message:
+// the timer's run makes it visible (dueLocked) and wakes its consumers'
+// connections. Without the timer, any message stored, any consumer's
+// send and any read of the statistics do it too.
+func (b *Broker) armLocked() {
+	if len(b.sched) == 0 || b.closed {
+		return
+	}
+	at := b.sched[0].m.at
+	if b.timerAt != 0 && b.timerAt <= at {
+		return
+	}
+	b.timerAt = at
+	d := time.Duration(at-b.nowMS()) * time.Millisecond
+	if b.timer == nil {
+		b.timer = time.AfterFunc(d, b.onTimer)
+	} else {
+		b.timer.Reset(d)
+	}
+}
+
+func (b *Broker) onTimer() {
+	b.mu.Lock()
+	b.timerAt = 0
+	wake := b.dueLocked(b.nowMS(), nil)
+	b.armLocked()
+	b.mu.Unlock()
+	b.wake(nil, wake)
+}
+
+// rewriteLocked gives m a new header and message annotations (part 3
+// §3.4.5, modified): its delivery-count one up when failed, the entries
+// of ann (a map) set in its message annotations. The bare message and
+// footer are copied as they are. A message that does not scan, or
+// annotations that are not a map of symbol or ulong keys, leave it as
+// it is but for the count.
+func (b *Broker) rewriteLocked(m *msg, failed bool, ann frame.Map) {
+	if failed {
+		m.count++
+	}
+	s, err := message.Scan(m.buf.b)
+	if err != nil {
+		return
+	}
+	var ch message.Changes
+	var h message.Header
+	if failed {
+		h = message.DefaultHeader
+		if s.Header != nil {
+			if h, err = message.ParseHeader(s.Header); err != nil {
+				return
+			}
+		}
+		h.DeliveryCount = m.count
+		ch.Header = &h
+	}
+	if len(ann) > 0 {
+		set := b.dlSet[:0]
+		for k, v := range ann.All() {
+			var c stream.Cursor
+			c.Reset(k)
+			if !c.Next() {
+				break
+			}
+			switch c.Kind() {
+			case amqpsax.KindSymbol, amqpsax.KindString:
+				set = append(set, message.Entry{Key: message.SymbolKey(string(c.Bytes())), Value: v})
+			case amqpsax.KindUlong:
+				set = append(set, message.Entry{Key: message.UlongKey(c.Uint()), Value: v})
+			}
+		}
+		b.dlSet = set
+		ch.MessageAnnotations.Set = set
+	}
+	if ch.Header == nil && len(ch.MessageAnnotations.Set) == 0 {
+		return
+	}
+	out, err := message.Append(b.scratch[:0], s, &ch)
+	if err != nil {
+		return
+	}
+	b.scratch = out
+	nb := b.pool.get(out)
+	b.pool.put(m.buf)
+	m.buf = nb
+}
