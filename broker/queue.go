@@ -218,12 +218,12 @@ func (r *ring) at(i int) *msg {
 }
 
 func (r *ring) pushBack(m msg) {
-	if r.n == 0 {
-		r.disorder = false
-	}
-	if m.seq < r.last {
+	switch {
+	case r.n == 0:
+		r.disorder, r.last = false, m.seq
+	case m.seq < r.last:
 		r.disorder = true
-	} else {
+	default:
 		r.last = m.seq
 	}
 	r.lv[m.prio].pushBack(m)
@@ -233,8 +233,7 @@ func (r *ring) pushBack(m msg) {
 
 func (r *ring) pushFront(m msg) {
 	if r.n == 0 {
-		r.disorder = false
-		r.last = max(r.last, m.seq)
+		r.disorder, r.last = false, m.seq
 	} else if m.seq > r.at(0).seq {
 		r.disorder = true
 	}
