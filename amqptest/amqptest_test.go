@@ -39,7 +39,7 @@ func (s *sender) OnFlow(l *engine.Link) {
 	}
 }
 
-func (s *sender) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (s *sender) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	s.outcome <- d.State.Type.String()
 }
 

@@ -161,7 +161,7 @@ func (h *brokerSend) pump() {
 	}
 }
 
-func (h *brokerSend) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *brokerSend) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	switch d.State.Type {
 	case frame.StateAccepted:
 		h.accepted.Add(1)

@@ -179,7 +179,7 @@ func (h *loopSender) wait(err error) {
 	}
 }
 
-func (h *loopSender) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *loopSender) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if !h.running {
 		return
 	}

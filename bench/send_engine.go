@@ -43,7 +43,7 @@ func (h *engineSend) OnConnectionOpen(c *engine.Conn) {
 	}
 }
 
-func (h *engineSend) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *engineSend) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if d.State.Type == frame.StateAccepted {
 		h.res.Accepted++
 	}

@@ -190,7 +190,7 @@ func (c *tclient) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 }
 
-func (c *tclient) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (c *tclient) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	tl := c.link(l)
 	if tl == nil {
 		return

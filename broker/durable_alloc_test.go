@@ -39,7 +39,7 @@ func (h *durableClient) OnDelivery(l *engine.Link, d engine.Delivery) {
 	h.got++
 }
 
-func (h *durableClient) OnDisposition(l *engine.Link, d engine.Disposition) { h.outcomes++ }
+func (h *durableClient) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) { h.outcomes++ }
 
 func (h *durableClient) send(payload []byte) error {
 	h.seq++

@@ -55,7 +55,7 @@ func (h *subscriber) OnFlow(l *engine.Link) {
 	}
 }
 
-func (h *subscriber) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *subscriber) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	h.outcomes <- d.State.Type.String()
 }
 

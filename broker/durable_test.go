@@ -115,7 +115,7 @@ func (p *durProducer) check() {
 
 func (p *durProducer) OnWritable(*engine.Conn) { p.OnFlow(nil) }
 
-func (p *durProducer) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (p *durProducer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if d.State.Type == frame.StateNone {
 		return
 	}
@@ -235,7 +235,7 @@ func (p *keptProducer) OnFlow(l *engine.Link) {
 	}
 }
 
-func (p *keptProducer) OnDisposition(l *engine.Link, d engine.Disposition) { p.got <- 1 }
+func (p *keptProducer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) { p.got <- 1 }
 
 func (p *keptProducer) OnLinkDetach(l *engine.Link, _ *engine.Error) { p.resume = l.Unsettled() }
 

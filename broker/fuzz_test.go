@@ -563,7 +563,7 @@ func (h *seedClient) OnDelivery(l *engine.Link, d engine.Delivery) {
 	h.got[string(l.Name())] = append(h.got[string(l.Name())], d)
 }
 
-func (h *seedClient) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *seedClient) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if d.State.Descriptor == amqpsax.DescriptorDeclared {
 		h.declared = append(h.declared, append([]byte(nil), d.TxnID...))
 	}

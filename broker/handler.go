@@ -1061,7 +1061,7 @@ func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, an
 // (part 3 §3.4): accepted and rejected settle it; released puts it back
 // as it was; modified puts it back with delivery-failed counted in its
 // header and, when undeliverable-here, for other consumers only.
-func (h handler) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	b := h.b
 	c, ok := l.Context.(*consumer)
 	if !ok {

@@ -82,7 +82,7 @@ func (co *coordinator) Discharge(l *engine.Link, id []byte, fail bool) *engine.E
 	co.b.unholdTxn(l.Conn(), t)
 	if fail {
 		for _, a := range t.acks {
-			h.OnDisposition(a.c.link, engine.Disposition{ID: a.id, State: engine.Released, Settled: true})
+			h.OnDisposition(a.c.link, engine.DeliveryUpdate{ID: a.id, State: engine.Released, Settled: true})
 		}
 		return nil
 	}
@@ -91,7 +91,7 @@ func (co *coordinator) Discharge(l *engine.Link, id []byte, fail bool) *engine.E
 	}
 	for _, a := range t.acks {
 		st := frame.DeliveryState{Type: a.state, DeliveryFailed: a.failed, UndeliverableHere: a.undeliverable}
-		h.OnDisposition(a.c.link, engine.Disposition{ID: a.id, State: st, Settled: true})
+		h.OnDisposition(a.c.link, engine.DeliveryUpdate{ID: a.id, State: st, Settled: true})
 	}
 	return nil
 }
@@ -201,7 +201,7 @@ func (b *Broker) txnBudget() int {
 
 // txnDisposition holds an outcome given in transaction id
 // (OnDisposition's hook); it reports whether it did.
-func (b *Broker) txnDisposition(c *consumer, d *engine.Disposition) bool {
+func (b *Broker) txnDisposition(c *consumer, d *engine.DeliveryUpdate) bool {
 	t := c.conn.txnOf(d.TxnID)
 	if t == nil {
 		return false

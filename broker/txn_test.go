@@ -75,7 +75,7 @@ func (h *txnClient) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 }
 
-func (h *txnClient) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *txnClient) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	switch {
 	case l == h.ctrl && d.State.Descriptor == amqpsax.DescriptorDeclared:
 		h.txn = append([]byte(nil), d.TxnID...)

@@ -56,7 +56,7 @@ type linkEvents interface {
 	// come (OnFlow, OnWritable).
 	flowed()
 	delivered(d engine.Delivery)
-	disposed(d engine.Disposition)
+	disposed(d engine.DeliveryUpdate)
 	// lost: the connection was lost and will be dialled again (only
 	// for a link attached again); the link is no longer up.
 	lost(err error)
@@ -80,13 +80,13 @@ func (c *linkCore) init(s *Session, ev linkEvents, attach func(*engine.Session, 
 func (c *linkCore) core() *linkCore { return c }
 
 // The events a link does not take.
-func (c *linkCore) delivered(engine.Delivery)   {}
-func (c *linkCore) disposed(engine.Disposition) {}
-func (c *linkCore) lost(error)                  {}
-func (c *linkCore) flowed()                     {}
-func (c *linkCore) attached(*engine.Link)       {}
-func (c *linkCore) run(*engine.Conn)            {}
-func (c *linkCore) ended(err error)             { c.endLink(err) }
+func (c *linkCore) delivered(engine.Delivery)      {}
+func (c *linkCore) disposed(engine.DeliveryUpdate) {}
+func (c *linkCore) lost(error)                     {}
+func (c *linkCore) flowed()                        {}
+func (c *linkCore) attached(*engine.Link)          {}
+func (c *linkCore) run(*engine.Conn)               {}
+func (c *linkCore) ended(err error)                { c.endLink(err) }
 
 // attach attaches the link on the connection's goroutine.
 func (c *linkCore) attach(ec *engine.Conn) error {
@@ -419,7 +419,7 @@ func (h *handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	}
 }
 
-func (h *handler) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if x, ok := l.Context.(linkEvents); ok {
 		x.disposed(d)
 	}

@@ -39,7 +39,7 @@ type recorder struct {
 	perFlow int                   // messages sent at the first flow (0: 1)
 }
 
-func (h *recorder) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *recorder) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	st := d.State
 	st.Raw = nil
 	st.MessageAnnotations = append(frame.Map(nil), st.MessageAnnotations...)
@@ -272,7 +272,7 @@ func (h *settler) OnFlow(l *engine.Link) {
 	}
 }
 
-func (h *settler) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *settler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if d.Settled || d.State.Type != frame.StateAccepted {
 		return
 	}

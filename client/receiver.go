@@ -672,7 +672,7 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 // disposed runs on the connection's goroutine at the sender's
 // disposition: in receiver settle mode second, its settlement of a
 // delivery whose outcome this end sent.
-func (r *Receiver) disposed(d engine.Disposition) {
+func (r *Receiver) disposed(d engine.DeliveryUpdate) {
 	if !d.Settled {
 		return
 	}

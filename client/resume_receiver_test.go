@@ -95,7 +95,7 @@ func (b *subServer) OnFlow(l *engine.Link) {
 	}
 }
 
-func (b *subServer) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (b *subServer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if l.IsSender() && d.Settled {
 		b.mu.Lock()
 		b.outcomes[string(d.Tag)]++

@@ -105,7 +105,7 @@ func (b *durableServer) OnDelivery(l *engine.Link, d engine.Delivery) {
 
 // OnDisposition: the sender settled a delivery this end gave an outcome
 // (receiver settle mode second).
-func (b *durableServer) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (b *durableServer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if !l.IsSender() && d.Settled {
 		b.mu.Lock()
 		delete(b.states, string(d.Tag))

@@ -623,7 +623,7 @@ func (snd *Sender) complete(r *sendReq, err error) {
 
 // disposed handles the peer's disposition of a delivery: a terminal
 // outcome, or settlement, completes it.
-func (snd *Sender) disposed(d engine.Disposition) {
+func (snd *Sender) disposed(d engine.DeliveryUpdate) {
 	r := snd.inflight[d.ID]
 	if r == nil {
 		return

@@ -248,7 +248,7 @@ func (b *testBroker) dispatch(l *engine.Link) {
 	}
 }
 
-func (b *testBroker) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (b *testBroker) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	// released deliveries of a consumer are not queued again: the tests
 	// do not need it.
 }

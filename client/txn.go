@@ -299,7 +299,7 @@ func (ctl *txnCtl) forget(t *Transaction) {
 
 // disposed takes the coordinator's answer to a declare or a discharge,
 // on the connection's goroutine.
-func (ctl *txnCtl) disposed(d engine.Disposition) {
+func (ctl *txnCtl) disposed(d engine.DeliveryUpdate) {
 	op, ok := ctl.inflight[d.ID]
 	if !ok {
 		return

@@ -32,7 +32,7 @@ type txnSource struct {
 	n atomic.Int64
 }
 
-func (s *txnSource) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (s *txnSource) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if d.TxnID != nil && d.State.Type == frame.StateAccepted {
 		s.n.Add(1)
 	}

@@ -47,7 +47,7 @@ func (h *sendN) pump(l *engine.Link) {
 	}
 }
 
-func (h *sendN) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *sendN) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	h.settled++
 	if h.settled == h.n {
 		l.Conn().Close(nil)
@@ -122,7 +122,7 @@ func (h *blaster) pump() {
 		h.finish()
 	}
 }
-func (h *blaster) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *blaster) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if h.settled++; h.settled == h.n {
 		h.finish()
 	}

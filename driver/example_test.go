@@ -39,7 +39,7 @@ func (p *producer) OnFlow(l *engine.Link) {
 	}
 }
 
-func (p *producer) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (p *producer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	if p.accepted++; p.accepted == 3 {
 		l.Conn().Close(nil)
 	}

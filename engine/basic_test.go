@@ -14,7 +14,7 @@ type recorder struct {
 	onAtt  func(l *Link)
 	onFlow func(l *Link)
 	onDel  func(l *Link, d Delivery)
-	onDisp func(l *Link, d Disposition)
+	onDisp func(l *Link, d DeliveryUpdate)
 	got    [][]byte
 }
 
@@ -48,7 +48,7 @@ func (r *recorder) OnDelivery(l *Link, d Delivery) {
 		r.onDel(l, d)
 	}
 }
-func (r *recorder) OnDisposition(l *Link, d Disposition) {
+func (r *recorder) OnDisposition(l *Link, d DeliveryUpdate) {
 	r.add("disposition %d %v settled=%v", d.ID, d.State.Type, d.Settled)
 	if r.onDisp != nil {
 		r.onDisp(l, d)

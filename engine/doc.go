@@ -126,7 +126,7 @@
 // pn_delivery_set_context: [Link.SendWith] gives it to a delivery sent,
 // [Link.SetDeliveryContext] (or [Delivery.SetContext] during
 // OnDelivery) to any delivery the link holds unsettled, sent or
-// received; it comes back as [Disposition].Context in each
+// received; it comes back as [DeliveryUpdate].Context in each
 // OnDisposition of the delivery and as [Unsettled].Context, so no layer
 // above keeps a map by delivery-id. The engine keeps it while it keeps
 // the delivery and drops it when the delivery is settled and forgotten
@@ -151,7 +151,7 @@
 // amqp:transaction:rollback); the transactions of a coordinator link
 // that goes are rolled back. The work of a transaction reaches the
 // Handler marked: [Delivery.TxnID] on a transactional transfer,
-// [Disposition].TxnID on a transactional disposition (State is the
+// [DeliveryUpdate].TxnID on a transactional disposition (State is the
 // outcome that applies at commit). A transfer in a transaction the
 // coordinator did not declare detaches its link with
 // amqp:transaction:unknown-id. A client attaches with
@@ -182,7 +182,7 @@
 //
 // # Lifetimes
 //
-// A Delivery's Payload and Tag, a Disposition's State and Tag are views,
+// A Delivery's Payload and Tag, a DeliveryUpdate's State and Tag are views,
 // valid only during the event: into the frame for a delivery in one
 // transfer (no copy), else into the link's reassembly buffer ([frame.Join],
 // reused for its next delivery). Output's bytes are valid, unchanged,

@@ -44,7 +44,7 @@ func (client) OnFlow(l *engine.Link) {
 	}
 }
 
-func (h *client) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *client) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	fmt.Printf("client: delivery %d %v\n", d.ID, d.State.Type)
 	if h.settled++; h.settled == 2 {
 		l.Conn().Close(nil)

@@ -423,7 +423,7 @@ func TestOutcomes(t *testing.T) {
 	}
 	var states []frame.DeliveryState
 	p, cli, l := openPair(t, Config{}, Config{Credit: 10}, LinkOptions{Unsettled: true}, srv)
-	cli.onDisp = func(l *Link, d Disposition) {
+	cli.onDisp = func(l *Link, d DeliveryUpdate) {
 		st := d.State
 		st.Error.Condition = append([]byte(nil), st.Error.Condition...)
 		st.Error.Description = append([]byte(nil), st.Error.Description...)

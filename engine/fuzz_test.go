@@ -36,7 +36,7 @@ func (busy) OnDelivery(l *Link, d Delivery) {
 	}
 }
 
-func (busy) OnDisposition(l *Link, d Disposition) {
+func (busy) OnDisposition(l *Link, d DeliveryUpdate) {
 	if d.ID%3 == 0 {
 		l.Settle(d.ID)
 	}

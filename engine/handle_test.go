@@ -26,7 +26,7 @@ func TestSendWithContext(t *testing.T) {
 	cli := &recorder{}
 	srv := &recorder{}
 	var got []*rec
-	cli.onDisp = func(l *Link, d Disposition) {
+	cli.onDisp = func(l *Link, d DeliveryUpdate) {
 		r, _ := d.Context.(*rec)
 		got = append(got, r)
 	}
@@ -117,13 +117,13 @@ func TestReceiverContext(t *testing.T) {
 		}
 	}
 	var got []any
-	cli.onDisp = func(l *Link, d Disposition) { got = append(got, d.Context) }
+	cli.onDisp = func(l *Link, d DeliveryUpdate) { got = append(got, d.Context) }
 	var snd *Link
 	srv.onAtt = func(l *Link) { snd = l }
 	p := newPipe(t, Config{NoSASL: true}, Config{NoSASL: true, ManualSettle: true}, cli, srv)
 	p.run()
 	var sent []uint32
-	srv.onDisp = func(l *Link, d Disposition) { sent = append(sent, d.ID) }
+	srv.onDisp = func(l *Link, d DeliveryUpdate) { sent = append(sent, d.ID) }
 	for range 2 {
 		if _, err := snd.Send(nil, []byte{0x00, 0x53, 0x77, 0x40}, false); err != nil {
 			t.Fatal(err)
@@ -199,7 +199,7 @@ func (h *contextReceiver) OnDelivery(l *Link, d Delivery) {
 	}
 }
 
-func (h *contextReceiver) OnDisposition(l *Link, d Disposition) {
+func (h *contextReceiver) OnDisposition(l *Link, d DeliveryUpdate) {
 	if d.Context == h.r {
 		h.back++
 	}

@@ -59,7 +59,7 @@ type Handler interface {
 	// outcome, the engine has settled it before this runs (unless
 	// Config.ManualSettle): the whole disposition is applied first, then
 	// reported delivery by delivery.
-	OnDisposition(l *Link, d Disposition)
+	OnDisposition(l *Link, d DeliveryUpdate)
 	// OnWritable: the output that made Send report ErrOutputFull has
 	// been written out; Send again.
 	OnWritable(c *Conn)
@@ -69,16 +69,16 @@ type Handler interface {
 // to implement only the events you need.
 type NopHandler struct{}
 
-func (NopHandler) OnConnectionOpen(*Conn)           {}
-func (NopHandler) OnConnectionClose(*Conn, *Error)  {}
-func (NopHandler) OnSessionBegin(*Session)          {}
-func (NopHandler) OnSessionEnd(*Session, *Error)    {}
-func (NopHandler) OnLinkAttach(*Link)               {}
-func (NopHandler) OnLinkDetach(*Link, *Error)       {}
-func (NopHandler) OnFlow(*Link)                     {}
-func (NopHandler) OnDelivery(*Link, Delivery)       {}
-func (NopHandler) OnDisposition(*Link, Disposition) {}
-func (NopHandler) OnWritable(*Conn)                 {}
+func (NopHandler) OnConnectionOpen(*Conn)              {}
+func (NopHandler) OnConnectionClose(*Conn, *Error)     {}
+func (NopHandler) OnSessionBegin(*Session)             {}
+func (NopHandler) OnSessionEnd(*Session, *Error)       {}
+func (NopHandler) OnLinkAttach(*Link)                  {}
+func (NopHandler) OnLinkDetach(*Link, *Error)          {}
+func (NopHandler) OnFlow(*Link)                        {}
+func (NopHandler) OnDelivery(*Link, Delivery)          {}
+func (NopHandler) OnDisposition(*Link, DeliveryUpdate) {}
+func (NopHandler) OnWritable(*Conn)                    {}
 
 var _ Handler = NopHandler{}
 
@@ -160,10 +160,10 @@ var (
 	Released = frame.DeliveryState{Type: frame.StateReleased}
 )
 
-// Disposition is the peer's word on one delivery (part 2 §2.7.6), split
+// DeliveryUpdate is the peer's word on one delivery (part 2 §2.7.6), split
 // out of a disposition's range. State's bytes and Tag are valid only
 // during OnDisposition.
-type Disposition struct {
+type DeliveryUpdate struct {
 	ID uint32
 	// Settled reports that the peer settled it: the engine has forgotten
 	// it (and its Context).

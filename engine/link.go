@@ -847,7 +847,7 @@ func (l *Link) disposing(id uint32, settle bool) (frame.Role, bool) {
 
 // SetDeliveryContext sets the application's value for delivery id of
 // the link, sent or received (after Proton's pn_delivery_set_context):
-// it comes back as Disposition.Context in the delivery's OnDisposition
+// it comes back as DeliveryUpdate.Context in the delivery's OnDisposition
 // (on a receiver: the sender settling, in receiver settle mode second,
 // or changing its state) and as Unsettled.Context. During OnDelivery it
 // applies to that delivery, which keeps it when it is kept for its
@@ -908,7 +908,7 @@ func (l *Link) Send(tag, payload []byte, settled bool) (uint32, error) {
 
 // SendWith is Send with the application's value for the delivery (after
 // Proton's pn_delivery_set_context): ctx comes back as
-// Disposition.Context in each OnDisposition of the delivery and as
+// DeliveryUpdate.Context in each OnDisposition of the delivery and as
 // Unsettled.Context, so the application finds its own record of the
 // delivery without a map by delivery-id. The engine keeps ctx while it
 // keeps the delivery, and drops it when the delivery is settled and

@@ -61,7 +61,7 @@ func TestOutputValidUntilWritten(t *testing.T) {
 		}
 	}
 	cli.onDel = func(*Link, Delivery) { got++ }
-	cli.onDisp = func(*Link, Disposition) { settled++ }
+	cli.onDisp = func(*Link, DeliveryUpdate) { settled++ }
 	c := NewClient(Config{NoSASL: true, IdleTimeout: time.Second}, cli)
 	s := NewServer(Config{Credit: 20, AutoAccept: true, IdleTimeout: time.Second}, &echoBack{})
 	held, want := []byte(nil), []byte(nil) // the writer's piece, and a copy of it as it was taken

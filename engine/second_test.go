@@ -387,7 +387,7 @@ func TestDispositionRangeEdges(t *testing.T) {
 			}
 		}
 		p.run()
-		cli.onDisp = func(l *Link, d Disposition) { got = append(got, d.ID) }
+		cli.onDisp = func(l *Link, d DeliveryUpdate) { got = append(got, d.ID) }
 		sl := p.s.byLocal[0].byLocal[0]
 		sl.s.c.addDisp(sl.s.local, frame.RoleReceiver, tc.first, true, Accepted)
 		sl.s.c.disp.last = tc.last

@@ -489,10 +489,10 @@ func (s *Session) onDisposition(body []byte) error {
 	}
 	r.trim()
 	c.told, c.toldTags = told, tags
-	// One Disposition, its state copied once, its delivery's fields set
+	// One DeliveryUpdate, its state copied once, its delivery's fields set
 	// for each.
 	h := s.h()
-	disp := Disposition{State: d.State, TxnID: txnID, Settled: d.Settled}
+	disp := DeliveryUpdate{State: d.State, TxnID: txnID, Settled: d.Settled}
 	for i := range told {
 		t := &told[i]
 		if t.link.reported || t.link.hidden {

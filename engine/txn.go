@@ -16,7 +16,7 @@ import (
 // answered with declared, discharge with accepted or rejected), the
 // controller's end (AttachCoordinator, Declare, Discharge), and the
 // transactional-state of transfers and dispositions both ways (SendTxn,
-// DisposeTxn; Delivery.TxnID, Disposition.TxnID). It needs no state of
+// DisposeTxn; Delivery.TxnID, DeliveryUpdate.TxnID). It needs no state of
 // its own beside the endpoints': a coordinator link is a link, attached
 // and detached as any; what it adds is which transactions it declared.
 
@@ -27,7 +27,7 @@ import (
 // answers each (declared; accepted; rejected with the error). The link
 // is the engine's: the Handler sees no event of it. The work of a
 // transaction reaches the Handler as usual, marked with its txn-id:
-// Delivery.TxnID for a transactional transfer, Disposition.TxnID for a
+// Delivery.TxnID for a transactional transfer, DeliveryUpdate.TxnID for a
 // transactional disposition (whose State is the outcome that applies at
 // commit). The application holds that work back until Discharge says
 // commit, or undoes it at rollback.

@@ -61,7 +61,7 @@ func (h *controller) OnFlow(l *engine.Link) {
 	}
 }
 
-func (h *controller) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *controller) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	switch {
 	case l == h.ctrl && d.State.Descriptor == amqpsax.DescriptorDeclared:
 		h.txn = append([]byte(nil), d.TxnID...)

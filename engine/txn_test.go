@@ -83,7 +83,7 @@ func (h *txnSide) OnDelivery(l *Link, d Delivery) {
 	h.log = append(h.log, "delivery "+string(l.Name())+" "+string(d.Payload)+" txn="+string(d.TxnID()))
 }
 
-func (h *txnSide) OnDisposition(l *Link, d Disposition) {
+func (h *txnSide) OnDisposition(l *Link, d DeliveryUpdate) {
 	if h.quiet {
 		return
 	}

@@ -109,7 +109,7 @@ func (s *abortServer) OnFlow(l *engine.Link) {
 	}
 }
 
-func (s *abortServer) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (s *abortServer) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	a := s.link(l)
 	s.mu.Lock()
 	defer s.mu.Unlock()

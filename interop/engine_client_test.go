@@ -71,7 +71,7 @@ func (a *clientApp) OnLinkDetach(_ *engine.Link, e *engine.Error) {
 }
 func (a *clientApp) OnFlow(*engine.Link)     { a.pump() }
 func (a *clientApp) OnWritable(*engine.Conn) { a.pump() }
-func (a *clientApp) OnDisposition(_ *engine.Link, d engine.Disposition) {
+func (a *clientApp) OnDisposition(_ *engine.Link, d engine.DeliveryUpdate) {
 	a.outcomes <- d.State.Type
 }
 func (a *clientApp) OnDelivery(_ *engine.Link, d engine.Delivery) {

@@ -68,7 +68,7 @@ func (h *producerH) OnFlow(l *engine.Link) {
 	}
 }
 
-func (h *producerH) OnDisposition(l *engine.Link, d engine.Disposition) {
+func (h *producerH) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	h.outcome = append(h.outcome, d.State.Type)
 	if len(h.outcome) == len(h.msgs) {
 		l.Conn().Close(nil)
