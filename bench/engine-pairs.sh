@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The engine beside Qpid Proton-C's connection driver (issue 27's "Must
-# hold"), both ways: receiving a client's recorded stream and sending to a
+# The engine beside Qpid Proton-C's connection driver, both ways: receiving a client's recorded stream and sending to a
 # server's, in memory. Runs engine-perf.sh (instructions per message,
 # callgrind) and then engine-time.sh (time, interleaved passes through
 # benchstat), and prints both tables.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per message of amqpsax's engine beside Qpid Proton-C's
 # pn_connection_driver, receiving and sending, counted by valgrind's
-# callgrind (issue 27's "Must hold": receive at least 5x, send at least 3x).
+# callgrind (the goal: receive at least 5x, send at least 3x).
 #
 #   bench/engine-perf.sh                         # from anywhere in a clone
 #   LENGTHS=4000,8000,16000 bench/engine-perf.sh # messages per connection

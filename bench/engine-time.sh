@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Time per message of amqpsax's engine beside Qpid Proton-C's
 # pn_connection_driver, receiving (BenchmarkReceive) and sending
-# (BenchmarkSend), in interleaved passes through benchstat (issue 27's
-# "Must hold": receive at least 4x, send at least 3x).
+# (BenchmarkSend), in interleaved passes through benchstat (the goal:
+# receive at least 4x, send at least 3x).
 #
 #   bench/engine-time.sh                          # COUNT=10 passes of BENCHTIME=200ms
 #   COUNT=20 BENCHTIME=500ms bench/engine-time.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the whole-message pairs of issue 21 (package message's Message
+# Measures the whole-message pairs (package message's Message
 # against Qpid Proton-C's pn_message_t and go-amqp's Message, and the
 # memmove floor) two ways, and prints them as one Markdown table:
 #

@@ -1,6 +1,6 @@
 // Command sendreceive sends 100,000 small messages unsettled through a
 // broker, waits for every accept, then receives them all back and checks
-// them byte for byte: the program of issue 28, shown whole in README.md
+// them byte for byte: a typical go-amqp program, ported, shown whole in README.md
 // ("From go-amqp"), where TestReadmeProgram holds it equal to this file.
 //
 //	go run ./client/internal/sendreceive amqp://127.0.0.1:5672
