@@ -20,9 +20,11 @@ import (
 
 // TestBrokerSlowConsumer: a consumer taking 1 message a second, a
 // producer of 1 KiB messages as fast as credit allows, through
-// examples/broker (package broker with its defaults) run as a process of
-// its own, whose resident memory is sampled from /proc. The broker must
-// stay under 128 MiB and hold the producer back with credit: every
+// examples/broker (package broker with its defaults but -max-memory
+// 64MiB: queues have no bound of their own, the broker's memory bounds
+// them together) run as a process of its own, whose resident memory is
+// sampled from /proc. The broker must stay under 128 MiB and hold the
+// producer back with credit: every
 // message sent is accepted, none rejected, and the producer spends the
 // run waiting for credit. It runs 3 s by default; AMQPSAX_BROKER_SLOW
 // sets the time (the run is 60 s):
@@ -42,7 +44,7 @@ func TestBrokerSlowConsumer(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc to read the broker's resident memory")
 	}
-	addr, pid := startBrokerProcess(t)
+	addr, pid := startBrokerProcess(t, "-max-memory", "64MiB")
 
 	ctx, cancel := context.WithTimeout(context.Background(), run)
 	defer cancel()
@@ -113,8 +115,8 @@ func TestBrokerSlowConsumer(t *testing.T) {
 }
 
 // startBrokerProcess builds examples/broker and starts it on a free
-// loopback port; it is killed when the test ends.
-func startBrokerProcess(t *testing.T) (addr string, pid int) {
+// loopback port with the flags given; it is killed when the test ends.
+func startBrokerProcess(t *testing.T, flags ...string) (addr string, pid int) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "broker")
 	build := exec.Command("go", "build", "-o", bin, "./examples/broker")
@@ -128,7 +130,7 @@ func startBrokerProcess(t *testing.T) (addr string, pid int) {
 	}
 	addr = ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "-listen", addr)
+	cmd := exec.Command(bin, append([]string{"-listen", addr}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,6 @@ import (
 // Defaults of the zero Options.
 const (
 	DefaultMaxMessages = 100_000  // messages a queue holds
-	DefaultMaxBytes    = 32 << 20 // bytes of messages a queue holds
 	DefaultCredit      = 256      // the most credit a producer is granted at once
 	DefaultMaxQueues   = 10_000   // nodes the broker holds
 	// DefaultMaxSessions is the sessions a connection may begin
@@ -31,7 +30,7 @@ const (
 	// suite begins 100 at once, so the bound is the engine's channel-max
 	// (each session counts in the connection's memory budget).
 	DefaultMaxSessions = 256
-	DefaultMaxMemory   = 1 << 30 // bytes of messages the broker holds, all queues together
+	DefaultMaxMemory   = 256 << 20 // bytes of messages the broker holds, all queues together: a test's or a small service's traffic
 )
 
 // Options configure a Broker. The zero value works: queues bounded by the
@@ -39,8 +38,11 @@ const (
 // (SASL ANONYMOUS, or none), plain TCP.
 type Options struct {
 	// MaxMessages and MaxBytes bound each queue, and each consumer's
-	// subscription to a fan-out address: 0 means DefaultMaxMessages and
-	// DefaultMaxBytes, a negative value no bound. A queue at a bound
+	// subscription to a fan-out address: MaxMessages 0 means
+	// DefaultMaxMessages, a negative value no bound; MaxBytes 0 (or
+	// negative) means no bound of the queue's own, so that a queue takes
+	// what the broker as a whole has room for (MaxMemory), as RabbitMQ's
+	// memory watermark and Artemis' address-full policy do. A queue at a bound
 	// withholds credit from its producers (or rejects, RejectWhenFull);
 	// it may go past the bound by the credit it had granted before, at
 	// most Credit messages a producer, which the credit it grants
@@ -250,7 +252,7 @@ func New(o Options) *Broker {
 		b.opts.MaxMessages = DefaultMaxMessages
 	}
 	if b.opts.MaxBytes == 0 {
-		b.opts.MaxBytes = DefaultMaxBytes
+		b.opts.MaxBytes = -1 // none of its own: MaxMemory bounds all queues
 	}
 	if b.opts.MaxQueues == 0 {
 		b.opts.MaxQueues = DefaultMaxQueues

@@ -308,7 +308,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(amqp, 
 	listen := fs.String("listen", "127.0.0.1:5672", "address to serve AMQP on")
 	wsListen := fs.String("ws", "", "also serve AMQP over WebSockets on ADDR (ws://, wss:// with -tls-cert)")
 	maxQueue := fs.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
-	maxBytes := fs.Int64("max-bytes", broker.DefaultMaxBytes, "bytes a queue holds before its producers wait (-1: no bound)")
+	maxBytes := fs.Int64("max-bytes", 0, "bytes a queue holds before its producers wait (0: no bound of its own, -max-memory bounds all queues)")
 	maxMemory := fs.Int64("max-memory", broker.DefaultMaxMemory, "bytes of messages the broker holds, all queues together (-1: no bound)")
 	credit := fs.Uint("credit", broker.DefaultCredit, "the most credit a producer has at once")
 	maxQueues := fs.Int("max-queues", broker.DefaultMaxQueues, "queues the broker holds (-1: no bound)")

@@ -19,11 +19,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/amqpsax/amqpsax/broker"
@@ -38,7 +41,9 @@ func main() {
 	idle := flag.Duration("idle", 0, "idle time-out announced (0: none)")
 	maxFrame := flag.Uint("max-frame", 0, "max-frame-size announced (0: engine default)")
 	maxQueue := flag.Int("max-queue", broker.DefaultMaxMessages, "messages a queue holds before its producers wait (-1: no bound)")
-	maxBytes := flag.Int64("max-bytes", broker.DefaultMaxBytes, "bytes of messages a queue holds before its producers wait (-1: no bound)")
+	maxBytes := flag.Int64("max-bytes", 0, "bytes of messages a queue holds before its producers wait (0: no bound of its own, -max-memory bounds all queues)")
+	maxMemory := byteSize(broker.DefaultMaxMemory)
+	flag.Var(&maxMemory, "max-memory", "bytes of messages the broker holds, all queues together, such as 64MiB (-1: no bound)")
 	reject := flag.Bool("reject", false, "reject messages to a full queue instead of holding producers back")
 	fanout := flag.String("fanout", "topic/", "address prefix of fan-out nodes (\"\": none)")
 	verbose := flag.Bool("v", false, "log connections")
@@ -48,7 +53,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	o := broker.Options{RouteKey: *route, MaxMessages: *maxQueue, MaxBytes: *maxBytes, RejectWhenFull: *reject,
+	o := broker.Options{RouteKey: *route, MaxMessages: *maxQueue, MaxBytes: *maxBytes, MaxMemory: int64(maxMemory), RejectWhenFull: *reject,
 		Engine: engine.Config{ContainerID: "amqpsax-broker", IdleTimeout: *idle, MaxFrameSize: uint32(*maxFrame)}}
 	if *fanout != "" {
 		o.FanoutPrefixes = []string{*fanout}
@@ -72,4 +77,29 @@ func main() {
 	if err := b.Serve(ln); err != nil && err != broker.ErrClosed {
 		log.Fatal(err)
 	}
+}
+
+// byteSize is a flag of bytes, written as a number with an optional
+// unit: 1048576, 64MiB, 1GiB, 512KiB (-1: no bound).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = rest, u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < -1 || n > (1<<62)/mult {
+		return errors.New("a number of bytes, optionally with KiB, MiB or GiB, or -1")
+	}
+	*b = byteSize(n * mult)
+	return nil
 }
