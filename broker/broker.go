@@ -22,9 +22,9 @@ import (
 
 // Defaults of the zero Options.
 const (
-	DefaultMaxMessages = 100_000  // messages a queue holds
-	DefaultCredit      = 256      // the most credit a producer is granted at once
-	DefaultMaxQueues   = 10_000   // nodes the broker holds
+	DefaultMaxMessages = 100_000 // messages a queue holds
+	DefaultCredit      = 256     // the most credit a producer is granted at once
+	DefaultMaxQueues   = 10_000  // nodes the broker holds
 	// DefaultMaxSessions is the sessions a connection may begin
 	// (Engine.ChannelMax). RabbitMQ allows 64; Azure/go-amqp's own test
 	// suite begins 100 at once, so the bound is the engine's channel-max
