@@ -67,10 +67,11 @@ func brokerArgs(addr string) []string {
 	return []string{"-listen", addr, "-user", brokerUser, "-password", brokerPass, "-idle", brokerIdle.String()}
 }
 
-// refusedAddress is a source examples/broker refuses a receiver: it has
-// no dynamic nodes, and detaches a link without an address with
-// amqp:invalid-field.
-const refusedAddress = ""
+// refusedAddress is an address examples/broker refuses a receiver and a
+// sender: not UTF-8, which an AMQP string must be (amqp:invalid-field).
+// (A sender without an address is an anonymous-relay producer now, and
+// accepted.)
+const refusedAddress = "q\xff"
 
 var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffff)
 
