@@ -37,7 +37,7 @@ func TestClient(t *testing.T) {
 		refused, cond string
 	}
 	peers := []peer{
-		{name: "examples-broker", n: 10000, refused: refusedAddress, cond: "amqp:invalid-field",
+		{name: "examples-broker", n: 10000, refused: refusedBothWays, cond: "amqp:invalid-field",
 			start: func(t *testing.T) (string, string) {
 				return "amqp://" + brokerUser + ":" + brokerPass + "@" + startExampleBroker(t), ""
 			}},

@@ -67,11 +67,16 @@ func brokerArgs(addr string) []string {
 	return []string{"-listen", addr, "-user", brokerUser, "-password", brokerPass, "-idle", brokerIdle.String()}
 }
 
-// refusedAddress is an address examples/broker refuses a receiver and a
+// refusedAddress is a source examples/broker refuses a receiver: it has
+// no dynamic nodes, and detaches a link without an address with
+// amqp:invalid-field. (A sender without an address is an anonymous-relay
+// producer, and accepted: refusedBothWays is refused either way.)
+const refusedAddress = ""
+
+// refusedBothWays is an address examples/broker refuses a receiver and a
 // sender: not UTF-8, which an AMQP string must be (amqp:invalid-field).
-// (A sender without an address is an anonymous-relay producer now, and
-// accepted.)
-const refusedAddress = "q\xff"
+// Package client sends it as it is; go-amqp refuses to encode it.
+const refusedBothWays = "q\xff"
 
 var runID = fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffff)
 
