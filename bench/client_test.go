@@ -186,7 +186,7 @@ type amqpsaxImpl struct {
 }
 
 func dialAmqpsax(ctx context.Context, p clientPeer, queue string, many bool) (*amqpsaxImpl, error) {
-	c, err := client.Dial(ctx, p.url(), nil)
+	c, err := client.Dial(ctx, p.url(), &client.ConnOptions{AllowInsecurePlain: true}) // local peers
 	if err != nil {
 		return nil, err
 	}
