@@ -208,10 +208,20 @@ func (c *linkCore) abandon() {
 // kick runs the link's work on the connection's goroutine (coalesced:
 // one run queued at a time). With no connection up (ended: its events
 // ended the link; or being dialled again: attachOn runs it) it does
-// nothing.
+// nothing. It runs nothing on the caller's goroutine: events call it.
 func (c *linkCore) kick() {
 	if w := c.waker.Load(); w != nil {
 		w.Wake()
+	}
+}
+
+// kickNow is kick for a caller's goroutine that holds none of the
+// client's locks (Send, Receive, a disposition, credit): when no
+// goroutine holds the connection, the link's work runs and is written
+// here (driver.Waker.WakeNow), sparing two goroutine hand-offs.
+func (c *linkCore) kickNow() {
+	if w := c.waker.Load(); w != nil {
+		w.WakeNow()
 	}
 }
 

@@ -470,7 +470,7 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 				}
 			}
 			if kick {
-				r.kick()
+				r.kickNow()
 			}
 			return nil
 		}
@@ -588,7 +588,7 @@ func (r *Receiver) IssueCredit(n uint32) error {
 	}
 	r.issue += n
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	return nil
 }
 
@@ -611,7 +611,7 @@ func (r *Receiver) DrainCredit(ctx context.Context) error {
 	ch := r.drained
 	r.drainReq = true
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case <-ch:
 		return nil
@@ -647,13 +647,13 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	r.disp = append(r.disp, dr)
 	if r.settling == nil {
 		r.mu.Unlock()
-		r.kick()
+		r.kickNow()
 		return nil
 	}
 	settled := make(chan error, 1)
 	r.settling[dr.id] = settled
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case err := <-settled:
 		return err
