@@ -455,6 +455,9 @@ func (d *Driver) signal() {
 // order, and signals the loop when more are left, so the next turn comes
 // back to them after what else is ready. The Conn is held.
 func (d *Driver) runQueued() int {
+	if d.queued.Load() == 0 {
+		return 0 // the common case, without the queue's lock
+	}
 	ran := 0
 	for ; ran < maxRun; ran++ {
 		d.mu.Lock()
