@@ -883,8 +883,9 @@ func (d *Driver) readInline(r readResult) (fed, over bool) {
 }
 
 // Dial connects to addr (network "tcp") as a client and runs the
-// connection on a new goroutine: events reach h there. With tlsConfig set
-// the connection is TLS (amqps). Use the Driver's Do to act on the
+// connection (Run) on a new goroutine: events reach h one at a time, as
+// the Driver's documentation says where. With tlsConfig set the
+// connection is TLS (amqps). Use the Driver's Do or DoNow to act on the
 // connection, Wait for its end.
 func Dial(ctx context.Context, network, addr string, cfg engine.Config, tlsConfig *tls.Config, h engine.Handler) (*Driver, error) {
 	var dl net.Dialer
