@@ -216,9 +216,12 @@ func (c *linkCore) kick() {
 }
 
 // kickNow is kick for a caller's goroutine that holds none of the
-// client's locks (Send, Receive, a disposition, credit): when no
+// client's locks and is about to wait for what the work brings (Send's
+// outcome, a delivery the credit lets come, a settlement): when no
 // goroutine holds the connection, the link's work runs and is written
-// here (driver.Waker.WakeNow), sparing two goroutine hand-offs.
+// here (driver.Waker.WakeNow), sparing two goroutine hand-offs. Work
+// nobody waits for (a disposition in receiver settle mode first) is
+// kicked instead: queued, it is batched with the rest.
 func (c *linkCore) kickNow() {
 	if w := c.waker.Load(); w != nil {
 		w.WakeNow()

@@ -469,7 +469,15 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 				default:
 				}
 			}
-			if kick {
+			switch {
+			case kick && more:
+				// Deliveries are queued: the credit goes out with
+				// the connection's next run, batched with the
+				// dispositions given meanwhile.
+				r.kick()
+			case kick:
+				// The next Receive waits for a delivery the credit
+				// lets the peer send: out now.
 				r.kickNow()
 			}
 			return nil
@@ -646,8 +654,11 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	}
 	r.disp = append(r.disp, dr)
 	if r.settling == nil {
+		// Nothing to wait for: queued, so that the dispositions of a
+		// stream of deliveries go out together (one frame for a range,
+		// one write), not one write each.
 		r.mu.Unlock()
-		r.kickNow()
+		r.kick()
 		return nil
 	}
 	settled := make(chan error, 1)

@@ -209,7 +209,7 @@ func (r *Receiver) disposeKept(ctx context.Context, dr dispReq, tag []byte) (han
 	}
 	r.mu.Unlock()
 	if ok && k.bound {
-		r.kickNow()
+		r.kick()
 	}
 	return true, err
 }
