@@ -172,11 +172,11 @@ type gen struct {
 	c      *Conn
 	n      int // 1 for the first
 	d      *driver.Driver
-	nc     net.Conn       // the network connection d runs
-	opened chan struct{}  // closed by OnConnectionOpen
-	ended  chan struct{}  // closed by OnConnectionClose
-	endErr error          // set before ended is closed
-	peer   peerFields     // the peer's open, set before opened is closed
+	nc     net.Conn      // the network connection d runs
+	opened chan struct{} // closed by OnConnectionOpen
+	ended  chan struct{} // closed by OnConnectionClose
+	endErr error         // set before ended is closed
+	peer   peerFields    // the peer's open, set before opened is closed
 }
 
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
