@@ -848,19 +848,20 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 	return wake
 }
 
-// enqueueLocked stores a copy of payload, sent on the connection whose
-// id is from, on n: on its queue, or on each consumer's whose filters
-// take it for a fan-out node; held until its time when it is scheduled,
-// expired at once when it came expired (lifetime.go). It appends the
-// connections of consumers to wake.
-func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*conn) []*conn {
+// enqueueLocked stores a copy of message in (scanned), sent on the
+// connection whose id is from, on n: on its queue, or on each
+// consumer's whose filters take it for a fan-out node; held until its
+// time when it is scheduled, expired at once when it came expired
+// (lifetime.go). It appends the connections of consumers to wake.
+func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn) []*conn {
+	payload := in.payload
 	n.lastSize = len(payload)
 	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 && len(n.subs) == 0 {
 		n.c.dropped++
 		return wake
 	}
 	wake = b.dueNowLocked(wake)
-	m, ttl, delay := lifeOf(payload)
+	m, ttl, delay := lifeOf(in)
 	b.seq++
 	m.buf, m.seq = b.pool.get(payload), b.seq
 	m.buf.from = from
@@ -882,7 +883,7 @@ func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*con
 		// so that a queue nobody consumes does not keep them all.
 		wake = b.sweepLocked(n, &n.q, 2, wake)
 	}
-	return b.placeLocked(n, m, wake)
+	return b.placeLocked(n, m, in, wake)
 }
 
 // wakeOneLocked wakes the consumer of queue node n that has waited

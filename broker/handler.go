@@ -562,11 +562,35 @@ func Route(payload []byte, key string) ([]byte, bool) {
 	if key == "" {
 		return nil, false
 	}
-	s, err := message.Scan(payload)
-	if err != nil || s.ApplicationProperties == nil {
+	var in incoming
+	in.scan(payload)
+	return in.route(key)
+}
+
+// incoming is a message on its way in, as the broker reads it: its
+// payload and its sections, scanned once (scan) for all that reads
+// them before it is stored — its route (Options.RouteKey, an anonymous
+// relay's to: routeLocked), its lifetime (lifeOf) and a fan-out node's
+// filters (placeLocked) — instead of once each. It lives on the stack
+// of the delivery's handling; its sections are views into payload.
+type incoming struct {
+	payload []byte
+	secs    message.Sections
+	err     error // Scan's: the message does not scan, secs is zero
+}
+
+// scan reads payload's sections.
+func (in *incoming) scan(payload []byte) {
+	in.payload = payload
+	in.secs, in.err = message.Scan(payload)
+}
+
+// route is Route of a scanned message.
+func (in *incoming) route(key string) ([]byte, bool) {
+	if key == "" || in.err != nil || in.secs.ApplicationProperties == nil {
 		return nil, false
 	}
-	v, err := message.Lookup(s.ApplicationProperties, key)
+	v, err := message.Lookup(in.secs.ApplicationProperties, key)
 	if err != nil || v.Kind() != amqpsax.KindString {
 		return nil, false
 	}
@@ -603,7 +627,9 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
 		return
 	}
-	n, e := b.admitLocked(p, d.Payload)
+	var in incoming
+	in.scan(d.Payload)
+	n, e := b.admitLocked(p, &in)
 	if e != nil {
 		waiting := false
 		if e == errMemory {
@@ -617,7 +643,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		}
 		return
 	}
-	wake = b.enqueueLocked(n, d.Payload, p.conn.id, wake)
+	wake = b.enqueueLocked(n, &in, p.conn.id, wake)
 	var credit uint32
 	if cur := l.Credit(); cur <= b.credit/2 {
 		credit = b.creditLocked(n)
@@ -647,8 +673,8 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 // error to reject it with (counted as refused): the route's, or a full
 // node's with RejectWhenFull. A message in a transaction takes this
 // path too.
-func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error) {
-	n, e := b.routeLocked(p, payload)
+func (b *Broker) admitLocked(p *producer, in *incoming) (*node, *engine.Error) {
+	n, e := b.routeLocked(p, in)
 	if e != nil {
 		if p.n != nil {
 			p.n.c.refused++
@@ -659,7 +685,7 @@ func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error)
 		n.c.refused++
 		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
 	}
-	if b.memFullLocked(len(payload)) {
+	if b.memFullLocked(len(in.payload)) {
 		n.c.refused++
 		return nil, errMemory
 	}

@@ -75,14 +75,15 @@ func (b *Broker) now() time.Time {
 // 0 is none, as ActiveMQ Artemis reads it) and the time it is scheduled
 // for (its message annotations' absolute times); and the durations from
 // its receipt that complete them (finish): its header's ttl (0: none)
-// and its delivery delay. It reads the sections before the body and
-// allocates nothing; a message that does not scan has the defaults.
-func lifeOf(payload []byte) (m msg, ttl, delay int64) {
+// and its delivery delay. It reads the sections before the body, as
+// in's scan found them, and allocates nothing; a message that does not
+// scan has the defaults.
+func lifeOf(in *incoming) (m msg, ttl, delay int64) {
 	m.prio = 4
-	s, err := message.Scan(payload)
-	if err != nil {
+	if in.err != nil {
 		return m, 0, 0
 	}
+	s := &in.secs
 	if s.Header != nil {
 		if h, err := message.ParseHeader(s.Header); err == nil {
 			m.prio, m.count = min(h.Priority, levels-1), h.DeliveryCount
@@ -244,14 +245,16 @@ func (b *Broker) deadLetterLocked(from *node, m msg, addr []byte, reason, descri
 	from.c.deadLettered++
 	n.c.enqueued++
 	n.lastSize = len(payload)
-	return b.placeLocked(n, nm, wake)
+	return b.placeLocked(n, nm, nil, wake)
 }
 
 // placeLocked puts m, stored for n, where consumers take it: on n's
 // queue, or on each subscription's whose filters take it for a fan-out
 // node, its shared subscriptions' included (one with none
-// drops it: enqueueLocked counts that).
-func (b *Broker) placeLocked(n *node, m msg, wake []*conn) []*conn {
+// drops it: enqueueLocked counts that). in is the message as it came in
+// (its sections, scanned already), or nil: m's buffer is scanned for
+// the first filter.
+func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn {
 	bf := m.buf
 	if !n.fanout {
 		n.q.r.pushBack(m)
@@ -271,15 +274,18 @@ func (b *Broker) placeLocked(n *node, m msg, wake []*conn) []*conn {
 	if len(n.detached) > 0 {
 		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
 	}
-	var secs message.Sections // scanned for the first filter
-	scanned, scans := false, true
+	var scanned message.Sections // for the first filter, when in is nil
+	secs, scans := (*message.Sections)(nil), true
+	if in != nil {
+		secs, scans = &in.secs, in.err == nil
+	}
 	pass := func(f *sourceFilter, own uint64) bool {
-		if !scanned {
+		if secs == nil {
 			var err error
-			secs, err = message.Scan(bf.b)
-			scanned, scans = true, err == nil
+			scanned, err = message.Scan(bf.b)
+			secs, scans = &scanned, err == nil
 		}
-		if !scans || !f.match(&secs, bf.from, own) {
+		if !scans || !f.match(secs, bf.from, own) {
 			n.c.filtered++
 			return false
 		}
@@ -390,7 +396,7 @@ func (b *Broker) dueLocked(now int64, wake []*conn) []*conn {
 			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
 			wake = b.expireMsgLocked(n, &n.q, m, wake)
 		default:
-			wake = b.placeLocked(n, m, wake)
+			wake = b.placeLocked(n, m, nil, wake)
 		}
 		wake = b.unblockLocked(n, wake)
 	}

@@ -177,10 +177,10 @@ func (b *Broker) unchargeLocked(n *node) {
 // to is remembered, so that a producer that routes to one address is
 // checked once (an anonymous relay remembers up to maxRelayOK); with
 // nothing to check it allocates nothing.
-func (b *Broker) routeLocked(p *producer, payload []byte) (*node, *engine.Error) {
+func (b *Broker) routeLocked(p *producer, in *incoming) (*node, *engine.Error) {
 	n := p.n
 	if n == nil {
-		to, e := relayTo(payload)
+		to, e := in.relayTo()
 		if e != nil {
 			return nil, e
 		}
@@ -188,7 +188,7 @@ func (b *Broker) routeLocked(p *producer, payload []byte) (*node, *engine.Error)
 			return nil, e
 		}
 	}
-	routed, byKey := Route(payload, b.opts.RouteKey)
+	routed, byKey := in.route(b.opts.RouteKey)
 	if !byKey || string(routed) == n.name {
 		return n, nil
 	}
@@ -226,15 +226,14 @@ var errNoTo = engine.NewError(frame.CondNotFound, "a message sent to the anonymo
 
 // relayTo returns the address a message sent to the anonymous relay
 // names: its properties' to, which it must have.
-func relayTo(payload []byte) ([]byte, *engine.Error) {
-	s, err := message.Scan(payload)
-	if err != nil {
-		return nil, engine.NewError(frame.CondDecodeError, "message: "+err.Error())
+func (in *incoming) relayTo() ([]byte, *engine.Error) {
+	if in.err != nil {
+		return nil, engine.NewError(frame.CondDecodeError, "message: "+in.err.Error())
 	}
-	if s.Properties == nil {
+	if in.secs.Properties == nil {
 		return nil, errNoTo
 	}
-	pr, err := message.ParseProperties(s.Properties)
+	pr, err := message.ParseProperties(in.secs.Properties)
 	if err != nil {
 		return nil, engine.NewError(frame.CondDecodeError, "message properties: "+err.Error())
 	}
