@@ -396,10 +396,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			}
 		}
 		c.n = n
+		var wake []*conn
 		switch {
 		case n.fanout && shared:
-			if e := b.joinSharedLocked(c, n, src); e != nil { // shared.go
+			if wake, e = b.joinSharedLocked(c, n, src, wake); e != nil { // shared.go
 				b.mu.Unlock()
+				b.wake(cn, wake)
 				l.Detach(e)
 				return
 			}
@@ -418,7 +420,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
-		b.notify()
+		b.wake(cn, wake) // notifies
 		return // it sends once the peer grants credit (OnFlow)
 	}
 	tgt := l.RemoteTarget()
