@@ -420,8 +420,8 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
-		b.wake(cn, wake) // notifies
-		return // it sends once the peer grants credit (OnFlow)
+		b.wake(cn, wake) // and notify: it sends once the peer grants credit (OnFlow)
+		return
 	}
 	tgt := l.RemoteTarget()
 	addr, made := cn.takeDynamic(l, tgt.Address)
