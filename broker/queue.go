@@ -7,7 +7,8 @@ import (
 )
 
 // This file is the storage: message buffers from a pool of size classes,
-// the ring of messages a queue holds, and the counters of a node.
+// the ring of messages a queue holds (a fifo a priority), the ring of
+// consumers waiting for them, and the counters of a node.
 
 // buffer holds one message's bytes, shared by the copies a fan-out node
 // makes (refs counts them). Buffers are recycled by size class, so a
