@@ -93,7 +93,7 @@ func (b *Broker) hungryLocked(c *consumer, hungry bool) {
 	c.hungry = hungry
 	if hungry && !c.inReady && c.own == nil {
 		c.inReady = true
-		c.n.ready.push(c)
+		c.n.q.ready.push(c)
 	}
 }
 
@@ -105,19 +105,19 @@ func (b *Broker) unreadyLocked(c *consumer) {
 	if !c.inReady {
 		return
 	}
-	n.stale++
-	if n.stale*2 <= n.ready.n {
+	n.q.stale++
+	if n.q.stale*2 <= n.q.ready.n {
 		return
 	}
-	for range n.ready.n {
-		x := n.ready.pop()
+	for range n.q.ready.n {
+		x := n.q.ready.pop()
 		if x.gone || x == c || x.n != n {
 			x.inReady = false
 			continue
 		}
-		n.ready.push(x)
+		n.q.ready.push(x)
 	}
-	n.stale = 0
+	n.q.stale = 0
 }
 
 // dispatch sends c the messages its credit allows, a batch at a time. It

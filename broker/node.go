@@ -31,15 +31,7 @@ type node struct {
 	q         queue
 	consumers []*consumer
 	detached  []*consumer // durable subscriptions kept while detached (durable_sub.go)
-	// ready is a queue node's consumers that wait for messages (hungry),
-	// in the order they came to wait: a message wakes the first, so a
-	// queue with many consumers that have no credit is not searched for
-	// one that has. An entry may be stale (its consumer took a message
-	// since, or went): stale counts those of consumers gone, and the
-	// ring is compacted when they are half of it.
-	ready    cring
-	stale    int
-	browsing int // consumers that browse it (consumer.browse)
+	browsing  int         // consumers that browse it (consumer.browse)
 	// A fan-out node's shared subscriptions, and a shared
 	// subscription's fan-out node, name, filters, and whether it stays
 	// without receivers (shared.go).
@@ -302,19 +294,19 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 // behind it). Each consumer it looks at is either woken or taken off
 // the ready ring, but for those m does not suit.
 func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
-	for tries := n.ready.n; tries > 0; tries-- {
-		c := n.ready.pop()
+	for tries := n.q.ready.n; tries > 0; tries-- {
+		c := n.q.ready.pop()
 		b.visited++
 		c.inReady = false
 		if !c.hungry || c.gone || c.n != n {
 			if c.gone {
-				n.stale--
+				n.q.stale--
 			}
 			continue
 		}
 		if !c.mayTake(m) {
 			c.inReady = true
-			n.ready.push(c)
+			n.q.ready.push(c)
 			continue
 		}
 		c.hungry = false

@@ -51,7 +51,7 @@ func TestReadyCompacts(t *testing.T) {
 		c.gone = true
 		b.unreadyLocked(c)
 	}
-	require.LessOrEqual(t, n.ready.n, 2)
+	require.LessOrEqual(t, n.q.ready.n, 2)
 	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, msg{buf: &buffer{}}, nil), "the one that stayed is woken")
 }
 
