@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log"
 	"net"
 	"sort"
@@ -17,7 +18,6 @@ import (
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/internal/accept"
 	"github.com/amqpsax/amqpsax/message"
 )
 
@@ -217,10 +217,9 @@ type Broker struct {
 	live           atomic.Int64 // connections being served
 	start          time.Time
 	closed         bool
-	lns            []net.Listener
-	drivers        map[*driver.Driver]struct{}
-	scratch        []byte // for header rewrites, under mu
-	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	srv            *driver.Server // accepts and serves the connections
+	scratch        []byte         // for header rewrites, under mu
+	visited        uint64         // consumers wakeOneLocked looked at, for a test of its work
 	// sent, in tests, is told of each message sent to a consumer
 	// (FuzzBroker's check of permissions: breach).
 	sent      func(c *consumer)
@@ -254,7 +253,7 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable),
+		start: time.Now(), durables: make(map[durKey]*durable),
 		accounts: make(map[string]*account), dynamicAddress: newDynamicAddress}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
@@ -335,6 +334,7 @@ func New(o Options) *Broker {
 		cfg.Coordinator = &coordinator{b: b} // txn.go
 	}
 	b.cfg = cfg
+	b.srv = b.newServer()
 	return b
 }
 
@@ -352,39 +352,13 @@ var ErrClosed = errors.New("broker: closed")
 // An accept error that passes (too many open files, a time-out) ends
 // nothing: Serve logs it (Options.Log) and accepts again after a pause,
 // 5 ms doubling to at most 1 s while the errors go on, as net/http's
-// Server does.
+// Server does. Serve may be called with several listeners.
 func (b *Broker) Serve(ln net.Listener) error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		ln.Close()
-		return ErrClosed
+	if err := b.srv.Serve(ln); err != driver.ErrServerClosed {
+		return err
 	}
-	b.lns = append(b.lns, ln)
-	b.mu.Unlock()
-	var pause time.Duration // after an accept error that passes
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			b.mu.Lock()
-			closed := b.closed
-			b.mu.Unlock()
-			if closed {
-				return ErrClosed
-			}
-			if !accept.Passing(err) {
-				return err
-			}
-			pause = accept.Pause(pause)
-			b.logf("accept: %v; retrying in %v", err, pause)
-			time.Sleep(pause)
-			continue
-		}
-		pause = 0
-		b.accepted.Add(1)
-		b.wg.Add(1)
-		go b.serveConn(nc)
-	}
+	ln.Close() // served after Shutdown: closed too
+	return ErrClosed
 }
 
 // ListenAndServe listens on the TCP address addr and serves it.
@@ -396,49 +370,30 @@ func (b *Broker) ListenAndServe(addr string) error {
 	return b.Serve(ln)
 }
 
-func (b *Broker) serveConn(nc net.Conn) {
-	defer b.wg.Done()
-	if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
-		b.live.Add(-1)
-		b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
-		nc.Close()
-		return
+// newServer returns the driver.Server that serves b's connections: each
+// one past Options.MaxConnections is closed at once, each one's end
+// logged with its error.
+func (b *Broker) newServer() *driver.Server {
+	srv := &driver.Server{Config: b.cfg, Handler: handler{b}, TLSConfig: b.opts.TLSConfig, ErrorLog: b.opts.Log}
+	if srv.ErrorLog == nil {
+		srv.ErrorLog = log.New(io.Discard, "", 0) // the driver's default is the standard logger
 	}
-	defer b.live.Add(-1)
-	cfg := b.cfg
-	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
-		// TLS already (a *tls.Conn of the caller's listener, or a
-		// WebSocket over wss:// from the ws module): not wrapped again.
-		cfg.PeerCertificates = driver.VerifiedPeer(sc.ConnectionState())
-	} else if b.opts.TLSConfig != nil {
-		tc := tls.Server(nc, b.opts.TLSConfig)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			b.logf("tls handshake from %s: %q", nc.RemoteAddr(), err)
-			nc.Close()
-			return
+	srv.ConnStart = func(nc net.Conn) bool {
+		b.accepted.Add(1)
+		if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
+			b.live.Add(-1)
+			b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
+			return false
 		}
-		cfg.PeerCertificates = driver.VerifiedPeer(tc.ConnectionState())
-		nc = tc
+		return true
 	}
-	d := driver.NewDriver(nc, engine.NewServer(cfg, handler{b}))
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		nc.Close()
-		return
+	srv.ConnEnd = func(nc net.Conn, err error) {
+		b.live.Add(-1)
+		if err != nil && err != driver.ErrServerClosed {
+			b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
+		}
 	}
-	b.drivers[d] = struct{}{}
-	b.mu.Unlock()
-	err := d.Run(context.Background())
-	if err != nil {
-		b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
-	}
-	b.mu.Lock()
-	delete(b.drivers, d)
-	b.mu.Unlock()
+	return srv
 }
 
 // Shutdown stops accepting, closes every connection (close with
@@ -450,27 +405,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	for _, ln := range b.lns {
-		ln.Close()
-	}
-	for d := range b.drivers {
-		d.Close()
-	}
 	b.mu.Unlock()
-	ended := make(chan struct{})
-	go func() { b.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-		return nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		for d := range b.drivers {
-			d.NetConn().Close()
-		}
-		b.mu.Unlock()
-		<-ended
-		return ctx.Err()
-	}
+	err := b.srv.Shutdown(ctx)
+	b.wg.Wait() // the Responders' goroutines, which the connections' ends end
+	return err
 }
 
 // Close closes the listeners and every connection at once.
@@ -560,10 +498,7 @@ func (b *Broker) Queues() []QueueStats {
 // Connections returns the number of connections open and accepted in
 // all.
 func (b *Broker) Connections() (open int, accepted uint64) {
-	b.mu.Lock()
-	open = len(b.drivers)
-	b.mu.Unlock()
-	return open, b.accepted.Load()
+	return int(b.live.Load()), b.accepted.Load()
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
