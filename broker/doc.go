@@ -334,7 +334,10 @@
 // An attach of a durable name that is still attached on another
 // connection of the same container (one the broker has not seen fail
 // yet) takes it over: the broker closes that connection, as lost, and
-// the attach waits for its state (at most 5 s).
+// answers the attach once the old link has let go of its state (at most
+// 5 s; past that with a new state). The answer is held
+// (engine.Link.AnswerLater), not waited for: the connection of the
+// attach goes on with its other links meanwhile.
 //
 // # Security
 //

@@ -53,10 +53,14 @@ type conn struct {
 	id        uint64                  // the broker's number for it: a message's origin (buffer.from)
 	// What dispatch sends at once, one consumer's at a time (it is
 	// empty between calls): the connection's, not each consumer's.
-	batch   [64]msg
-	ids     [64]uint32
-	made    *made // the nodes it made that are there (under the broker's lock)
-	txnHeld int   // bytes its open transactions hold (txn.go)
+	batch [64]msg
+	ids   [64]uint32
+	made  *made // the nodes it made that are there (under the broker's lock)
+	// held is its attaches of durable links taken over from another
+	// connection whose state is there: answered by its service
+	// (answerHeld, durable.go). Under the broker's lock.
+	held    []*engine.Link
+	txnHeld int // bytes its open transactions hold (txn.go)
 	ext     connExt
 }
 
@@ -120,7 +124,10 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 	}
 	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}, id: h.b.connIDs.Add(1)}
 	if d := cn.drv; d != nil {
-		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
+		cn.wake = d.NewWaker(func(*engine.Conn) {
+			cn.b.answerHeld(cn) // durable.go
+			cn.b.service(cn)
+		})
 	}
 	c.Context = cn
 	h.b.opened(cn)
@@ -205,6 +212,7 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 		case fresh:
 			cn.made.durables++ // counted at the answer: an attach that fails later still counts
 		}
+		b.takeOver(cn, l, key) // durable.go: held while another connection lets go of it
 	}
 	return nil
 }
