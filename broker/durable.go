@@ -377,10 +377,12 @@ func (b *Broker) ended(cn *conn, s *engine.Session) {
 	b.wake(nil, wake)
 }
 
-// expireLocked ends d: the broker forgets it, and a subscription's
+// expireLocked ends d: the broker forgets it, an attach that took it
+// over (takeOver) is answered with a new state, and a subscription's
 // messages go back (durable_sub.go).
 func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
 	b.forgetLocked(d)
+	wake = b.handOverLocked(d, wake) // its takers start anew at once
 	return b.endSubLocked(d, wake)
 }
 
