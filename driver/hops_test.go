@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
 )
 
 // These tests hold the Driver to where it runs the engine, by counting
@@ -282,5 +284,42 @@ func TestDriverDoNowContended(t *testing.T) {
 	}
 	for range got[1] {
 		waitSettled(t, h)
+	}
+}
+
+// The reader feeds the Conn only when it wants to read (WantRead), and
+// in order: a read made while the Conn's output is over MaxOutput is
+// handed to the loop, and so is every read after it until the loop has
+// fed it.
+func TestDriverReaderBackPressure(t *testing.T) {
+	t.Parallel()
+	// A client's protocol header (8 bytes) is its first output: over a
+	// MaxOutput of 1 until written.
+	c := engine.NewClient(engine.Config{MaxOutput: 1}, &engine.NopHandler{})
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	d := NewDriver(a, c)
+	d.live, d.reading = true, true // as Run sets them, without its goroutines
+	if c.WantRead() {
+		t.Fatal("WantRead with the header unwritten over MaxOutput 1: this tests nothing")
+	}
+	hdr := frame.AppendProtocolHeader(nil, frame.HeaderAMQP)
+	if fed, over := d.readInline(readResult{buf: hdr, n: len(hdr)}); fed || over {
+		t.Fatalf("readInline while the Conn does not want to read: fed %v, over %v; want the read handed to the loop", fed, over)
+	}
+	c.Written(len(c.Output()))
+	if !c.WantRead() {
+		t.Fatal("no WantRead once the output is written")
+	}
+	if fed, _ := d.readInline(readResult{buf: hdr, n: len(hdr)}); fed {
+		t.Fatal("readInline fed a read while an earlier one waits for the loop: out of order")
+	}
+	if d.handed != 2 {
+		t.Fatalf("%d reads handed to the loop, want 2", d.handed)
+	}
+	d.handed = 0 // the loop fed them
+	if fed, _ := d.readInline(readResult{buf: hdr, n: len(hdr)}); !fed {
+		t.Fatal("readInline did not feed a read the Conn wants, with none waiting for the loop")
 	}
 }
