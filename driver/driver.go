@@ -83,7 +83,8 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // any other net.Conn (TLS, a pipe, a WebSocket) the writer writes it
 // all. So a request on an idle connection is written by the goroutine
 // that made it, and its answer runs the engine on the reader goroutine
-// that read it: no goroutine hand-off beyond the ones the network makes.
+// that read it: the one hand-off between goroutines beyond the network's
+// wake-ups is the reader's to a caller that waits for the answer.
 //
 // # Deadlines
 //
