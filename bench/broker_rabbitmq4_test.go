@@ -42,7 +42,8 @@ var rabbitMQ4Pairs = []int{1, 8}
 // rabbitMQ4Peers is package broker in this process and, when
 // AMQPSAX_RABBITMQ4 names RabbitMQ 4, RabbitMQ 4 with classic queues and
 // with quorum queues; each peer's queue i of a workload of k pairs is
-// rabbitMQ4Queues(p, k)[i]. Those on RabbitMQ are declared and purged.
+// rabbitMQ4Queues(p, k)[i]. Those on RabbitMQ are declared and purged
+// here, and deleted at tb's cleanup.
 func rabbitMQ4Peers(tb testing.TB) []pairPeer {
 	srv := amqptest.NewServer(tb, nil)
 	peers := []pairPeer{{name: "amqpsax", addr: srv.Addr, queue: "pair"}}
@@ -57,11 +58,18 @@ func rabbitMQ4Peers(tb testing.TB) []pairPeer {
 			p.name += "-" + kind
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := rabbitMQ4Declare(ctx, p, kind)
+		err := rabbitMQ4Manage(ctx, p, kind, false)
 		cancel()
 		if err != nil {
 			tb.Fatalf("%s: %v", p.name, err)
 		}
+		tb.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := rabbitMQ4Manage(ctx, p, kind, true); err != nil {
+				tb.Errorf("%s: %v", p.name, err)
+			}
+		})
 		p.queue = "/queues/" + p.queue
 		peers = append(peers, p)
 	}
@@ -78,11 +86,12 @@ func rabbitMQ4Queues(p pairPeer, k int) []string {
 	return qs
 }
 
-// rabbitMQ4Declare declares the queues of every workload on RabbitMQ 4
+// rabbitMQ4Manage declares the queues of every workload on RabbitMQ 4
 // (p.queue is their names' stem) with x-queue-type kind, through its
 // /management node as interop's TestRabbitMQ4Client does, and purges
-// them: a run cut short leaves nothing for the next.
-func rabbitMQ4Declare(ctx context.Context, p pairPeer, kind string) error {
+// them (a run cut short leaves nothing for the next); with del, it
+// deletes them instead.
+func rabbitMQ4Manage(ctx context.Context, p pairPeer, kind string, del bool) error {
 	c, err := client.Dial(ctx, clientURL(p), &client.ConnOptions{AllowInsecurePlain: true}) // a local peer
 	if err != nil {
 		return err
@@ -127,6 +136,12 @@ func rabbitMQ4Declare(ctx context.Context, p pairPeer, kind string) error {
 	for _, k := range rabbitMQ4Pairs {
 		for _, q := range rabbitMQ4Queues(p, k) {
 			path := "/queues/" + url.PathEscape(q)
+			if del {
+				if err := request("DELETE", path, vs.Null(), "200"); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := request("PUT", path, body, "200", "201"); err != nil {
 				return err
 			}
