@@ -314,6 +314,11 @@ func (snd *Sender) Send(ctx context.Context, msg *message.Message, opts *SendOpt
 		return snd.finish(r)
 	default:
 	}
+	if w := snd.waker.Load(); w != nil {
+		// The outcome is read on this goroutine when it can be
+		// (driver.Driver.ReadUntil): no hand-off from the reader.
+		w.Driver().ReadUntil(ctx, func() bool { return len(r.done) > 0 })
+	}
 	select {
 	case <-r.done:
 		return snd.finish(r)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +43,10 @@ const (
 	// the rest of the output and closes the network connection;
 	// CloseWait bounds the whole of it.
 	linger = time.Second
+	// leadFor bounds how long ReadUntil holds the read side for a
+	// caller: a fast answer is what it is for; a slow one is left to the
+	// reader goroutine (and ctx's end is seen within it).
+	leadFor = 2 * time.Millisecond
 	// shutdownGrace is how long, after Close or the end of Run's ctx, the
 	// peer has to answer the close before the network connection is
 	// closed.
@@ -186,6 +191,19 @@ type Driver struct {
 	deadline time.Time // the write deadline set, or zero
 	armed    time.Time // when the loop's timer fires (zero: no timer)
 	raw      *rawWriter
+	// The read side lent to a caller (ReadUntil): a caller asks
+	// (leadWant) and interrupts the reader's Read with a read deadline
+	// in the past; the reader hands it its buffer (leadBuf, then a
+	// token on lead) and waits on back. Every SetReadDeadline is made
+	// with the Conn held.
+	leadWant bool          // a caller waits for the read side
+	leading  bool          // a caller holds the read side
+	leaderIn bool          // the caller that holds it holds the Conn too
+	leadBuf  []byte        // the reader's buffer, lent
+	lead     chan struct{} // 1-buffered: the read side is the caller's
+	returned bool          // handed back (leadBuf with it), the reader not yet reading
+	back     chan struct{} // 1-buffered: the reader looks at free
+	leadWait *time.Timer   // bounds a caller's wait for lead (one at a time)
 	// For tests (hops_test.go): the hand-offs between goroutines the
 	// Driver made. Under emu.
 	stats hops
@@ -196,6 +214,9 @@ type hops struct {
 	loopRuns  int // queued functions and wake-ups the loop ran
 	loopFeeds int // reads the loop fed
 	handed    int // writes handed to the writer goroutine
+	led       int // read sides lent to a caller by the reader (ReadUntil)
+	retaken   int // read sides taken by a caller before the reader read again
+	leadFeeds int // reads a caller fed while it held the read side
 }
 
 type readResult struct {
@@ -222,7 +243,9 @@ func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 	d := &Driver{c: c, nc: nc, wake: make(chan struct{}, 1), stop: make(chan struct{}),
 		done: make(chan struct{}), reads: make(chan readResult, 1), free: make(chan []byte, 2),
 		writes: make(chan []byte, 1), wrote: make(chan writeResult, 1),
+		lead: make(chan struct{}, 1), back: make(chan struct{}, 1), leadWait: time.NewTimer(time.Hour),
 		shutErr: engine.NewError(frame.CondConnectionForced, "shutdown")}
+	d.leadWait.Stop()
 	c.SetDriver(d)
 	return d
 }
@@ -415,6 +438,9 @@ func (w *Waker) WakeNow() bool {
 	return true
 }
 
+// Driver returns the Driver the Waker runs its function on.
+func (w *Waker) Driver() *Driver { return w.d }
+
 // enqueue queues a run unless one is queued already or the Driver's loop
 // has ended: added reports that it queued one, ok that a run follows.
 func (w *Waker) enqueue() (added, ok bool) {
@@ -562,6 +588,16 @@ func (d *Driver) turn() bool {
 	}
 	if !d.writing {
 		d.write()
+	}
+	if d.leading {
+		if d.leaderIn {
+			d.leaderIn = false // its own turn: it looks itself
+		} else {
+			// Another goroutine ran the engine while a caller reads
+			// (ReadUntil): the caller's answer may be in; its Read
+			// returns, and it looks.
+			d.nc.SetReadDeadline(aLongTimeAgo)
+		}
 	}
 	look := false
 	if !next.IsZero() && (d.armed.IsZero() || next.Before(d.armed)) {
@@ -837,6 +873,31 @@ func (d *Driver) reader() {
 			}
 		}
 		n, err := d.nc.Read(buf)
+		if err != nil && d.raw != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			// A caller asks for the read side (ReadUntil), or asked
+			// and has given up: nothing else sets a read deadline on a
+			// socket while the loop runs.
+			if n > 0 {
+				r := readResult{buf, n, nil}
+				fed, over := d.readInline(r)
+				if over {
+					return
+				}
+				if !fed {
+					buf = nil
+					select {
+					case d.reads <- r:
+					case <-d.done:
+						return
+					}
+				}
+			}
+			var over bool
+			if buf, over = d.lend(buf); over {
+				return
+			}
+			continue
+		}
 		r := readResult{buf, n, err}
 		fed, over := d.readInline(r)
 		if over {
@@ -853,6 +914,50 @@ func (d *Driver) reader() {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// lend hands the read side, with buf (nil: none), to the caller that
+// asked for it (ReadUntil), waits until it is handed back and not taken
+// again and returns the buffer then (nil: the reader takes a free one);
+// over reports that
+// the read side or the loop has ended meanwhile. With no caller asking
+// (it gave up), it clears the read deadline that interrupted the read,
+// and the reader reads on.
+func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
+	d.emu.Lock()
+	if !d.live {
+		d.emu.Unlock()
+		return nil, true
+	}
+	if !d.leadWant {
+		d.nc.SetReadDeadline(time.Time{})
+		d.emu.Unlock()
+		return buf, false
+	}
+	d.leadWant, d.leading, d.leadBuf = false, true, buf
+	d.stats.led++
+	d.emu.Unlock()
+	d.lead <- struct{}{} // 1-buffered, one lender at a time: never blocks
+	for {
+		select {
+		case <-d.back:
+		case <-d.done:
+			return nil, true
+		}
+		d.emu.Lock()
+		if !d.live || !d.reading {
+			d.emu.Unlock()
+			return nil, true
+		}
+		if d.returned { // not taken again meanwhile: the reader's again
+			d.returned = false
+			buf, d.leadBuf = d.leadBuf, nil
+			d.nc.SetReadDeadline(time.Time{})
+			d.emu.Unlock()
+			return buf, false
+		}
+		d.emu.Unlock()
 	}
 }
 

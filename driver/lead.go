@@ -1,0 +1,190 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
+
+// This file is ReadUntil: the read side lent by the reader goroutine to
+// a caller that waits for the peer's answer, so that the answer wakes
+// the caller from the network, not through the reader.
+
+// aLongTimeAgo is a read deadline in the past: it makes a Read return
+// at once (net/http's persistConn interrupts its reader the same way).
+var aLongTimeAgo = time.Unix(1, 0)
+
+// ReadUntil is for a caller that has made a request (DoNow, WakeNow)
+// and now waits for the peer's answer: over a TCP or Unix socket, while
+// the Conn wants to read and no other caller reads, it takes the read
+// side from the reader goroutine (interrupting its Read with a read
+// deadline in the past), reads the network connection on the calling
+// goroutine and feeds the Conn there, holding it as the reader does,
+// until done reports true, ctx ends, or 2 ms have passed; then it hands
+// the read side back. It reports done().
+//
+// So the answer of a fast round trip wakes the caller from the network
+// directly, without the reader goroutine's hand-off to it. A slow
+// answer is left to the reader goroutine, and so is every read the
+// Conn does not want yet (engine.Conn.WantRead): those go to the loop,
+// in order, as the reader's do. ctx's end is seen within the 2 ms.
+// Over any other net.Conn, or when it cannot have the read side, it
+// reads nothing and reports done() at once.
+//
+// done is called with the Conn held or not, from the calling goroutine,
+// and must be cheap and take no lock that events of the Conn take: the
+// usual done looks whether an event has handed the caller its answer
+// (a value in a buffered channel). Events and functions of this Conn
+// run on the calling goroutine: DoNow's rule of use is ReadUntil's. It
+// allocates nothing.
+func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
+	if done() {
+		return true
+	}
+	d.emu.Lock()
+	if d.raw == nil || !d.inline() || !d.reading || d.handed > 0 || d.leadWant || d.leading || !d.c.WantRead() {
+		d.emu.Unlock()
+		return done()
+	}
+	end := time.Now().Add(leadFor)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
+		end = dl
+	}
+	ctxDone := ctx.Done()
+	var buf []byte
+	if d.returned {
+		// Handed back by the last caller, the reader not yet reading
+		// again: taken as it is, with no Read to interrupt.
+		d.returned, d.leading = false, true
+		buf, d.leadBuf = d.leadBuf, nil
+		d.stats.retaken++
+	} else {
+		d.leadWant = true
+		d.nc.SetReadDeadline(aLongTimeAgo) // the reader's Read returns: see reader
+		d.emu.Unlock()
+		t := d.leadWait
+		t.Reset(leadFor)
+		select {
+		case <-d.lead:
+			t.Stop()
+		case <-t.C:
+			d.unlend()
+			return done()
+		case <-ctxDone:
+			t.Stop()
+			d.unlend()
+			return done()
+		case <-d.done:
+			t.Stop()
+			d.unlend()
+			return done()
+		}
+		// The read side is the caller's.
+		d.emu.Lock()
+		buf, d.leadBuf = d.leadBuf, nil
+	}
+	if buf == nil || !d.live || done() {
+		d.emu.Unlock()
+		d.giveBack(buf)
+		return done()
+	}
+	d.nc.SetReadDeadline(end) // with the Conn held: after any interrupt (see turn)
+	d.emu.Unlock()
+	for {
+		n, err := d.nc.Read(buf)
+		timeout := err != nil && errors.Is(err, os.ErrDeadlineExceeded)
+		if timeout {
+			err = nil
+		}
+		if n > 0 || err != nil {
+			r := readResult{buf, n, err}
+			d.emu.Lock()
+			if !d.live {
+				d.emu.Unlock()
+				break
+			}
+			if d.handoff || d.handed > 0 || !d.reading || !d.c.WantRead() {
+				// The loop feeds it, in order, as it does the reader's.
+				d.handed++
+				d.emu.Unlock()
+				select {
+				case d.reads <- r:
+				case <-d.done:
+				}
+				buf = nil
+				break
+			}
+			d.stats.leadFeeds++
+			if n > 0 {
+				d.c.Feed(buf[:n], time.Now())
+			}
+			if err != nil {
+				d.reading = false
+				d.readEnded(err)
+			}
+			d.leaderIn = true
+			d.release()
+			if err != nil {
+				break
+			}
+		}
+		if done() {
+			break
+		}
+		select {
+		case <-ctxDone:
+			d.giveBack(buf)
+			return done()
+		default:
+		}
+		if timeout {
+			if !time.Now().Before(end) {
+				break
+			}
+			// Interrupted (see turn): look again, with the Conn held,
+			// where another goroutine hands the answer over.
+			d.emu.Lock()
+			if done() {
+				d.emu.Unlock()
+				break
+			}
+			d.nc.SetReadDeadline(end)
+			d.emu.Unlock()
+		}
+	}
+	d.giveBack(buf)
+	return done()
+}
+
+// unlend ends a caller's wait for the read side: when the reader has
+// handed it over meanwhile, it is handed back at once.
+func (d *Driver) unlend() {
+	d.emu.Lock()
+	if !d.leading {
+		d.leadWant = false // the reader clears the deadline (lend)
+		d.emu.Unlock()
+		return
+	}
+	d.emu.Unlock()
+	<-d.lead
+	d.emu.Lock()
+	buf := d.leadBuf
+	d.leadBuf = nil
+	d.emu.Unlock()
+	d.giveBack(buf)
+}
+
+// giveBack hands the read side back to the reader goroutine, with buf
+// (nil: it takes a free one): it is free until the reader reads again,
+// and a caller may take it meanwhile without interrupting a Read.
+func (d *Driver) giveBack(buf []byte) {
+	d.emu.Lock()
+	d.leading, d.leaderIn = false, false
+	d.returned, d.leadBuf = true, buf
+	d.emu.Unlock()
+	select {
+	case d.back <- struct{}{}:
+	default: // the reader has a wake-up to come: it looks at free then
+	}
+}
