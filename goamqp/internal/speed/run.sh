@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# run.sh — the same go-amqp program (speed_test.go, go-amqp's API only)
+# built twice, against go-amqp v1.7.0 (go.mod) and with goamqp in its place
+# (goamqp.mod: the replace line), run interleaved against examples/broker
+# and compared with benchstat.
+#
+#   bash goamqp/internal/speed/run.sh
+#   COUNT=10 BENCHTIME=2s bash goamqp/internal/speed/run.sh
+#
+# Knobs (environment):
+#   COUNT      passes of each binary, alternating (6)
+#   BENCHTIME  -benchtime of each pass (1s)
+#   BENCH      -bench regexp (.)
+#   PORT       examples/broker's port (25731)
+#   PROFILE    a directory: each binary's last pass also writes
+#              cpu-go-amqp.out, cpu-goamqp.out, mem-*.out there
+#              (-memprofilerate=1) and its test binary beside them
+#   RESULTS    a file to keep the raw passes in (both binaries, labelled)
+#
+# The program's own broker: examples/broker from this checkout, started
+# here on 127.0.0.1:PORT and stopped at the end.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+count=${COUNT:-6}
+benchtime=${BENCHTIME:-1s}
+bench=${BENCH:-.}
+port=${PORT:-25731}
+# The module is not one of the repository's workspace modules.
+export GOWORK=off
+
+work=$(mktemp -d)
+broker_pid=
+cleanup() {
+	if [ -n "$broker_pid" ]; then kill "$broker_pid" 2>/dev/null || true; wait "$broker_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== build: examples/broker, the program against go-amqp and against goamqp"
+(cd "$root" && go build -o "$work/broker" ./examples/broker)
+(cd "$here" && go test -c -o "$work/go-amqp.test" .)
+(cd "$here" && go test -c -modfile=goamqp.mod -o "$work/goamqp.test" .)
+
+"$work/broker" -listen "127.0.0.1:$port" >"$work/broker.log" 2>&1 &
+broker_pid=$!
+addr=
+for _ in $(seq 1 100); do
+	addr=$(sed -n 's/.*broker listening on //p' "$work/broker.log")
+	[ -n "$addr" ] && break
+	kill -0 "$broker_pid" 2>/dev/null || { cat "$work/broker.log" >&2; echo "run.sh: examples/broker exited" >&2; exit 1; }
+	sleep 0.1
+done
+[ -n "$addr" ] || { echo "run.sh: examples/broker did not listen within 10 s" >&2; exit 1; }
+export SPEED_BROKER=amqp://$addr
+
+echo "== $count passes of each, alternating, -benchtime $benchtime, against examples/broker on $addr"
+for i in $(seq 1 "$count"); do
+	for impl in go-amqp goamqp; do
+		prof=()
+		if [ -n "${PROFILE:-}" ] && [ "$i" = "$count" ]; then
+			mkdir -p "$PROFILE"
+			cp "$work/$impl.test" "$PROFILE/"
+			prof=(-test.cpuprofile "$PROFILE/cpu-$impl.out" -test.memprofile "$PROFILE/mem-$impl.out" -test.memprofilerate 1)
+		fi
+		(cd "$here" && "$work/$impl.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" \
+			-test.count 1 "${prof[@]}") >>"$work/$impl.txt"
+	done
+	printf '.'
+done
+echo
+if [ -n "${RESULTS:-}" ]; then
+	for impl in go-amqp goamqp; do sed "s/^Benchmark/$impl: Benchmark/" "$work/$impl.txt"; done >"$RESULTS"
+fi
+(cd "$root/bench" && GOWORK= go run golang.org/x/perf/cmd/benchstat "go-amqp=$work/go-amqp.txt" "goamqp=$work/goamqp.txt")
