@@ -80,9 +80,20 @@ func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Message,
 }
 
 // message makes the Message of a delivery, settled with d's methods.
+//
+// The payload is the delivery's own (client's Receive hands out bytes
+// it never reuses), so the Message's binaries are views into it, and
+// the Message, its header and properties and what they point to are
+// one allocation.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
-	m := &Message{Format: d.MessageFormat, DeliveryTag: d.DeliveryTag}
-	if err := m.UnmarshalBinary(d.Payload()); err != nil {
+	st := new(received)
+	m := &st.m
+	m.Format, m.DeliveryTag = d.MessageFormat, d.DeliveryTag
+	dec := getDecoder()
+	dec.st, dec.views = st, true
+	err := m.unmarshal(dec, d.Payload())
+	dec.free()
+	if err != nil {
 		return nil, err
 	}
 	if !d.Settled {
