@@ -512,6 +512,15 @@ func (snd *Sender) run(ec *engine.Conn) {
 		// goroutine alone touches it (attachOn queues a run there).
 		return
 	}
+	if len(snd.inflight) > 0 {
+		// Messages are on their way, so others are likely being
+		// sent at once (goroutines each in Send, woken by the
+		// outcomes that just came): let those that can run queue
+		// theirs first, so that they go out together, in one
+		// write, rather than one by one as each wakes this. A
+		// lone Send, with nothing in flight, goes at once.
+		runtime.Gosched()
+	}
 	snd.pump()
 }
 

@@ -250,6 +250,7 @@ type received struct {
 	times    [2]time.Time
 	groupSeq uint32
 	data     [1][]byte
+	tag      [32]byte // the delivery tag: client keeps at most 32 bytes of it
 }
 
 // Unmarshal decodes the message from a buffer, reading it to its end. It

@@ -12,9 +12,12 @@
 #   BENCHTIME  -benchtime of each pass (1s)
 #   BENCH      -bench regexp (.)
 #   PORT       examples/broker's port (25731)
-#   PROFILE    a directory: each binary's last pass also writes
-#              cpu-go-amqp.out, cpu-goamqp.out, mem-*.out there
-#              (-memprofilerate=1) and its test binary beside them
+#   PROFILE    a directory: after the timed passes, more of each binary
+#              (not in the table) write there the CPU profile of each
+#              benchmark's timed part (cpu-IMPL-BENCH-MSG.out) and a
+#              memory profile of all (mem-IMPL.out, -memprofilerate=1,
+#              the queues' filling included), with the test binaries
+#              beside them for go tool pprof
 #   RESULTS    a file to keep the raw passes in (both binaries, labelled)
 #
 # The program's own broker: examples/broker from this checkout, started
@@ -53,22 +56,33 @@ for _ in $(seq 1 100); do
 done
 [ -n "$addr" ] || { echo "run.sh: examples/broker did not listen within 10 s" >&2; exit 1; }
 export SPEED_BROKER=amqp://$addr
+# The benchmarks report the broker's CPU time per message too.
+export SPEED_BROKER_PID=$broker_pid
 
 echo "== $count passes of each, alternating, -benchtime $benchtime, against examples/broker on $addr"
 for i in $(seq 1 "$count"); do
 	for impl in go-amqp goamqp; do
-		prof=()
-		if [ -n "${PROFILE:-}" ] && [ "$i" = "$count" ]; then
-			mkdir -p "$PROFILE"
-			cp "$work/$impl.test" "$PROFILE/"
-			prof=(-test.cpuprofile "$PROFILE/cpu-$impl.out" -test.memprofile "$PROFILE/mem-$impl.out" -test.memprofilerate 1)
-		fi
 		(cd "$here" && "$work/$impl.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" \
-			-test.count 1 "${prof[@]}") >>"$work/$impl.txt"
+			-test.count 1) >>"$work/$impl.txt"
 	done
 	printf '.'
 done
 echo
+if [ -n "${PROFILE:-}" ]; then
+	mkdir -p "$PROFILE"
+	for impl in go-amqp goamqp; do
+		cp "$work/$impl.test" "$PROFILE/"
+		for b in Send64 ReceiveAccept; do
+			for m in data full; do
+				(cd "$here" && SPEED_CPUPROFILE="$PROFILE/cpu-$impl-$b-$m.out" "$work/$impl.test" -test.run '^$' \
+					-test.bench "^Benchmark$b\$/^msg=$m\$" -test.benchtime "$benchtime") >/dev/null
+			done
+		done
+		(cd "$here" && "$work/$impl.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" \
+			-test.memprofile "$PROFILE/mem-$impl.out" -test.memprofilerate 1) >/dev/null
+	done
+	echo "profiles in $PROFILE"
+fi
 if [ -n "${RESULTS:-}" ]; then
 	for impl in go-amqp goamqp; do sed "s/^Benchmark/$impl: Benchmark/" "$work/$impl.txt"; done >"$RESULTS"
 fi
