@@ -151,3 +151,108 @@ func TestGoAMQPLimits(t *testing.T) {
 		t.Errorf("a list of 65536 elements: %v", err)
 	}
 }
+
+// TestHeaderBytes: the header is written without interfaces as
+// appendFields writes its five fields, for every field left out, null or
+// set (a TTL and delivery count of 256 or more among them).
+func TestHeaderBytes(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		for _, priority := range []uint8{0, 4, 9} {
+			for _, ttl := range []time.Duration{0, time.Millisecond, time.Minute} {
+				for _, first := range []bool{false, true} {
+					for _, count := range []uint32{0, 1, 300} {
+						h := MessageHeader{Durable: durable, Priority: priority, TTL: ttl, FirstAcquirer: first, DeliveryCount: count}
+						want, err := appendFields(nil, codeHeader,
+							[]any{h.Durable, h.Priority, uint32(h.TTL / time.Millisecond), h.FirstAcquirer, h.DeliveryCount},
+							[]bool{false, h.Priority == 4, h.TTL == 0, !h.FirstAcquirer, h.DeliveryCount == 0})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := h.appendTo(nil)
+						if err != nil || !bytes.Equal(got, want) {
+							t.Errorf("%+v: % x, %v; want % x", h, got, err, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSendDataOnly: a message of data sections alone goes to client as
+// its slices, and client writes the bytes MarshalBinary writes.
+func TestSendDataOnly(t *testing.T) {
+	for _, data := range [][][]byte{
+		{nil}, {{}}, {[]byte("x")}, {make([]byte, 255)}, {make([]byte, 256)}, {make([]byte, 70000), []byte("two")},
+	} {
+		m := &Message{Data: data}
+		if !m.dataOnly() {
+			t.Fatalf("%d sections: not data only", len(data))
+		}
+		o := new(outgoing)
+		if err := o.prepare(m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.m.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d sections: client writes % x, MarshalBinary % x", len(data), got[:min(len(got), 16)], want[:min(len(want), 16)])
+		}
+		o.free()
+	}
+	for _, m := range []*Message{{}, {Data: [][]byte{{1}}, Header: &MessageHeader{}}, {Data: [][]byte{{1}}, Annotations: Annotations{}}} {
+		if m.dataOnly() {
+			t.Errorf("%+v: data only", m)
+		}
+	}
+}
+
+// TestReceivedMessage: Receive's decoding (storage allocated with the
+// Message, binaries as views) gives the Message UnmarshalBinary gives,
+// with no binary whose capacity reaches past it, and allocates less.
+func TestReceivedMessage(t *testing.T) {
+	b, err := sample().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want Message
+	if err := want.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	receive := func() *Message {
+		st := new(received)
+		d := getDecoder()
+		d.st, d.views = st, true
+		defer d.free()
+		if err := st.m.unmarshal(d, b); err != nil {
+			t.Fatal(err)
+		}
+		return &st.m
+	}
+	got := receive()
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("received\n%+v\nwant\n%+v", got, &want)
+	}
+	for i, p := range got.Data {
+		if cap(p) != len(p) {
+			t.Errorf("Data[%d]: capacity %d past its length %d", i, cap(p), len(p))
+		}
+	}
+	var m Message
+	plain := testing.AllocsPerRun(100, func() {
+		m = Message{}
+		if err := m.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fast := testing.AllocsPerRun(100, func() { receive() })
+	if fast >= plain {
+		t.Errorf("Receive's decoding: %v allocations, UnmarshalBinary's %v", fast, plain)
+	}
+}

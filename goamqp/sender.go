@@ -57,11 +57,28 @@ func (o *outgoing) prepare(msg *Message) error {
 	if msg == nil {
 		return errors.New("amqp: nil message")
 	}
+	if msg.dataOnly() {
+		// Data sections alone (NewMessage's): client writes them as
+		// go-amqp does, from the caller's slices, with no copy here.
+		for _, p := range msg.Data {
+			if uint64(len(p)) > maxVariableBytes {
+				return errTooLong
+			}
+		}
+		o.m.Body = message.Body{Kind: message.BodyData, Data: msg.Data}
+		return nil
+	}
 	var err error
 	if o.buf, err = msg.appendTo(o.buf[:0]); err != nil {
 		return err
 	}
 	return o.m.DecodeNoCopy(o.buf)
+}
+
+// dataOnly reports whether m has data sections and no other section.
+func (m *Message) dataOnly() bool {
+	return len(m.Data) > 0 && m.Header == nil && m.DeliveryAnnotations == nil && m.Annotations == nil &&
+		m.Properties == nil && m.ApplicationProperties == nil && m.Value == nil && m.Sequence == nil && m.Footer == nil
 }
 
 func (o *outgoing) free() {
