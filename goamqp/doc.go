@@ -88,9 +88,10 @@
 // A Receiver's Credit is granted again once Receive has taken half of it
 // (client's prefetch), where go-amqp waits for messages to be settled.
 //
-// A received Message is decoded twice (checked by client, then read into
-// go-amqp's types) and a sent one encoded twice (as go-amqp writes it,
-// then checked and copied by client). Send allocates nothing. A received
+// A received Message is decoded once, into go-amqp's types (client hands
+// over its bytes undecoded); a sent one is encoded as go-amqp writes it,
+// then checked and copied by client (one of data sections alone goes to
+// client as its slices). Send allocates nothing. A received
 // Message, its header and properties and what they point to are one
 // allocation, its bytes a second (its data sections and binaries are
 // views into them), and the strings of the sections before its body a

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/client"
 )
 
@@ -83,20 +82,18 @@ var deliveries = sync.Pool{New: func() any { return new(client.Delivery) }}
 // only one already queued with an ended ctx (Prefetched).
 func (r *Receiver) receive(ctx context.Context) (*Message, error) {
 	d := deliveries.Get().(*client.Delivery)
-	if err := r.r.ReceiveInto(ctx, d, nil); err != nil {
-		// A delivery client could not decode comes with its error
-		// (an *amqpsax.Error, which no link, session or connection
-		// error is): client holds a message to the spec's types (a
-		// message-id of another type than ulong, uuid, binary or
-		// string is refused), go-amqp does not, and neither does
-		// this decoder, which has the last word.
-		if _, undecoded := err.(*amqpsax.Error); !undecoded {
-			deliveries.Put(d)
-			return nil, r.sess.linkErr(err)
-		}
+	if err := r.r.ReceiveInto(ctx, d, undecoded); err != nil {
+		deliveries.Put(d)
+		return nil, r.sess.linkErr(err)
 	}
 	return r.message(d)
 }
+
+// undecoded has client hand over a delivery's bytes as they came: this
+// package's decoder reads them (client would check them against the
+// spec's types, where go-amqp is more lenient: a message-id of another
+// type than ulong, uuid, binary or string, for one).
+var undecoded = &client.ReceiveOptions{Undecoded: true}
 
 // message makes the Message of a delivery, settled with d's methods.
 //

@@ -11,7 +11,7 @@
 #   COUNT      passes of each binary, alternating (6)
 #   BENCHTIME  -benchtime of each pass (1s)
 #   BENCH      -bench regexp (.)
-#   PORT       examples/broker's port (25731)
+#   PORT       examples/broker's port (0: one the system picks)
 #   PROFILE    a directory: after the timed passes, more of each binary
 #              (not in the table) write there the CPU profile of each
 #              benchmark's timed part (cpu-IMPL-BENCH-MSG.out) and a
@@ -28,7 +28,7 @@ root=$(cd "$here/../../.." && pwd)
 count=${COUNT:-6}
 benchtime=${BENCHTIME:-1s}
 bench=${BENCH:-.}
-port=${PORT:-25731}
+port=${PORT:-0}
 # The module is not one of the repository's workspace modules.
 export GOWORK=off
 
