@@ -89,9 +89,10 @@
 // (client's prefetch), where go-amqp waits for messages to be settled.
 //
 // A received Message is decoded once, into go-amqp's types (client hands
-// over its bytes undecoded); a sent one is encoded as go-amqp writes it,
-// then checked and copied by client (one of data sections alone goes to
-// client as its slices). Send allocates nothing. A received
+// over its bytes undecoded); a sent one is encoded once, as go-amqp
+// writes it, and handed to client as bytes (one of data sections alone
+// goes to client as its slices, for client to write). Send allocates
+// nothing. A received
 // Message, its header and properties and what they point to are one
 // allocation, its bytes a second (its data sections and binaries are
 // views into them), and the strings of the sections before its body a

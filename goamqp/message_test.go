@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/client"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -190,10 +192,12 @@ func TestSendDataOnly(t *testing.T) {
 			t.Fatalf("%d sections: not data only", len(data))
 		}
 		o := new(outgoing)
-		if err := o.prepare(m); err != nil {
-			t.Fatal(err)
+		var so client.SendOptions
+		cm, err := o.prepare(m, &so)
+		if err != nil || cm == nil || so.Encoded != nil {
+			t.Fatalf("prepare: %v, %v, % x", cm, err, so.Encoded)
 		}
-		got, err := o.m.Append(nil)
+		got, err := cm.Append(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,5 +258,52 @@ func TestReceivedMessage(t *testing.T) {
 	fast := testing.AllocsPerRun(100, func() { receive() })
 	if fast >= plain {
 		t.Errorf("Receive's decoding: %v allocations, UnmarshalBinary's %v", fast, plain)
+	}
+}
+
+// TestSendEncoded: any other message goes to client as the bytes
+// MarshalBinary writes; what is not a message by the spec is refused,
+// as client's decoding refused it before: a body of two kinds, a
+// message-id or correlation-id of another type than ulong, uuid,
+// binary or string.
+func TestSendEncoded(t *testing.T) {
+	for name, m := range map[string]*Message{
+		"sample":         sample(),
+		"int annotation": {Annotations: Annotations{int64(1): "x"}, Data: [][]byte{{1}}},
+		"map property":   {ApplicationProperties: map[string]any{"k": map[string]any{"a": 1}}, Data: [][]byte{{1}}},
+		"sequence":       {Sequence: [][]any{{1, "a"}}},
+		"value":          {Value: map[string]any{"a": 1}},
+		"empty":          {},
+		"ulong id":       {Properties: &MessageProperties{MessageID: uint64(5), CorrelationID: uint(6)}},
+		"uuid id":        {Properties: &MessageProperties{MessageID: UUID{1}, CorrelationID: &UUID{2}}},
+		"binary id":      {Properties: &MessageProperties{MessageID: []byte{1}}},
+		"string id":      {Properties: &MessageProperties{MessageID: "s", CorrelationID: ptr("c")}},
+	} {
+		o := new(outgoing)
+		var so client.SendOptions
+		cm, err := o.prepare(m, &so)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		want, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm != nil || so.Encoded == nil || !bytes.Equal(so.Encoded, want) {
+			t.Errorf("%s: %v, % x; want % x", name, cm, so.Encoded, want)
+		}
+	}
+	for name, m := range map[string]*Message{
+		"long id":         {Properties: &MessageProperties{MessageID: int64(5)}},
+		"uint id":         {Properties: &MessageProperties{CorrelationID: uint32(5)}},
+		"symbol id":       {Properties: &MessageProperties{MessageID: Symbol("s")}},
+		"value and data":  {Value: "x", Data: [][]byte{{1}}},
+		"sequence, value": {Value: "x", Sequence: [][]any{{1}}},
+	} {
+		var so client.SendOptions
+		if _, err := new(outgoing).prepare(m, &so); err == nil || so.Encoded != nil {
+			t.Errorf("%s: sent (%v)", name, err)
+		}
 	}
 }
