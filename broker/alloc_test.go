@@ -20,6 +20,14 @@ func routed(to string, n int) []byte {
 	return encode.AppendBinary(append(b, 0x00, 0x53, 0x75), bytes.Repeat([]byte{'x'}, n))
 }
 
+// scanned returns payload as a message on its way in, scanned as
+// OnDelivery scans it.
+func scanned(payload []byte) incoming {
+	var in incoming
+	in.scan(payload)
+	return in
+}
+
 // TestRouteAllocs: routing by an application property reads the
 // sections before the body and allocates nothing.
 func TestRouteAllocs(t *testing.T) {
@@ -49,11 +57,12 @@ func TestMessagePathAllocs(t *testing.T) {
 	step := func() {
 		var wb [8]*conn
 		b.mu.Lock()
-		dst, e := b.admitLocked(p, m)
+		in := scanned(m)
+		dst, e := b.admitLocked(p, &in)
 		if e != nil || dst != n {
 			t.Fatalf("routed to %v: %v", dst, e)
 		}
-		wake := b.enqueueLocked(dst, m, 1, wb[:0])
+		wake := b.enqueueLocked(dst, &in, 1, wb[:0])
 		_ = wake
 		_ = b.creditLocked(dst)
 		k, _ := b.takeLocked(c, c.conn.batch[:1], nil)
@@ -141,8 +150,10 @@ func BenchmarkMessagePath(b *testing.B) {
 		var wb [8]*conn
 		br.mu.Lock()
 		br.hungryLocked(c, true)
-		dst, _ := br.admitLocked(p, m)
-		_ = br.enqueueLocked(dst, m, 1, wb[:0])
+		var in incoming // as OnDelivery scans it
+		in.scan(m)
+		dst, _ := br.admitLocked(p, &in)
+		_ = br.enqueueLocked(dst, &in, 1, wb[:0])
 		_ = br.creditLocked(dst)
 		br.takeLocked(c, c.conn.batch[:1], nil)
 		c.unacked[uint32(i)] = c.conn.batch[0]

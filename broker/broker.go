@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log"
 	"net"
 	"sort"
@@ -13,12 +14,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/internal/accept"
 	"github.com/amqpsax/amqpsax/message"
 )
+
+// This file is the Broker: its options, the connections it serves, the
+// nodes it registers (made by a link or a routed message, removed when
+// deleted or unused) and the routing of each message that comes in to
+// its node. A node's policy is node.go's, the storage of its messages
+// queue.go's, its consumers' and producers' state consumer.go's and
+// producer.go's, accounts and permissions security.go's.
 
 // Defaults of the zero Options.
 const (
@@ -209,10 +217,9 @@ type Broker struct {
 	live           atomic.Int64 // connections being served
 	start          time.Time
 	closed         bool
-	lns            []net.Listener
-	drivers        map[*driver.Driver]struct{}
-	scratch        []byte // for header rewrites, under mu
-	visited        uint64 // consumers wakeOneLocked looked at, for a test of its work
+	srv            *driver.Server // accepts and serves the connections
+	scratch        []byte         // for header rewrites, under mu
+	visited        uint64         // consumers wakeOneLocked looked at, for a test of its work
 	// sent, in tests, is told of each message sent to a consumer
 	// (FuzzBroker's check of permissions: breach).
 	sent      func(c *consumer)
@@ -246,7 +253,7 @@ type Broker struct {
 // New returns a Broker with the options o.
 func New(o Options) *Broker {
 	b := &Broker{opts: o, nodes: make(map[string]*node),
-		drivers: make(map[*driver.Driver]struct{}), start: time.Now(), durables: make(map[durKey]*durable),
+		start: time.Now(), durables: make(map[durKey]*durable),
 		accounts: make(map[string]*account), dynamicAddress: newDynamicAddress}
 	if b.opts.MaxMessages == 0 {
 		b.opts.MaxMessages = DefaultMaxMessages
@@ -327,6 +334,7 @@ func New(o Options) *Broker {
 		cfg.Coordinator = &coordinator{b: b} // txn.go
 	}
 	b.cfg = cfg
+	b.srv = b.newServer()
 	return b
 }
 
@@ -344,39 +352,13 @@ var ErrClosed = errors.New("broker: closed")
 // An accept error that passes (too many open files, a time-out) ends
 // nothing: Serve logs it (Options.Log) and accepts again after a pause,
 // 5 ms doubling to at most 1 s while the errors go on, as net/http's
-// Server does.
+// Server does. Serve may be called with several listeners.
 func (b *Broker) Serve(ln net.Listener) error {
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		ln.Close()
-		return ErrClosed
+	if err := b.srv.Serve(ln); err != driver.ErrServerClosed {
+		return err
 	}
-	b.lns = append(b.lns, ln)
-	b.mu.Unlock()
-	var pause time.Duration // after an accept error that passes
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			b.mu.Lock()
-			closed := b.closed
-			b.mu.Unlock()
-			if closed {
-				return ErrClosed
-			}
-			if !accept.Passing(err) {
-				return err
-			}
-			pause = accept.Pause(pause)
-			b.logf("accept: %v; retrying in %v", err, pause)
-			time.Sleep(pause)
-			continue
-		}
-		pause = 0
-		b.accepted.Add(1)
-		b.wg.Add(1)
-		go b.serveConn(nc)
-	}
+	ln.Close() // served after Shutdown: closed too
+	return ErrClosed
 }
 
 // ListenAndServe listens on the TCP address addr and serves it.
@@ -388,49 +370,30 @@ func (b *Broker) ListenAndServe(addr string) error {
 	return b.Serve(ln)
 }
 
-func (b *Broker) serveConn(nc net.Conn) {
-	defer b.wg.Done()
-	if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
-		b.live.Add(-1)
-		b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
-		nc.Close()
-		return
+// newServer returns the driver.Server that serves b's connections: each
+// one past Options.MaxConnections is closed at once, each one's end
+// logged with its error.
+func (b *Broker) newServer() *driver.Server {
+	srv := &driver.Server{Config: b.cfg, Handler: handler{b}, TLSConfig: b.opts.TLSConfig, ErrorLog: b.opts.Log}
+	if srv.ErrorLog == nil {
+		srv.ErrorLog = log.New(io.Discard, "", 0) // the driver's default is the standard logger
 	}
-	defer b.live.Add(-1)
-	cfg := b.cfg
-	if sc, ok := nc.(interface{ ConnectionState() tls.ConnectionState }); ok && b.opts.TLSConfig != nil {
-		// TLS already (a *tls.Conn of the caller's listener, or a
-		// WebSocket over wss:// from the ws module): not wrapped again.
-		cfg.PeerCertificates = driver.VerifiedPeer(sc.ConnectionState())
-	} else if b.opts.TLSConfig != nil {
-		tc := tls.Server(nc, b.opts.TLSConfig)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			b.logf("tls handshake from %s: %q", nc.RemoteAddr(), err)
-			nc.Close()
-			return
+	srv.ConnStart = func(nc net.Conn) bool {
+		b.accepted.Add(1)
+		if live := b.live.Add(1); b.opts.MaxConnections > 0 && live > int64(b.opts.MaxConnections) {
+			b.live.Add(-1)
+			b.logf("connection from %s closed: %d connections served already (MaxConnections)", nc.RemoteAddr(), b.opts.MaxConnections)
+			return false
 		}
-		cfg.PeerCertificates = driver.VerifiedPeer(tc.ConnectionState())
-		nc = tc
+		return true
 	}
-	d := driver.NewDriver(nc, engine.NewServer(cfg, handler{b}))
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
-		nc.Close()
-		return
+	srv.ConnEnd = func(nc net.Conn, err error) {
+		b.live.Add(-1)
+		if err != nil && err != driver.ErrServerClosed {
+			b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
+		}
 	}
-	b.drivers[d] = struct{}{}
-	b.mu.Unlock()
-	err := d.Run(context.Background())
-	if err != nil {
-		b.logf("connection from %s: %q", nc.RemoteAddr(), err) // %q: the error may carry peer-chosen text (a SASL mechanism, a description)
-	}
-	b.mu.Lock()
-	delete(b.drivers, d)
-	b.mu.Unlock()
+	return srv
 }
 
 // Shutdown stops accepting, closes every connection (close with
@@ -442,27 +405,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	for _, ln := range b.lns {
-		ln.Close()
-	}
-	for d := range b.drivers {
-		d.Close()
-	}
 	b.mu.Unlock()
-	ended := make(chan struct{})
-	go func() { b.wg.Wait(); close(ended) }()
-	select {
-	case <-ended:
-		return nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		for d := range b.drivers {
-			d.NetConn().Close()
-		}
-		b.mu.Unlock()
-		<-ended
-		return ctx.Err()
-	}
+	err := b.srv.Shutdown(ctx)
+	b.wg.Wait() // the Responders' goroutines, which the connections' ends end
+	return err
 }
 
 // Close closes the listeners and every connection at once.
@@ -531,24 +477,6 @@ func (b *Broker) Queue(name string) (QueueStats, bool) {
 	return s, n != nil
 }
 
-// sweepAllLocked makes visible the scheduled messages whose time has
-// come and expires the messages at the front of n's queues that have
-// expired, before statistics are read; it wakes the consumers that may
-// take what came.
-func (b *Broker) sweepAllLocked(n *node, wake []*conn) []*conn {
-	wake = b.dueNowLocked(wake)
-	if n == nil {
-		return wake
-	}
-	if !n.fanout {
-		return b.sweepLocked(n, &n.q, -1, wake)
-	}
-	for _, c := range n.consumers {
-		wake = b.sweepLocked(n, c.q, -1, wake)
-	}
-	return wake
-}
-
 // Queues returns the statistics of every node, by name.
 func (b *Broker) Queues() []QueueStats {
 	b.mu.Lock()
@@ -570,96 +498,7 @@ func (b *Broker) Queues() []QueueStats {
 // Connections returns the number of connections open and accepted in
 // all.
 func (b *Broker) Connections() (open int, accepted uint64) {
-	b.mu.Lock()
-	open = len(b.drivers)
-	b.mu.Unlock()
-	return open, b.accepted.Load()
-}
-
-func (b *Broker) statsLocked(n *node, now time.Time) QueueStats {
-	s := QueueStats{Name: n.name, Fanout: n.fanout, Dynamic: n.dynamic, Producers: n.producers,
-		Blocked: len(n.blocked), Consumers: len(n.consumers), Detached: len(n.detached), Refused: n.c.refused,
-		Enqueued: n.c.enqueued, Delivered: n.c.delivered, Accepted: n.c.acked, Rejected: n.c.rejected,
-		Released: n.c.released, Modified: n.c.modified, Redelivered: n.c.redelivered, Dropped: n.c.dropped,
-		Expired: n.c.expired, DeadLettered: n.c.deadLettered, Scheduled: n.q.sched, Filtered: n.c.filtered}
-	if n.fanout {
-		for _, cs := range [2][]*consumer{n.consumers, n.detached} {
-			for _, c := range cs {
-				s.Depth += c.q.len()
-				s.Bytes += c.q.bytes
-				s.Unsettled += c.q.unsettled
-			}
-		}
-		for _, sub := range n.subs {
-			s.Depth += sub.q.len()
-			s.Bytes += sub.q.bytes
-			s.Unsettled += sub.q.unsettled
-			s.Consumers += len(sub.consumers)
-			s.Delivered += sub.c.delivered
-			s.Accepted += sub.c.acked
-			s.Rejected += sub.c.rejected
-			s.Released += sub.c.released
-			s.Modified += sub.c.modified
-			s.Redelivered += sub.c.redelivered
-			s.Filtered += sub.c.filtered
-		}
-	} else {
-		s.Depth, s.Bytes, s.Unsettled = n.q.len(), n.q.bytes, n.q.unsettled
-	}
-	s.Bytes += n.q.schedBytes
-	if now.Sub(n.s1.at) >= time.Second {
-		n.s0, n.s1 = n.s1, sample{at: now, enqueued: n.c.enqueued, delivered: n.c.delivered}
-	}
-	if dt := now.Sub(n.s0.at).Seconds(); dt > 0 {
-		s.EnqueueRate = float64(n.c.enqueued-n.s0.enqueued) / dt
-		s.DeliverRate = float64(n.c.delivered-n.s0.delivered) / dt
-	}
-	return s
-}
-
-// node is a queue, or a fan-out address whose consumers each have a
-// queue of their own (consumer.own). Under the broker's lock.
-type node struct {
-	name      string
-	fanout    bool
-	dynamic   bool
-	owner     *consumer // the dynamic source's link, or nil
-	ownerP    *producer // the dynamic target's link, or nil
-	ownerC    *conn     // a dynamic node's connection: its only consumers'
-	maker     *made     // the count of nodes of the connection that made it
-	account   *account  // the account that made it, likewise
-	deleted   bool
-	q         queue
-	consumers []*consumer
-	detached  []*consumer // durable subscriptions kept while detached (durable_sub.go)
-	// ready is a queue node's consumers that wait for messages (hungry),
-	// in the order they came to wait: a message wakes the first, so a
-	// queue with many consumers that have no credit is not searched for
-	// one that has. An entry may be stale (its consumer took a message
-	// since, or went): stale counts those of consumers gone, and the
-	// ring is compacted when they are half of it.
-	ready    cring
-	stale    int
-	browsing int // consumers that browse it (consumer.browse)
-	// A fan-out node's shared subscriptions, and a shared
-	// subscription's fan-out node, name, filters, and whether it stays
-	// without receivers (shared.go).
-	subs      []*node
-	parent    *node
-	subKey    subKey
-	filt      *sourceFilter
-	subConn   uint64 // the connection of the receiver that made it, for no-local
-	keep      bool
-	producers int
-	blocked   []*producer // waiting for credit
-	lastSize  int         // of the last message stored, to turn room in bytes into credit
-	txnBytes  int64       // of the messages open transactions hold for it (txn.go)
-	txnN      int
-	// deadLetter is the address its dead-lettered messages go to, nil
-	// for none (Options.DeadLetterAddress, DeadLetterAddresses).
-	deadLetter []byte
-	c          counters
-	s0, s1     sample
+	return int(b.live.Load()), b.accepted.Load()
 }
 
 // nodeLocked returns the node at addr, made when there is none: fan-out
@@ -686,273 +525,6 @@ func (b *Broker) nodeLocked(addr []byte, wantFanout bool) *node {
 	n.s0.at, n.s1.at = now, now
 	b.nodes[name] = n
 	return n
-}
-
-// fullLocked reports that q is at a bound.
-func (b *Broker) fullLocked(q *queue) bool {
-	return (b.opts.MaxMessages > 0 && q.len()+q.unsettled+q.sched >= b.opts.MaxMessages) ||
-		(b.opts.MaxBytes > 0 && q.bytes+q.schedBytes >= b.opts.MaxBytes)
-}
-
-// roomLocked returns the messages q has room for, by its bounds and the
-// size of the last message stored, at most limit.
-func (b *Broker) roomLocked(q *queue, size int, limit uint32) uint32 {
-	room := int64(limit)
-	if b.opts.MaxMessages > 0 {
-		room = min(room, int64(b.opts.MaxMessages-q.len()-q.unsettled-q.sched))
-	}
-	if b.opts.MaxBytes > 0 {
-		if size == 0 {
-			size = 1024 // nothing stored yet: a guess
-		}
-		room = min(room, (b.opts.MaxBytes-q.bytes-q.schedBytes)/int64(max(size, 64)))
-	}
-	return uint32(max(room, 0))
-}
-
-// memCreditLocked returns the credit a producer is to have by
-// MaxMemory: its share of the room left (divided among the producers
-// attached), in messages of the node's last size (1 KiB before it has
-// one), at least 1 while there is room; 0 at the bound.
-func (b *Broker) memCreditLocked(n *node, limit uint32) uint32 {
-	if b.opts.MaxMemory <= 0 {
-		return limit
-	}
-	free := b.opts.MaxMemory - b.pool.live
-	if free <= 0 {
-		return 0
-	}
-	size := int64(max(n.lastSize, 64))
-	if n.lastSize == 0 {
-		size = 1024 // nothing stored yet: a guess, as roomLocked's
-	}
-	share := free / size / int64(max(b.producers, 1))
-	return uint32(max(min(share, int64(limit)), 1))
-}
-
-// memFullLocked reports that a message of size bytes would take the
-// broker past MaxMemory by more than an eighth: it is rejected.
-func (b *Broker) memFullLocked(size int) bool {
-	return b.opts.MaxMemory > 0 && b.pool.live+int64(size) > b.opts.MaxMemory+b.opts.MaxMemory/8
-}
-
-// memWaitLocked makes p wait for MaxMemory's room when the broker is at
-// it (it waits on its node too: blockLocked).
-func (b *Broker) memWaitLocked(p *producer) {
-	if !p.memWaiting && b.opts.MaxMemory > 0 && b.pool.live >= b.opts.MaxMemory {
-		p.memWaiting = true
-		b.memWait = append(b.memWait, p)
-	}
-}
-
-// memWakeLocked hands the producers waiting for MaxMemory's room to
-// wake once the broker is below 7/8 of it, appending their connections
-// to wake.
-func (b *Broker) memWakeLocked(wake []*conn) []*conn {
-	if len(b.memWait) == 0 || b.pool.live > b.opts.MaxMemory-b.opts.MaxMemory/8 {
-		return wake
-	}
-	for i, p := range b.memWait {
-		p.memWaiting = false
-		p.resume.Store(true)
-		wake = append(wake, p.conn)
-		b.memWait[i] = nil
-	}
-	b.memWait = b.memWait[:0]
-	return wake
-}
-
-// creditLocked returns the credit a producer to n is to have: what the
-// fullest of its queues has room for, at most the broker's Credit; 0
-// when one is full.
-func (b *Broker) creditLocked(n *node) uint32 {
-	if b.opts.RejectWhenFull {
-		return b.credit
-	}
-	limit := b.memCreditLocked(n, b.credit)
-	if limit == 0 {
-		return 0
-	}
-	if !n.fanout {
-		if b.fullLocked(&n.q) {
-			return 0
-		}
-		return max(b.roomLocked(&n.q, n.lastSize, limit), 1)
-	}
-	credit := limit
-	if n.q.sched > 0 { // scheduled for it, not yet copied to the subscriptions
-		if b.fullLocked(&n.q) {
-			return 0
-		}
-		credit = min(credit, max(b.roomLocked(&n.q, n.lastSize, limit), 1))
-	}
-	for _, c := range n.consumers {
-		if b.fullLocked(c.q) {
-			return 0
-		}
-		credit = min(credit, max(b.roomLocked(c.q, n.lastSize, limit), 1))
-	}
-	for _, s := range n.subs {
-		if len(s.consumers) == 0 {
-			continue // kept with no receiver: copies past its bound are dropped
-		}
-		if b.fullLocked(&s.q) {
-			return 0
-		}
-		credit = min(credit, max(b.roomLocked(&s.q, n.lastSize, limit), 1))
-	}
-	return credit
-}
-
-// resumableLocked reports that n's producers may have credit again: its
-// queues are below 7/8 of their bounds (so that a queue at its bound
-// does not wake its producers for every message taken).
-func (b *Broker) resumableLocked(n *node) bool {
-	below := func(q *queue) bool {
-		return (b.opts.MaxMessages <= 0 || q.len()+q.unsettled+q.sched <= b.opts.MaxMessages-max(b.opts.MaxMessages/8, 1)) &&
-			(b.opts.MaxBytes <= 0 || q.bytes+q.schedBytes <= b.opts.MaxBytes-b.opts.MaxBytes/8)
-	}
-	if !n.fanout || !below(&n.q) {
-		return below(&n.q)
-	}
-	for _, c := range n.consumers {
-		if !below(c.q) {
-			return false
-		}
-	}
-	for _, s := range n.subs {
-		if len(s.consumers) > 0 && !below(&s.q) {
-			return false
-		}
-	}
-	return true
-}
-
-// unblockLocked hands the producers waiting on n to wake when n has room
-// again (or is gone), appending their connections to wake.
-func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
-	if n.parent != nil { // a shared subscription's room is its fan-out node's
-		n = n.parent
-	}
-	wake = b.memWakeLocked(wake)
-	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
-		return wake
-	}
-	for i, p := range n.blocked {
-		p.blocked = false
-		p.resume.Store(true)
-		wake = append(wake, p.conn)
-		n.blocked[i] = nil
-	}
-	n.blocked = n.blocked[:0]
-	return wake
-}
-
-// enqueueLocked stores a copy of payload, sent on the connection whose
-// id is from, on n: on its queue, or on each consumer's whose filters
-// take it for a fan-out node; held until its time when it is scheduled,
-// expired at once when it came expired (lifetime.go). It appends the
-// connections of consumers to wake.
-func (b *Broker) enqueueLocked(n *node, payload []byte, from uint64, wake []*conn) []*conn {
-	n.lastSize = len(payload)
-	if n.fanout && len(n.consumers) == 0 && len(n.detached) == 0 && len(n.subs) == 0 {
-		n.c.dropped++
-		return wake
-	}
-	wake = b.dueNowLocked(wake)
-	m, ttl, delay := lifeOf(payload)
-	b.seq++
-	m.buf, m.seq = b.pool.get(payload), b.seq
-	m.buf.from = from
-	n.c.enqueued++
-	if ttl > 0 || delay > 0 || m.expiry != 0 || m.at != 0 { // the clock is read for these only
-		now := b.nowMS()
-		m.finish(ttl, delay, now)
-		switch {
-		case m.expired(now):
-			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
-			return b.expireMsgLocked(n, &n.q, m, wake)
-		case m.at != 0:
-			b.scheduleLocked(n, m)
-			return wake
-		}
-	}
-	if !n.fanout {
-		// Messages that expired at the front go, two a message at most,
-		// so that a queue nobody consumes does not keep them all.
-		wake = b.sweepLocked(n, &n.q, 2, wake)
-	}
-	return b.placeLocked(n, m, wake)
-}
-
-// wakeOneLocked wakes the consumer of queue node n that has waited
-// longest for messages and may take m (those that may not stay ready,
-// behind it). Each consumer it looks at is either woken or taken off
-// the ready ring, but for those m does not suit.
-func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
-	for tries := n.ready.n; tries > 0; tries-- {
-		c := n.ready.pop()
-		b.visited++
-		c.inReady = false
-		if !c.hungry || c.gone || c.n != n {
-			if c.gone {
-				n.stale--
-			}
-			continue
-		}
-		if !c.mayTake(m) {
-			c.inReady = true
-			n.ready.push(c)
-			continue
-		}
-		c.hungry = false
-		return append(wake, c.conn)
-	}
-	return wake
-}
-
-// hungryLocked marks c as waiting for messages (or not): a consumer of
-// a queue node goes to the back of its ready ring.
-func (b *Broker) hungryLocked(c *consumer, hungry bool) {
-	c.hungry = hungry
-	if hungry && !c.inReady && c.own == nil {
-		c.inReady = true
-		c.n.ready.push(c)
-	}
-}
-
-// unreadyLocked is a consumer's leaving of its node: its entry in the
-// ready ring is stale, and the ring is compacted when half of it is.
-func (b *Broker) unreadyLocked(c *consumer) {
-	c.hungry = false
-	n := c.n
-	if !c.inReady {
-		return
-	}
-	n.stale++
-	if n.stale*2 <= n.ready.n {
-		return
-	}
-	for range n.ready.n {
-		x := n.ready.pop()
-		if x.gone || x == c || x.n != n {
-			x.inReady = false
-			continue
-		}
-		n.ready.push(x)
-	}
-	n.stale = 0
-}
-
-// wakeAllLocked wakes every consumer of n that waits for messages.
-func (b *Broker) wakeAllLocked(n *node, wake []*conn) []*conn {
-	for _, c := range n.consumers {
-		if c.hungry {
-			c.hungry = false
-			wake = append(wake, c.conn)
-		}
-	}
-	return wake
 }
 
 // removeLocked removes node n: its messages are dropped, its consumers
@@ -1001,15 +573,6 @@ func (b *Broker) removeLocked(n *node, wake []*conn) []*conn {
 	return b.unblockLocked(n, wake)
 }
 
-func (b *Broker) dropLocked(n *node, q *queue) {
-	for q.len() > 0 {
-		m := q.r.remove(0)
-		q.bytes -= int64(m.size())
-		b.pool.put(m.buf)
-		n.c.dropped++
-	}
-}
-
 // autoDeleteLocked removes n when it is unused and the broker
 // auto-deletes.
 func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
@@ -1018,4 +581,148 @@ func (b *Broker) autoDeleteLocked(n *node, wake []*conn) []*conn {
 		return b.removeLocked(n, wake)
 	}
 	return wake
+}
+
+// Route returns the node a message goes to by its application property
+// key: the string value of that property, or false when the message has
+// none (or is not well formed). It reads only the sections before the
+// body, and allocates nothing.
+func Route(payload []byte, key string) ([]byte, bool) {
+	if key == "" {
+		return nil, false
+	}
+	var in incoming
+	in.scan(payload)
+	return in.route(key)
+}
+
+// incoming is a message on its way in, as the broker reads it: its
+// payload and its sections, scanned once (scan) for all that reads
+// them before it is stored — its route (Options.RouteKey, an anonymous
+// relay's to: routeLocked), its lifetime (lifeOf) and a fan-out node's
+// filters (placeLocked) — instead of once each. It lives on the stack
+// of the delivery's handling; its sections are views into payload.
+type incoming struct {
+	payload []byte
+	secs    message.Sections
+	err     error // Scan's: the message does not scan, secs is zero
+}
+
+// scan reads payload's sections.
+func (in *incoming) scan(payload []byte) {
+	in.payload = payload
+	in.secs, in.err = message.Scan(payload)
+}
+
+// route is Route of a scanned message.
+func (in *incoming) route(key string) ([]byte, bool) {
+	if key == "" || in.err != nil || in.secs.ApplicationProperties == nil {
+		return nil, false
+	}
+	v, err := message.Lookup(in.secs.ApplicationProperties, key)
+	if err != nil || v.Kind() != amqpsax.KindString {
+		return nil, false
+	}
+	return v.Bytes(), true
+}
+
+// admitLocked returns the node a message p sends is to be stored on
+// (its link's, or the one its route key names: routeLocked), or the
+// error to reject it with (counted as refused): the route's, or a full
+// node's with RejectWhenFull. A message in a transaction takes this
+// path too.
+func (b *Broker) admitLocked(p *producer, in *incoming) (*node, *engine.Error) {
+	n, e := b.routeLocked(p, in)
+	if e != nil {
+		if p.n != nil {
+			p.n.c.refused++
+		}
+		return nil, e
+	}
+	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
+		n.c.refused++
+		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
+	}
+	if b.memFullLocked(len(in.payload)) {
+		n.c.refused++
+		return nil, errMemory
+	}
+	return n, nil
+}
+
+// routeLocked returns the node a message p sends goes to: its link's
+// (an anonymous relay's: the one its properties' to names), or the one
+// its route key names, checked as a link to it would be (its address,
+// Write, and Configure when it is new) and refused with the error to
+// reject the message with. The permission of the last address routed
+// to is remembered, so that a producer that routes to one address is
+// checked once (an anonymous relay remembers up to maxRelayOK); with
+// nothing to check it allocates nothing.
+func (b *Broker) routeLocked(p *producer, in *incoming) (*node, *engine.Error) {
+	n := p.n
+	if n == nil {
+		to, e := in.relayTo()
+		if e != nil {
+			return nil, e
+		}
+		if n, e = b.relayLocked(p, to); e != nil {
+			return nil, e
+		}
+	}
+	routed, byKey := in.route(b.opts.RouteKey)
+	if !byKey || string(routed) == n.name {
+		return n, nil
+	}
+	cn := p.conn
+	if b.opts.Permissions != nil && string(routed) != string(p.routeOK) {
+		if e := b.mayRouteLocked(cn, routed); e != nil {
+			return nil, e
+		}
+		p.routeOK = append(p.routeOK[:0], routed...)
+	}
+	return b.openLocked(cn, routed, false, true)
+}
+
+// maxRelayOK bounds the addresses an anonymous relay remembers
+// Options.Permissions allowed: past it they are forgotten, and checked
+// again at their next message.
+const maxRelayOK = 256
+
+var errNoTo = engine.NewError(frame.CondNotFound, "a message sent to the anonymous relay (a link with no target address) needs the to of its properties")
+
+// relayTo returns the address a message sent to the anonymous relay
+// names: its properties' to, which it must have.
+func (in *incoming) relayTo() ([]byte, *engine.Error) {
+	if in.err != nil {
+		return nil, engine.NewError(frame.CondDecodeError, "message: "+in.err.Error())
+	}
+	if in.secs.Properties == nil {
+		return nil, errNoTo
+	}
+	pr, err := message.ParseProperties(in.secs.Properties)
+	if err != nil {
+		return nil, engine.NewError(frame.CondDecodeError, "message properties: "+err.Error())
+	}
+	if len(pr.To) == 0 {
+		return nil, errNoTo
+	}
+	return pr.To, nil
+}
+
+// relayLocked returns the node at to for anonymous relay p, checked
+// (mayRouteLocked) the first time p sends to it.
+func (b *Broker) relayLocked(p *producer, to []byte) (*node, *engine.Error) {
+	cn := p.conn
+	if b.opts.Permissions != nil {
+		if _, ok := p.relayOK[string(to)]; !ok {
+			if e := b.mayRouteLocked(cn, to); e != nil {
+				return nil, e
+			}
+			if p.relayOK == nil || len(p.relayOK) >= maxRelayOK {
+				p.relayOK = make(map[string]struct{})
+			}
+			p.relayOK[string(to)] = struct{}{}
+		}
+	}
+	return b.openLocked(cn, to, false, true)
 }

@@ -28,11 +28,17 @@
 // subscription is the link's name up to its first "|" ("sub", "sub|2",
 // "sub|volatile1", "sub|global2"), the container's (the connection's
 // container-id), or any container's with capability "global" too; its
-// receivers take turns at one queue of its own (filtered by the filters
-// of the receiver that made it). A subscription whose link name says
-// volatile, or whose source is not durable, goes with its last
-// receiver; a durable one stays, copying messages, until its last
-// receiver closes its link.
+// receivers take turns at one queue of its own. A subscription has one
+// set of filters, those of the receiver that made it, as a JMS shared
+// subscription has one selector: a receiver that gives other filters
+// (or none to one that has some) while the subscription has receivers
+// is refused with amqp:precondition-failed; given to a durable
+// subscription kept with no receiver, they replace it (its kept
+// messages are dropped), as JMS's createSharedDurableConsumer with
+// another selector does. A subscription whose link name says volatile,
+// or whose source is not durable, goes with its last receiver; a
+// durable one stays, copying messages, until its last receiver closes
+// its link.
 //
 // A producer with no target, or a target without an address, is the
 // anonymous relay (the broker's open offers ANONYMOUS-RELAY): each
@@ -328,7 +334,10 @@
 // An attach of a durable name that is still attached on another
 // connection of the same container (one the broker has not seen fail
 // yet) takes it over: the broker closes that connection, as lost, and
-// the attach waits for its state (at most 5 s).
+// answers the attach once the old link has let go of its state (at most
+// 5 s; past that with a new state). The answer is held
+// (engine.Link.AnswerLater), not waited for: the connection of the
+// attach goes on with its other links meanwhile.
 //
 // # Security
 //

@@ -30,10 +30,11 @@ import (
 // broker keeps by default (Options.MaxDurableLinks).
 const DefaultMaxDurableLinks = 10_000
 
-// takeover is how long an attach waits for the state of a durable link
-// of the same name still attached on another connection of the same
-// container, once the broker has closed that connection: a bound on a
-// hang, not a timing anything depends on.
+// takeover is how long the answer to an attach waits for the state of a
+// durable link of the same name still attached on another connection of
+// the same container, once the broker has closed that connection: a
+// bound on a hang, not a timing anything depends on. The connection of
+// the attach goes on meanwhile (its answer is held: takeOver).
 const takeover = 5 * time.Second
 
 // durKey names a durable terminus (part 2 §2.6.1: a link's name is
@@ -55,9 +56,9 @@ type durable struct {
 	sess     *engine.Session // and session, for expiry-policy session-end
 	counting bool            // its expiry's event happened: the timer runs (or it is gone)
 	timer    *time.Timer
-	gen      uint64        // one up at each attach: a timer of an earlier detach does nothing
-	at       time.Time     // when it detached
-	handed   chan struct{} // closed when it detaches, for an attach that takes it over
+	gen      uint64    // one up at each attach: a timer of an earlier detach does nothing
+	at       time.Time // when it detached
+	takers   []taker   // attaches that take it over, answered when it detaches (takeOver)
 
 	// A producer's: what the broker stored and the producer had not
 	// settled, the broker's state of each; pending, during an attach
@@ -100,12 +101,87 @@ func durableKey(l *engine.Link) (durKey, frame.ExpiryPolicy, uint32, bool) {
 		p, t, true
 }
 
+// taker is an attach of a durable link still attached on another
+// connection, whose answer waits for that link's state (takeOver).
+type taker struct {
+	l  *engine.Link
+	cn *conn
+}
+
+// takeOver is AnswerAttach's hook for the durable link l of cn, whose
+// key is key: when the link of that name is still attached on another
+// connection (the broker has not seen that connection fail yet), that
+// connection is closed as lost and l's answer is held
+// (engine.Link.AnswerLater) until the old link has detached and left
+// its state (detachedLocked hands it over), at most takeover; l's
+// connection goes on meanwhile. It reports whether it held the answer.
+func (b *Broker) takeOver(cn *conn, l *engine.Link, key durKey) bool {
+	b.mu.Lock()
+	d := b.durables[key]
+	if d == nil || !d.attached || d.cn == cn || l.AnswerLater() != nil {
+		b.mu.Unlock()
+		return false
+	}
+	d.takers = append(d.takers, taker{l, cn})
+	old := d.cn.drv
+	b.mu.Unlock()
+	b.logf("durable link %q of %q attached again: closing its old connection", key.name, key.container)
+	if old != nil {
+		old.NetConn().Close()
+	}
+	time.AfterFunc(takeover, func() { b.handOver(d, l) })
+	return true
+}
+
+// handOver answers the held attach l of a link that takes d over, now
+// (d detached, or takeover passed): on l's connection's goroutine
+// (answerHeld), where Recover finds d's state.
+func (b *Broker) handOver(d *durable, l *engine.Link) {
+	b.mu.Lock()
+	var cn *conn
+	for i, t := range d.takers {
+		if t.l == l {
+			cn = t.cn
+			d.takers = slices.Delete(d.takers, i, i+1)
+			cn.held = append(cn.held, l)
+			break
+		}
+	}
+	b.mu.Unlock()
+	if cn != nil {
+		b.kick(cn)
+	}
+}
+
+// handOverLocked hands d's takers their answers, d detached: their
+// connections are appended to wake (kicked: never d's own, the one that
+// runs this, so their Wakers run answerHeld).
+func (b *Broker) handOverLocked(d *durable, wake []*conn) []*conn {
+	for _, t := range d.takers {
+		t.cn.held = append(t.cn.held, t.l)
+		wake = append(wake, t.cn)
+	}
+	d.takers = nil
+	return wake
+}
+
+// answerHeld answers the attaches of cn that took a durable link over
+// and whose state is there (handOver). It runs on cn's goroutine.
+func (b *Broker) answerHeld(cn *conn) {
+	b.mu.Lock()
+	held := cn.held
+	cn.held = nil
+	b.mu.Unlock()
+	for _, l := range held {
+		l.Answer(nil) // ErrState when the link went meanwhile
+	}
+}
+
 // Recover is the broker's engine.Recoverer: before the engine answers an
 // attach of a durable link it returns what the broker kept for that
 // name, the answer's unsettled map. A durable link of the name still
-// attached on another connection (the broker has not seen that
-// connection fail yet) is taken over: that connection is closed as
-// lost, and the attach waits for its state (at most takeover).
+// attached on another connection was taken over (takeOver): the answer
+// comes once that link detached, or, past takeover, with a new state.
 func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 	b := h.b
 	key, policy, timeout, ok := durableKey(l)
@@ -115,22 +191,6 @@ func (h handler) Recover(l *engine.Link) []engine.Unsettled {
 	}
 	b.mu.Lock()
 	d := b.durables[key]
-	if d != nil && d.attached && d.cn != cn {
-		ch := make(chan struct{})
-		d.handed = ch
-		old := d.cn.drv
-		b.mu.Unlock()
-		b.logf("durable link %q of %q attached again: closing its old connection", key.name, key.container)
-		if old != nil {
-			old.NetConn().Close()
-		}
-		select {
-		case <-ch:
-		case <-time.After(takeover):
-		}
-		b.mu.Lock()
-		d = b.durables[key]
-	}
 	var wb [8]*conn
 	wake := wb[:0]
 	if d != nil && !d.attached && d.c != nil && (d.c.n.deleted || d.c.n.name != string(l.RemoteSource().Address)) {
@@ -250,10 +310,7 @@ func (b *Broker) detachProducerLocked(p *producer, l *engine.Link, closed bool, 
 func (b *Broker) detachedLocked(d *durable, wake []*conn) []*conn {
 	d.attached, d.at = false, time.Now()
 	b.keptN++
-	if d.handed != nil {
-		close(d.handed)
-		d.handed = nil
-	}
+	wake = b.handOverLocked(d, wake)
 	if b.opts.MaxDurableLinks > 0 && b.keptN > b.opts.MaxDurableLinks {
 		var oldest *durable
 		for _, o := range b.durables {
@@ -320,10 +377,12 @@ func (b *Broker) ended(cn *conn, s *engine.Session) {
 	b.wake(nil, wake)
 }
 
-// expireLocked ends d: the broker forgets it, and a subscription's
+// expireLocked ends d: the broker forgets it, an attach that took it
+// over (takeOver) is answered with a new state, and a subscription's
 // messages go back (durable_sub.go).
 func (b *Broker) expireLocked(d *durable, wake []*conn) []*conn {
 	b.forgetLocked(d)
+	wake = b.handOverLocked(d, wake) // its takers start anew at once
 	return b.endSubLocked(d, wake)
 }
 

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -353,4 +354,142 @@ func TestDurableTakeover(t *testing.T) {
 	a := keptAgain(t, addr, "twice", p2)
 	assert.Equal(t, 10, a.Unsettled.Len(), "the state the old link left")
 	waitFor(t, d1.Done(), "the old connection closed")
+}
+
+// stickyListener's connections ignore Close until let go: a connection
+// the broker closes that has not failed yet (its peer's host is gone,
+// and the OS has not noticed).
+type stickyListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*stickyConn
+}
+
+type stickyConn struct {
+	net.Conn
+	mu     sync.Mutex
+	sticky bool
+}
+
+func (l *stickyListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	c := &stickyConn{Conn: nc, sticky: true}
+	l.mu.Lock()
+	l.conns = append(l.conns, c)
+	l.mu.Unlock()
+	return c, nil
+}
+
+func (c *stickyConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sticky {
+		return nil
+	}
+	return c.Conn.Close()
+}
+
+// letGo makes c close, and closes it.
+func (c *stickyConn) letGo() {
+	c.mu.Lock()
+	c.sticky = false
+	c.mu.Unlock()
+	c.Close()
+}
+
+// takingOver is the handler of a connection that takes durable link
+// "kept" over (its attach resumes) and, beside it, sends one message to
+// queue "other" on a link of its own.
+type takingOver struct {
+	engine.NopHandler
+	resume   []engine.Unsettled
+	answers  chan *frame.Attach // the answer to "kept"
+	outcomes chan frame.DeliveryState
+}
+
+func (h *takingOver) OnConnectionOpen(c *engine.Conn) { c.Begin() }
+
+func (h *takingOver) OnSessionBegin(s *engine.Session) {
+	tgt := &frame.Target{Address: []byte("kq"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
+	s.AttachSender(engine.LinkOptions{Name: "kept", Target: tgt, Unsettled: true, RcvSecond: true, Resume: h.resume})
+	s.AttachSender(engine.LinkOptions{Name: "other", Address: "other", Unsettled: true})
+}
+
+func (h *takingOver) OnLinkAttach(l *engine.Link) {
+	if string(l.Name()) == "kept" {
+		a := *l.RemoteAttach()
+		h.answers <- &a
+	}
+}
+
+func (h *takingOver) OnFlow(l *engine.Link) {
+	if string(l.Name()) == "other" && l.Credit() > 0 && l.DeliveryCount() == 0 {
+		l.Send(nil, data("beside"), false)
+	}
+}
+
+func (h *takingOver) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) { h.outcomes <- d.State }
+
+// TestDurableTakeoverHeld: the answer to an attach that takes a durable
+// link over waits for the old connection to let go of it, and the
+// connection of the attach goes on meanwhile: its other link sends and
+// has its outcome while the old connection, closed by the broker, has
+// not ended; once it ends, the held attach is answered with the state
+// the old link left.
+func TestDurableTakeoverHeld(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	sl := &stickyListener{Listener: ln}
+	b := broker.New(broker.Options{})
+	go b.Serve(sl)
+	t.Cleanup(func() {
+		sl.mu.Lock()
+		for _, c := range sl.conns {
+			c.letGo()
+		}
+		sl.mu.Unlock()
+		b.Close()
+	})
+	addr := ln.Addr().String()
+	tgt := &frame.Target{Address: []byte("kq"), Durable: frame.DurabilityUnsettledState, ExpiryPolicy: frame.ExpiryNever}
+	p := &keptProducer{target: tgt, n: 10, got: make(chan int, 100), answers: make(chan *frame.Attach, 2)}
+	keptDial(t, addr, "held", p)
+	for range 10 {
+		select {
+		case <-p.got:
+		case <-time.After(wait):
+			t.Fatal("no outcome")
+		}
+	}
+	h := &takingOver{answers: make(chan *frame.Attach, 1), outcomes: make(chan frame.DeliveryState, 1)}
+	for i := range 10 {
+		h.resume = append(h.resume, engine.Unsettled{Tag: durTag(i)})
+	}
+	d, err := driver.Dial(context.Background(), "tcp", addr, engine.Config{ContainerID: "held", ManualSettle: true}, nil, h)
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Close(); d.Wait() })
+	select {
+	case st := <-h.outcomes:
+		assert.Equal(t, frame.StateAccepted, st.Type, "the other link's message")
+	case <-time.After(wait):
+		t.Fatal("the connection that takes a durable link over is held up")
+	}
+	select {
+	case <-h.answers:
+		t.Fatal("answered before the old connection let go")
+	default:
+	}
+	sl.mu.Lock()
+	old := sl.conns[0]
+	sl.mu.Unlock()
+	old.letGo()
+	select {
+	case a := <-h.answers:
+		assert.Equal(t, 10, a.Unsettled.Len(), "the state the old link left")
+	case <-time.After(wait):
+		t.Fatal("the held attach was not answered")
+	}
 }

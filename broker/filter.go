@@ -56,6 +56,10 @@ type sourceFilter struct {
 	noLocal bool
 	props   []fieldMatch // of the properties section
 	app     []fieldMatch // of the application-properties section
+	// set is the filter set of the filters above as the source gave
+	// them (the answer's): what a shared subscription's receivers must
+	// agree on (sameFilters).
+	set []byte
 }
 
 // fieldMatch is one entry of a properties or application-properties
@@ -145,7 +149,17 @@ func parseFilters(set frame.Map, desired frame.Symbols) (f sourceFilter, answer 
 	if start >= 0 {
 		answer = encode.EndMap(answer, start, pairs)
 	}
+	f.set = answer
 	return f, answer, nil
+}
+
+// sameFilters reports that a and b (nil: none) are the same filters: the
+// same entries of the filter set, in the same order, encoded alike.
+func sameFilters(a, b *sourceFilter) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return bytes.Equal(a.set, b.set)
 }
 
 // filterKey is a filter's key for an error text.

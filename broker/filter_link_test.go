@@ -318,3 +318,79 @@ func TestSharedDurableSubscription(t *testing.T) {
 	assert.Zero(t, s.Depth)
 	assert.EqualValues(t, 1, s.Dropped, "no subscription left")
 }
+
+// TestSharedSubscriptionFilters: a shared subscription has the filters
+// of the receiver that made it; a receiver that gives others (or none)
+// while it has receivers is refused with amqp:precondition-failed and
+// the subscription goes on; one with the same filters shares it. A
+// durable subscription kept with no receiver is replaced by a receiver
+// with other filters: its kept messages go with it.
+func TestSharedSubscriptionFilters(t *testing.T) {
+	addr, b := start(t, broker.Options{FanoutPrefixes: []string{"topic/"}})
+	c := dial(t, addr, engine.Config{ContainerID: "jms"}, nil)
+	caps := frame.Symbols(frame.AppendSymbols(nil, "shared"))
+	recv := func(name string, set frame.Map, durable bool) *tlink {
+		src := &frame.Source{Address: []byte("topic/f"), Capabilities: caps, Filter: set}
+		if durable {
+			src.Durable, src.ExpiryPolicy = frame.DurabilityConfiguration, frame.ExpiryNever
+		}
+		return c.attach(false, engine.LinkOptions{Name: name, Source: src})
+	}
+	refused := func(l *tlink) {
+		t.Helper()
+		select {
+		case err := <-l.detached:
+			require.NotNil(t, err)
+			assert.Equal(t, frame.CondPreconditionFailed, err.Condition, err.Description)
+		case <-timeAfter():
+			t.Fatal("a receiver with other filters was not refused")
+		}
+	}
+	red := recv("sub", selector("color = 'red'"), false)
+	refused(recv("sub|2", selector("color = 'blue'"), false))
+	refused(recv("sub|3", nil, false))
+	red2 := recv("sub|4", selector("color = 'red'"), false)
+	red.flow(2)
+	red2.flow(2)
+	snd := c.sender("topic/f")
+	for _, color := range []string{"red", "blue", "red"} {
+		snd.send(colorMsg(t, color, ""))
+		snd.outcome()
+	}
+	for range 2 {
+		select {
+		case d := <-red.deliveries:
+			assert.Equal(t, "red", dataOf(t, d))
+			red.dispose(d.id, engine.Accepted)
+		case d := <-red2.deliveries:
+			assert.Equal(t, "red", dataOf(t, d))
+			red2.dispose(d.id, engine.Accepted)
+		case <-timeAfter():
+			t.Fatal("the subscription's red messages not delivered")
+		}
+	}
+	red.none()
+	red2.none()
+
+	kept := recv("dsub", selector("color = 'red'"), true)
+	kept.c.do(func() { kept.l.DetachOnly(nil) })
+	<-kept.detached
+	snd.send(colorMsg(t, "red", ""))
+	snd.outcome()
+	s, _ := b.Queue("topic/f")
+	require.Equal(t, 1, s.Depth, "kept for the durable subscription")
+	blue := recv("dsub|2", selector("color = 'blue'"), true)
+	blue.flow(2)
+	eventually(t, "the kept subscription replaced", func() bool {
+		s, _ := b.Queue("topic/f")
+		return s.Depth == 0 && s.Consumers == 3
+	})
+	for _, color := range []string{"red", "blue"} {
+		snd.send(colorMsg(t, color, ""))
+		snd.outcome()
+	}
+	d := blue.next()
+	assert.Equal(t, "blue", dataOf(t, d))
+	blue.dispose(d.id, engine.Accepted)
+	blue.none()
+}

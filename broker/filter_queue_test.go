@@ -43,14 +43,16 @@ func TestSelectiveConsumerCost(t *testing.T) {
 	n := b.nodeLocked([]byte("q"), false)
 	blue, red := colored(t, "blue"), colored(t, "red")
 	for range 10_000 {
-		b.enqueueLocked(n, blue, 1, nil)
+		in := scanned(blue)
+		b.enqueueLocked(n, &in, 1, nil)
 	}
 	c := selective(t, n, "color = 'red'")
 	out := c.conn.batch[:1]
 	require.Zero(t, take(b, c, out))
 	require.EqualValues(t, 10_000, n.c.filtered, "each message looked at once")
 	for i := range 100 {
-		b.enqueueLocked(n, red, 1, nil)
+		in := scanned(red)
+		b.enqueueLocked(n, &in, 1, nil)
 		require.Equal(t, 1, take(b, c, out), i)
 		b.doneLocked(c, out[0])
 	}
@@ -62,7 +64,8 @@ func TestSelectiveConsumerCost(t *testing.T) {
 	b.requeueLocked(other, out[0], false, false, nil)
 	require.Zero(t, take(b, c, out))
 	require.EqualValues(t, 20_000, n.c.filtered, "a message put back: the queue looked at again, once")
-	b.enqueueLocked(n, red, 1, nil)
+	in := scanned(red)
+	b.enqueueLocked(n, &in, 1, nil)
 	require.Equal(t, 1, take(b, c, out))
 	require.EqualValues(t, 20_000, n.c.filtered)
 }
@@ -77,7 +80,8 @@ func TestSelectivePathAllocs(t *testing.T) {
 	red := colored(t, "red")
 	step := func() {
 		b.mu.Lock()
-		b.enqueueLocked(n, red, 1, nil)
+		in := scanned(red)
+		b.enqueueLocked(n, &in, 1, nil)
 		if take(b, c, c.conn.batch[:1]) != 1 {
 			t.Fatal("nothing taken")
 		}
@@ -93,7 +97,10 @@ func TestSelectivePathAllocs(t *testing.T) {
 	s := selective(t, f, "color = 'blue'")
 	s.own = &queue{}
 	s.q = s.own
-	fan := func() { b.enqueueLocked(f, red, 1, nil) }
+	fan := func() {
+		in := scanned(red)
+		b.enqueueLocked(f, &in, 1, nil)
+	}
 	for range 100 {
 		fan()
 	}
@@ -115,7 +122,8 @@ func TestRelayPathAllocs(t *testing.T) {
 	pr := &producer{conn: &conn{identity: "alice", made: &made{}}}
 	step := func() {
 		b.mu.Lock()
-		n, e := b.admitLocked(pr, m)
+		in := scanned(m)
+		n, e := b.admitLocked(pr, &in)
 		if e != nil || n.name != "orders" {
 			t.Fatalf("routed to %v: %v", n, e)
 		}

@@ -28,7 +28,7 @@ import (
 // (durable producers and subscriptions detached, transactions rolled
 // back at its end) meets the next. Its seeds are real conversations,
 // recorded by running an engine client against the broker in the test;
-// TestFuzzSeeds serves them through serveConn itself too.
+// TestFuzzSeeds serves them through the broker's driver.Server too.
 
 // memConn is a net.Conn in memory: reads return in, at most read bytes at
 // a time, then io.EOF (or, while recording, (0, nil): nothing yet);
@@ -155,16 +155,15 @@ func newFuzzBroker(flags uint8) *Broker {
 const hang = time.Minute
 
 // serveInput serves one connection whose peer sends in (read bytes at a
-// time) and then ends its side, through serveConn (an driver.Driver on
-// its own goroutines), and waits for the connection to end.
+// time) and then ends its side, through the broker's driver.Server (a
+// driver.Driver on its own goroutines), and waits for the connection to end.
 func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	t.Helper()
 	nc := newMemConn(in, read, true)
-	b.wg.Add(1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.serveConn(nc)
+		b.srv.ServeConn(nc)
 	}()
 	select {
 	case <-done:
@@ -174,7 +173,7 @@ func serveInput(t testing.TB, b *Broker, in []byte, read int) {
 	}
 }
 
-// feedInput serves one connection as serveConn does (an engine server
+// feedInput serves one connection as the driver.Server does (an engine server
 // with the broker's handler, a Driver for the handler's wake-ups) but in
 // the caller's goroutine, with no Driver loop: the bytes are fed to the
 // engine read bytes at a time, the
@@ -258,8 +257,8 @@ func (b *Broker) expireAll() {
 func (b *Broker) checkQuiet() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.drivers) != 0 {
-		return fmt.Errorf("%d connections open", len(b.drivers))
+	if n := b.live.Load(); n != 0 {
+		return fmt.Errorf("%d connections open", n)
 	}
 	kept := 0
 	for k, d := range b.durables {
@@ -1050,7 +1049,7 @@ func TestFuzzSeeds(t *testing.T) {
 	}
 }
 
-// seedRun serves seed s (through serveConn, or feedInput) and checks
+// seedRun serves seed s (through the driver.Server, or feedInput) and checks
 // what it is recorded for.
 func seedRun(t *testing.T, s seed, viaDriver bool) {
 	base := runtime.NumGoroutine()

@@ -2,21 +2,21 @@ package broker
 
 import (
 	"slices"
-	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/driver"
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/message"
 )
 
-// This file is the broker's engine.Handler: links become producers and
-// consumers of nodes, deliveries are stored and sent on, outcomes settle
-// or requeue them. Each connection's events run on its own goroutine;
-// the nodes are under the broker's lock, never held while a Driver is
-// asked to run something (kick).
+// This file is the broker's engine.Handler: a connection's state
+// (conn) and its service, the events of its links — an attach makes a
+// producer (producer.go) or consumer (consumer.go) of a node, a
+// delivery is routed (broker.go) and stored (node.go), an outcome
+// settles or requeues a message, a detach forgets the link. Each
+// connection's events run on its own goroutine; the nodes are under the
+// broker's lock, never held while a Driver is asked to run something
+// (kick).
 
 // linkStateCost is what the broker keeps for a link (its consumer or
 // producer, a consumer's map of unsettled messages when empty), charged
@@ -53,94 +53,15 @@ type conn struct {
 	id        uint64                  // the broker's number for it: a message's origin (buffer.from)
 	// What dispatch sends at once, one consumer's at a time (it is
 	// empty between calls): the connection's, not each consumer's.
-	batch   [64]msg
-	ids     [64]uint32
-	made    *made // the nodes it made that are there (under the broker's lock)
-	txnHeld int   // bytes its open transactions hold (txn.go)
+	batch [64]msg
+	ids   [64]uint32
+	made  *made // the nodes it made that are there (under the broker's lock)
+	// held is its attaches of durable links taken over from another
+	// connection whose state is there: answered by its service
+	// (answerHeld, durable.go). Under the broker's lock.
+	held    []*engine.Link
+	txnHeld int // bytes its open transactions hold (txn.go)
 	ext     connExt
-}
-
-// consumer is a link the broker sends on: the peer receives from a node.
-type consumer struct {
-	link    *engine.Link
-	conn    *conn
-	n       *node
-	q       *queue // &n.q, or own
-	own     *queue // its subscription to a fan-out node
-	settled bool   // snd-settle-mode settled: at most once
-	maxSize uint64 // the peer's max-message-size, 0 for none
-	gone    bool   // detached (the connection's goroutine)
-	// filt is its source's filters (filter.go), nil for none; browse:
-	// its source's distribution-mode is copy on a queue node, whose
-	// messages it is sent and never takes.
-	filt   *sourceFilter
-	browse bool
-	// Under the broker's lock, for a selective consumer or a browser of
-	// a queue node: every message of the queue whose seq is at most
-	// seen has been looked at (and left, or sent to a browser), as of
-	// the queue's epoch (takeLocked, browseLocked).
-	seen, epoch uint64
-
-	// Under the broker's lock:
-	hungry   bool                // credit left and nothing to send: wake it for a new message
-	inReady  bool                // in its node's ready ring (hungryLocked)
-	kill     bool                // its node was removed: detach it
-	excluded map[uint64]struct{} // messages it called undeliverable-here
-
-	// The connection's goroutine's:
-	unacked map[uint32]msg // sent unsettled, by delivery-id
-
-	// A durable subscription's (durable_sub.go): its state, what it had
-	// acquired when it detached (under the broker's lock while it is
-	// detached), what its re-attach is to resume, and the tag being
-	// sent.
-	dur      *durable
-	acquired []msg
-	resume   []msg
-	tag      [8]byte
-	// The copies made for it while detached (in own), counted in the
-	// broker's bound of them all (under the broker's lock).
-	keptN     int
-	keptBytes int64
-}
-
-// producer is a link the broker receives on: the peer sends to a node.
-type producer struct {
-	link    *engine.Link
-	conn    *conn
-	n       *node
-	on      *node // the node it waits on for credit (blocked)
-	blocked bool  // under the broker's lock
-	resume  atomic.Bool
-	gone    bool
-	// Its target is durable (durable.go): the state the broker keeps,
-	// and the tags of the messages it rejected and the producer has not
-	// settled (receiver settle mode second), for that state.
-	dur      *durable
-	rejected map[string]struct{}
-	// routeOK is the last address its messages were routed to that
-	// Options.Permissions allowed (security.go); relayOK, an anonymous
-	// relay's (n is nil: each message goes to its properties' to), the
-	// addresses it allowed, at most maxRelayOK.
-	routeOK []byte
-	relayOK map[string]struct{}
-	// memWaiting: it is in the broker's memWait (under its lock).
-	memWaiting bool
-}
-
-// reject rejects d (unsettled) with e, remembering its tag for a
-// durable link's state.
-func (p *producer) reject(d *engine.Delivery, e *engine.Error) {
-	if d.Settled {
-		return
-	}
-	if p.dur != nil && d.Link.RcvSettleMode() == frame.RcvSecond {
-		if p.rejected == nil {
-			p.rejected = make(map[string]struct{})
-		}
-		p.rejected[string(d.DeliveryTag)] = struct{}{}
-	}
-	d.Reject(e)
 }
 
 // kick runs the service of cn on its connection's goroutine, queued at
@@ -203,7 +124,10 @@ func (h handler) OnConnectionOpen(c *engine.Conn) {
 	}
 	cn := &conn{b: h.b, c: c, drv: driver.Of(c), identity: c.Identity(), made: &made{}, id: h.b.connIDs.Add(1)}
 	if d := cn.drv; d != nil {
-		cn.wake = d.NewWaker(func(*engine.Conn) { cn.b.service(cn) })
+		cn.wake = d.NewWaker(func(*engine.Conn) {
+			cn.b.answerHeld(cn) // durable.go
+			cn.b.service(cn)
+		})
 	}
 	c.Context = cn
 	h.b.opened(cn)
@@ -288,6 +212,7 @@ func (h handler) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Targ
 		case fresh:
 			cn.made.durables++ // counted at the answer: an attach that fails later still counts
 		}
+		b.takeOver(cn, l, key) // durable.go: held while another connection lets go of it
 	}
 	return nil
 }
@@ -396,10 +321,12 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			}
 		}
 		c.n = n
+		var wake []*conn
 		switch {
 		case n.fanout && shared:
-			if e := b.joinSharedLocked(c, n, src); e != nil { // shared.go
+			if wake, e = b.joinSharedLocked(c, n, src, wake); e != nil { // shared.go
 				b.mu.Unlock()
+				b.wake(cn, wake)
 				l.Detach(e)
 				return
 			}
@@ -418,8 +345,8 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 		b.mu.Unlock()
 		l.Context = c
 		cn.consumers = append(cn.consumers, c)
-		b.notify()
-		return // it sends once the peer grants credit (OnFlow)
+		b.wake(cn, wake) // and notify: it sends once the peer grants credit (OnFlow)
+		return
 	}
 	tgt := l.RemoteTarget()
 	addr, made := cn.takeDynamic(l, tgt.Address)
@@ -497,82 +424,6 @@ func (b *Broker) mayAttach(cn *conn, addr []byte, made bool, op Op) (configure b
 	return n != nil || b.allowed(cn.identity, addr, Configure), nil
 }
 
-// grant gives producer p the credit its node has room for, or makes it
-// wait on the node when it has none.
-func (b *Broker) grant(p *producer) {
-	on := p.on
-	if on == nil {
-		on = p.n
-	}
-	b.mu.Lock()
-	if on != nil && on.deleted && on != p.n {
-		on = p.n
-	}
-	if on == nil { // an anonymous relay, not waiting on a node
-		var none node
-		credit := b.memCreditLocked(&none, b.credit)
-		if credit == 0 {
-			b.memWaitLocked(p)
-		}
-		b.mu.Unlock()
-		if credit > p.link.Credit() {
-			p.link.Flow(credit)
-		}
-		return
-	}
-	if p.n.deleted {
-		b.mu.Unlock()
-		p.link.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
-		return
-	}
-	credit := b.creditLocked(on)
-	if credit == 0 {
-		b.blockLocked(p, on)
-		b.memWaitLocked(p)
-	}
-	b.mu.Unlock()
-	if credit > p.link.Credit() {
-		p.link.Flow(credit)
-	}
-}
-
-func (b *Broker) blockLocked(p *producer, n *node) {
-	if !p.blocked {
-		p.blocked, p.on = true, n
-		n.blocked = append(n.blocked, p)
-	}
-}
-
-func (b *Broker) unblockOneLocked(p *producer) {
-	if !p.blocked {
-		return
-	}
-	p.blocked = false
-	n := p.on
-	if i := slices.Index(n.blocked, p); i >= 0 {
-		n.blocked = slices.Delete(n.blocked, i, i+1)
-	}
-}
-
-// Route returns the node a message goes to by its application property
-// key: the string value of that property, or false when the message has
-// none (or is not well formed). It reads only the sections before the
-// body, and allocates nothing.
-func Route(payload []byte, key string) ([]byte, bool) {
-	if key == "" {
-		return nil, false
-	}
-	s, err := message.Scan(payload)
-	if err != nil || s.ApplicationProperties == nil {
-		return nil, false
-	}
-	v, err := message.Lookup(s.ApplicationProperties, key)
-	if err != nil || v.Kind() != amqpsax.KindString {
-		return nil, false
-	}
-	return v.Bytes(), true
-}
-
 // OnDelivery stores a message on its node and accepts it; a full node
 // keeps the producer's credit back, or rejects (Options.RejectWhenFull).
 func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
@@ -603,7 +454,9 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+p.n.name+" was removed"))
 		return
 	}
-	n, e := b.admitLocked(p, d.Payload)
+	var in incoming
+	in.scan(d.Payload)
+	n, e := b.admitLocked(p, &in)
 	if e != nil {
 		waiting := false
 		if e == errMemory {
@@ -617,7 +470,7 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 		}
 		return
 	}
-	wake = b.enqueueLocked(n, d.Payload, p.conn.id, wake)
+	wake = b.enqueueLocked(n, &in, p.conn.id, wake)
 	var credit uint32
 	if cur := l.Credit(); cur <= b.credit/2 {
 		credit = b.creditLocked(n)
@@ -642,56 +495,6 @@ func (h handler) OnDelivery(l *engine.Link, d engine.Delivery) {
 	b.wake(p.conn, wake)
 }
 
-// admitLocked returns the node a message p sends is to be stored on
-// (its link's, or the one its route key names: routeLocked), or the
-// error to reject it with (counted as refused): the route's, or a full
-// node's with RejectWhenFull. A message in a transaction takes this
-// path too.
-func (b *Broker) admitLocked(p *producer, payload []byte) (*node, *engine.Error) {
-	n, e := b.routeLocked(p, payload)
-	if e != nil {
-		if p.n != nil {
-			p.n.c.refused++
-		}
-		return nil, e
-	}
-	if b.opts.RejectWhenFull && b.fullLocked(b.fullestLocked(n)) {
-		n.c.refused++
-		return nil, engine.NewError(frame.CondResourceLimitExceeded, "queue "+n.name+" is full")
-	}
-	if b.memFullLocked(len(payload)) {
-		n.c.refused++
-		return nil, errMemory
-	}
-	return n, nil
-}
-
-var errMemory = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many bytes of messages as it may")
-
-// topUp keeps a producer that is refused, not held back, in credit.
-func (b *Broker) topUp(p *producer, l *engine.Link) {
-	if l.Credit() <= b.credit/2 {
-		l.Flow(b.credit)
-	}
-}
-
-// fullestLocked returns the queue of n nearest its bound: n's own, or a
-// subscription's.
-func (b *Broker) fullestLocked(n *node) *queue {
-	q := &n.q
-	for _, c := range n.consumers {
-		if c.own != nil && (c.own.bytes > q.bytes || c.own.len()+c.own.unsettled > q.len()+q.unsettled) {
-			q = c.own
-		}
-	}
-	for _, s := range n.subs {
-		if s.q.bytes > q.bytes || s.q.len()+s.q.unsettled > q.len()+q.unsettled {
-			q = &s.q
-		}
-	}
-	return q
-}
-
 // OnFlow sends what a consumer's new credit allows.
 func (h handler) OnFlow(l *engine.Link) {
 	if c, ok := l.Context.(*consumer); ok {
@@ -704,357 +507,6 @@ func (h handler) OnWritable(c *engine.Conn) {
 	if cn := connOf(c); cn != nil {
 		h.b.service(cn)
 	}
-}
-
-// dispatch sends c the messages its credit allows, a batch at a time. It
-// runs on c's connection's goroutine.
-func (b *Broker) dispatch(c *consumer) {
-	l := c.link
-	batch, ids := &c.conn.batch, &c.conn.ids
-	if c.browse {
-		b.browse(c)
-		return
-	}
-	if len(c.resume) > 0 && !b.resumeSome(c) { // durable_sub.go: its re-attach's first
-		return
-	}
-	for !c.gone {
-		credit := l.Credit()
-		want := min(int(credit), len(batch))
-		var wb [8]*conn
-		wake := wb[:0]
-		b.mu.Lock()
-		if c.kill {
-			c.gone = true
-			b.mu.Unlock()
-			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
-			return
-		}
-		if want == 0 {
-			// No credit (or none left after a drain): a wake meant for
-			// it goes to another consumer that waits.
-			c.hungry = false
-			if c.own == nil && c.q.len() > 0 {
-				wake = b.wakeOneLocked(c.n, *c.q.r.at(0), wake)
-			}
-			b.mu.Unlock()
-			b.wake(c.conn, wake)
-			return
-		}
-		wake = b.dueNowLocked(wake)
-		k, wake := b.takeLocked(c, batch[:want], wake)
-		b.hungryLocked(c, k < want)
-		if k > 0 || len(wake) > 0 {
-			wake = b.unblockLocked(c.n, wake)
-		}
-		b.mu.Unlock()
-		sent := 0
-		for sent < k {
-			var tag []byte
-			if c.dur != nil {
-				tag = c.tagOf(batch[sent]) // durable_sub.go
-			}
-			id, err := l.Send(tag, batch[sent].buf.b, c.settled)
-			if err != nil {
-				break // ErrOutputFull: OnWritable; ErrNoWindow, ErrBusy: OnFlow
-			}
-			ids[sent] = id
-			sent++
-			if b.sent != nil {
-				b.sent(c)
-			}
-		}
-		b.mu.Lock()
-		n := c.n
-		for i := range sent {
-			m := batch[i]
-			n.c.delivered++
-			if m.redelivered {
-				n.c.redelivered++
-			}
-			if c.settled {
-				b.doneLocked(c, m)
-			} else {
-				c.unacked[ids[i]] = m
-			}
-		}
-		for i := k - 1; i >= sent; i-- {
-			c.q.putBack(batch[i])
-			c.q.unsettled--
-		}
-		if sent < k {
-			c.hungry = false
-		}
-		clear(batch[:k])
-		b.mu.Unlock()
-		b.wake(c.conn, wake)
-		if sent < k || k < want {
-			return
-		}
-	}
-}
-
-// takeLocked moves up to len(out) messages c may take from its queue to
-// out: the highest priority first, the oldest first within one,
-// skipping those above its max-message-size, those it called
-// undeliverable-here, and those its filters leave for other consumers
-// (counted as filtered). Those it finds expired are taken out of the
-// queue and expired (lifetime.go): each message is looked at for expiry
-// once it is at the front, never by a scan of the queue; the broker's
-// clock is read once, and only for a message that has an expiry.
-//
-// A selective consumer of a queue node does not look at a message
-// twice while the queue keeps its order (one priority, nothing put
-// back before an older message): it resumes after the last one it
-// looked at (seen, found by a binary search), so a queue deep in
-// messages it does not take costs it O(log n) a dispatch, plus the new
-// messages. A message put back at the queue's front (released,
-// modified, left by a consumer that went, or not sent for a full
-// output) makes each selective consumer look at the queue from its
-// front once more, at its next dispatch; a queue of several priorities
-// is looked at from its front at each.
-func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn) {
-	q := c.q
-	k := 0
-	now := int64(-1)
-	if c.maxSize == 0 && len(c.excluded) == 0 && c.filt == nil {
-		for k < len(out) && q.len() > 0 {
-			m := q.r.remove(0)
-			if m.expiry != 0 && now < 0 {
-				now = b.nowMS()
-			}
-			if m.expired(now) {
-				wake = b.expireMsgLocked(c.n, q, m, wake)
-				continue
-			}
-			out[k] = m
-			k++
-		}
-		q.unsettled += k
-		return k, wake
-	}
-	selective := c.filt != nil && c.own == nil
-	ordered := q.ordered()
-	i := 0
-	if selective && c.epoch == q.r.epoch && ordered {
-		i = q.after(c.seen)
-	} else if selective {
-		c.seen = 0
-	}
-	for k < len(out) && i < q.len() {
-		if q.r.at(i).expiry != 0 && now < 0 {
-			now = b.nowMS()
-		}
-		if q.r.at(i).expired(now) {
-			wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
-			continue
-		}
-		m := *q.r.at(i)
-		if selective && ordered {
-			c.seen = m.seq
-		}
-		if !c.fits(m) {
-			i++
-			continue
-		}
-		if selective && !c.passes(m) {
-			c.n.c.filtered++
-			i++
-			continue
-		}
-		out[k] = q.r.remove(i)
-		k++
-	}
-	c.epoch = q.r.epoch
-	q.unsettled += k
-	return k, wake
-}
-
-// mayTake reports that c may be sent m: not above its max-message-size,
-// not called undeliverable-here by it, not left by its filters. Under
-// the broker's lock.
-func (c *consumer) mayTake(m msg) bool {
-	return c.fits(m) && (c.own != nil || c.passes(m))
-}
-
-// fits reports that m is not above c's max-message-size and not called
-// undeliverable-here by c.
-func (c *consumer) fits(m msg) bool {
-	if c.maxSize > 0 && uint64(m.size()) > c.maxSize {
-		return false
-	}
-	if len(c.excluded) > 0 {
-		if _, ex := c.excluded[m.seq]; ex {
-			return false
-		}
-	}
-	return true
-}
-
-// passes reports that c's filters take m (a message that does not scan
-// passes none).
-func (c *consumer) passes(m msg) bool {
-	if c.filt == nil {
-		return true
-	}
-	secs, err := message.Scan(m.buf.b)
-	return err == nil && c.filt.match(&secs, m.buf.from, c.conn.id)
-}
-
-// browse sends browser c the messages of its queue node it has not been
-// sent, oldest first, while it has credit, taking none (part 3 §3.5.3,
-// distribution-mode copy): each is sent from the queue's own buffer,
-// which its delivery holds a reference to until the browser settles it
-// or goes; its outcome changes nothing, and its header (delivery-count)
-// is as it is. It runs on c's connection's goroutine.
-func (b *Broker) browse(c *consumer) {
-	l := c.link
-	batch, ids := &c.conn.batch, &c.conn.ids
-	for !c.gone {
-		want := min(int(l.Credit()), len(batch))
-		b.mu.Lock()
-		if c.kill {
-			b.mu.Unlock()
-			c.gone = true
-			l.Detach(engine.NewError(frame.CondResourceDeleted, "node "+c.n.name+" was removed"))
-			return
-		}
-		if want == 0 {
-			c.hungry = false
-			b.mu.Unlock()
-			return
-		}
-		k := b.browseLocked(c, batch[:want])
-		c.hungry = k < want
-		b.mu.Unlock()
-		sent := 0
-		for sent < k {
-			id, err := l.Send(nil, batch[sent].buf.b, c.settled)
-			if err != nil {
-				break
-			}
-			ids[sent] = id
-			sent++
-			if b.sent != nil {
-				b.sent(c)
-			}
-		}
-		b.mu.Lock()
-		for i := range sent {
-			if c.settled {
-				b.pool.put(batch[i].buf)
-			} else {
-				c.unacked[ids[i]] = batch[i]
-			}
-		}
-		if sent < k {
-			c.hungry = false
-			c.seen = batch[sent].seq - 1 // sent again at its next dispatch
-			for i := sent; i < k; i++ {
-				b.pool.put(batch[i].buf)
-			}
-		}
-		clear(batch[:k])
-		b.mu.Unlock()
-		if sent < k || k < want {
-			return
-		}
-	}
-}
-
-// browseLocked copies to out up to len(out) messages of browser c's
-// queue it has not been sent (seq above seen), in the order of seq,
-// each with one more reference to its buffer. While the queue is
-// ordered that is a binary search and the messages after; else (several
-// priorities, a message put back before an older one) a scan of the
-// queue for each.
-func (b *Broker) browseLocked(c *consumer, out []msg) int {
-	q := c.q
-	k := 0
-	take := func(m msg) {
-		c.seen = m.seq
-		if c.mayTake(m) {
-			m.buf.refs++
-			out[k] = m
-			k++
-		}
-	}
-	if q.ordered() {
-		for i := q.after(c.seen); k < len(out) && i < q.len(); i++ {
-			take(*q.r.at(i))
-		}
-		return k
-	}
-	for k < len(out) {
-		best := -1
-		for i := range q.len() {
-			if s := q.r.at(i).seq; s > c.seen && (best < 0 || s < q.r.at(best).seq) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		take(*q.r.at(best))
-	}
-	return k
-}
-
-// doneLocked forgets a message sent to c: settled, accepted or rejected.
-func (b *Broker) doneLocked(c *consumer, m msg) {
-	c.q.unsettled--
-	c.q.bytes -= int64(m.size())
-	b.pool.put(m.buf)
-}
-
-// requeueLocked puts m back at the front of c's queue, to be sent again:
-// with its header's delivery-count one up when failed, never to c again
-// when undeliverable.
-func (b *Broker) requeueLocked(c *consumer, m msg, failed, undeliverable bool, wake []*conn) []*conn {
-	return b.modifyLocked(c, m, failed, undeliverable, nil, wake)
-}
-
-// modifyLocked is requeueLocked with the message annotations ann (a
-// modified outcome's, part 3 §3.4.5) merged into m's: its entries
-// replace those of the same key, or are added. A failed delivery that
-// takes its delivery-count to Options.MaxDeliveryCount dead-letters it
-// instead (lifetime.go).
-func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, ann frame.Map, wake []*conn) []*conn {
-	q := c.q
-	q.unsettled--
-	if c.n.deleted || (undeliverable && c.own != nil) {
-		q.bytes -= int64(m.size())
-		b.pool.put(m.buf)
-		c.n.c.dropped++
-		return wake
-	}
-	if failed || len(ann) > 0 {
-		before := m.size()
-		b.rewriteLocked(&m, failed, ann)
-		q.bytes += int64(m.size() - before)
-	}
-	if failed && b.opts.MaxDeliveryCount > 0 && int64(m.count) >= int64(b.opts.MaxDeliveryCount) {
-		q.bytes -= int64(m.size())
-		if c.n.deadLetter != nil {
-			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reasonMaxDeliveryCount, nil, wake)
-		} else {
-			c.n.c.dropped++
-		}
-		b.pool.put(m.buf)
-		return b.unblockLocked(c.n, wake)
-	}
-	if undeliverable {
-		if c.excluded == nil {
-			c.excluded = make(map[uint64]struct{})
-		}
-		c.excluded[m.seq] = struct{}{}
-	}
-	m.redelivered = true
-	q.putBack(m)
-	if c.own != nil {
-		return wake
-	}
-	return b.wakeOneLocked(c.n, m, wake)
 }
 
 // OnDisposition settles or requeues a message by the consumer's outcome
@@ -1096,38 +548,6 @@ func (h handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	wake = b.settleLocked(c, m, d.State, wake)
 	b.mu.Unlock()
 	b.wake(c.conn, wake)
-}
-
-// settleLocked applies the outcome st a consumer gave m (part 3 §3.4):
-// accepted and rejected settle it; released puts it back as it was;
-// modified puts it back with delivery-failed counted in its header and,
-// when undeliverable-here, for other consumers only; none (settled with
-// no outcome) is the source's default outcome, which the broker takes
-// as accepted.
-func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake []*conn) []*conn {
-	switch st.Type {
-	case frame.StateRejected:
-		c.n.c.rejected++
-		if c.n.deadLetter != nil {
-			reason := st.Error.Condition
-			if len(reason) == 0 {
-				reason = reasonRejected
-			}
-			wake = b.deadLetterLocked(c.n, m, c.n.deadLetter, reason, st.Error.Description, wake)
-		}
-	case frame.StateReleased:
-		c.n.c.released++
-		wake = b.requeueLocked(c, m, false, false, wake)
-		return append(wake, c.conn) // it may take another message
-	case frame.StateModified:
-		c.n.c.modified++
-		wake = b.modifyLocked(c, m, st.DeliveryFailed, st.UndeliverableHere, st.MessageAnnotations, wake)
-		return append(wake, c.conn)
-	default:
-		c.n.c.acked++
-	}
-	b.doneLocked(c, m)
-	return b.unblockLocked(c.n, wake)
 }
 
 // OnLinkDetach forgets a producer or consumer. A consumer's unsettled

@@ -180,7 +180,9 @@ func (b *Broker) publish(addr, payload []byte, create bool) error {
 		b.mu.Unlock()
 		return errMemory
 	}
-	wake = b.enqueueLocked(n, payload, 0, wake) // from no connection: no-local takes it
+	var in incoming
+	in.scan(payload)
+	wake = b.enqueueLocked(n, &in, 0, wake) // from no connection: no-local takes it
 	b.mu.Unlock()
 	b.wake(nil, wake)
 	return nil

@@ -75,14 +75,15 @@ func (b *Broker) now() time.Time {
 // 0 is none, as ActiveMQ Artemis reads it) and the time it is scheduled
 // for (its message annotations' absolute times); and the durations from
 // its receipt that complete them (finish): its header's ttl (0: none)
-// and its delivery delay. It reads the sections before the body and
-// allocates nothing; a message that does not scan has the defaults.
-func lifeOf(payload []byte) (m msg, ttl, delay int64) {
+// and its delivery delay. It reads the sections before the body, as
+// in's scan found them, and allocates nothing; a message that does not
+// scan has the defaults.
+func lifeOf(in *incoming) (m msg, ttl, delay int64) {
 	m.prio = 4
-	s, err := message.Scan(payload)
-	if err != nil {
+	if in.err != nil {
 		return m, 0, 0
 	}
+	s := &in.secs
 	if s.Header != nil {
 		if h, err := message.ParseHeader(s.Header); err == nil {
 			m.prio, m.count = min(h.Priority, levels-1), h.DeliveryCount
@@ -244,75 +245,7 @@ func (b *Broker) deadLetterLocked(from *node, m msg, addr []byte, reason, descri
 	from.c.deadLettered++
 	n.c.enqueued++
 	n.lastSize = len(payload)
-	return b.placeLocked(n, nm, wake)
-}
-
-// placeLocked puts m, stored for n, where consumers take it: on n's
-// queue, or on each subscription's whose filters take it for a fan-out
-// node, its shared subscriptions' included (one with none
-// drops it: enqueueLocked counts that).
-func (b *Broker) placeLocked(n *node, m msg, wake []*conn) []*conn {
-	bf := m.buf
-	if !n.fanout {
-		n.q.r.pushBack(m)
-		n.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(n, m, wake)
-		if n.browsing > 0 {
-			for _, c := range n.consumers {
-				if c.browse && c.hungry {
-					c.hungry = false
-					wake = append(wake, c.conn)
-				}
-			}
-		}
-		return wake
-	}
-	bf.refs = 1 // held while the copies are made
-	if len(n.detached) > 0 {
-		bf.refs += b.copyDetachedLocked(n, m) // durable_sub.go
-	}
-	var secs message.Sections // scanned for the first filter
-	scanned, scans := false, true
-	pass := func(f *sourceFilter, own uint64) bool {
-		if !scanned {
-			var err error
-			secs, err = message.Scan(bf.b)
-			scanned, scans = true, err == nil
-		}
-		if !scans || !f.match(&secs, bf.from, own) {
-			n.c.filtered++
-			return false
-		}
-		return true
-	}
-	for _, c := range n.consumers {
-		if c.filt != nil && !pass(c.filt, c.conn.id) {
-			continue
-		}
-		bf.refs++
-		c.q.r.pushBack(m)
-		c.q.bytes += int64(m.size())
-		if c.hungry {
-			c.hungry = false
-			wake = append(wake, c.conn)
-		}
-	}
-	for _, s := range n.subs { // shared.go
-		if s.filt != nil && !pass(s.filt, s.subConn) {
-			continue
-		}
-		if len(s.consumers) == 0 && b.fullLocked(&s.q) {
-			n.c.dropped++ // kept with no receiver: it holds no producer back
-			continue
-		}
-		bf.refs++
-		s.c.enqueued++
-		s.q.r.pushBack(m)
-		s.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(s, m, wake)
-	}
-	b.pool.put(bf) // the hold: recycled at once when no one took a copy
-	return wake
+	return b.placeLocked(n, nm, nil, wake)
 }
 
 // sched is a scheduled message and its node, in the broker's heap of
@@ -390,7 +323,7 @@ func (b *Broker) dueLocked(now int64, wake []*conn) []*conn {
 			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
 			wake = b.expireMsgLocked(n, &n.q, m, wake)
 		default:
-			wake = b.placeLocked(n, m, wake)
+			wake = b.placeLocked(n, m, nil, wake)
 		}
 		wake = b.unblockLocked(n, wake)
 	}

@@ -102,11 +102,12 @@ func TestLifetimePathAllocs(t *testing.T) {
 	step := func() {
 		b.mu.Lock()
 		for _, m := range [][]byte{live, live, live, short} {
-			dst, e := b.admitLocked(p, m)
+			in := scanned(m)
+			dst, e := b.admitLocked(p, &in)
 			if e != nil || dst != n {
 				t.Fatalf("routed to %v: %v", dst, e)
 			}
-			b.enqueueLocked(dst, m, 1, wb[:0])
+			b.enqueueLocked(dst, &in, 1, wb[:0])
 		}
 		now = now.Add(time.Second) // short expires
 		b.doneLocked(c, take())

@@ -7,7 +7,8 @@ import (
 )
 
 // This file is the storage: message buffers from a pool of size classes,
-// the ring of messages a queue holds, and the counters of a node.
+// the ring of messages a queue holds (a fifo a priority), the ring of
+// consumers waiting for them, and the counters of a node.
 
 // buffer holds one message's bytes, shared by the copies a fan-out node
 // makes (refs counts them). Buffers are recycled by size class, so a
@@ -312,11 +313,20 @@ func (r *cring) pop() *consumer {
 }
 
 // queue is the messages waiting on a queue node, or on one consumer's
-// subscription to a fan-out node.
+// subscription to a fan-out node, and a queue node's consumers waiting
+// for them.
 type queue struct {
 	r         ring
 	unsettled int   // taken from r, sent or being sent, not settled
 	bytes     int64 // of the messages in r and those unsettled
+	// ready is a queue node's consumers that wait for messages (hungry),
+	// in the order they came to wait: a message wakes the first, so a
+	// queue with many consumers that have no credit is not searched for
+	// one that has. An entry may be stale (its consumer took a message
+	// since, or went): stale counts those of consumers gone, and the
+	// ring is compacted when they are half of it.
+	ready cring
+	stale int
 	// The messages scheduled for it and not visible yet (lifetime.go),
 	// and their bytes: counted in its bounds, not in r.
 	sched      int

@@ -25,7 +25,8 @@ func TestWakeWork(t *testing.T) {
 		m := data1k()
 		for range 1000 {
 			b.hungryLocked(c, true)
-			wake := b.enqueueLocked(n, m, 1, nil)
+			in := scanned(m)
+			wake := b.enqueueLocked(n, &in, 1, nil)
 			require.Equal(t, []*conn{c.conn}, wake, "the consumer with credit is woken")
 			k, _ := b.takeLocked(c, c.conn.batch[:1], nil)
 			require.Equal(t, 1, k)
@@ -50,7 +51,7 @@ func TestReadyCompacts(t *testing.T) {
 		c.gone = true
 		b.unreadyLocked(c)
 	}
-	require.LessOrEqual(t, n.ready.n, 2)
+	require.LessOrEqual(t, n.q.ready.n, 2)
 	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, msg{buf: &buffer{}}, nil), "the one that stayed is woken")
 }
 

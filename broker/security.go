@@ -9,7 +9,6 @@ import (
 
 	"github.com/amqpsax/amqpsax/engine"
 	"github.com/amqpsax/amqpsax/frame"
-	"github.com/amqpsax/amqpsax/message"
 )
 
 // This file is what the broker checks of clients it need not trust:
@@ -169,39 +168,6 @@ func (b *Broker) unchargeLocked(n *node) {
 	}
 }
 
-// routeLocked returns the node a message p sends goes to: its link's
-// (an anonymous relay's: the one its properties' to names), or the one
-// its route key names, checked as a link to it would be (its address,
-// Write, and Configure when it is new) and refused with the error to
-// reject the message with. The permission of the last address routed
-// to is remembered, so that a producer that routes to one address is
-// checked once (an anonymous relay remembers up to maxRelayOK); with
-// nothing to check it allocates nothing.
-func (b *Broker) routeLocked(p *producer, payload []byte) (*node, *engine.Error) {
-	n := p.n
-	if n == nil {
-		to, e := relayTo(payload)
-		if e != nil {
-			return nil, e
-		}
-		if n, e = b.relayLocked(p, to); e != nil {
-			return nil, e
-		}
-	}
-	routed, byKey := Route(payload, b.opts.RouteKey)
-	if !byKey || string(routed) == n.name {
-		return n, nil
-	}
-	cn := p.conn
-	if b.opts.Permissions != nil && string(routed) != string(p.routeOK) {
-		if e := b.mayRouteLocked(cn, routed); e != nil {
-			return nil, e
-		}
-		p.routeOK = append(p.routeOK[:0], routed...)
-	}
-	return b.openLocked(cn, routed, false, true)
-}
-
 // mayRouteLocked checks a message of cn routed to addr: its address,
 // Write, and Configure when the node is not there.
 func (b *Broker) mayRouteLocked(cn *conn, addr []byte) *engine.Error {
@@ -215,51 +181,6 @@ func (b *Broker) mayRouteLocked(cn *conn, addr []byte) *engine.Error {
 		return denied(cn.identity, addr, Configure)
 	}
 	return nil
-}
-
-// maxRelayOK bounds the addresses an anonymous relay remembers
-// Options.Permissions allowed: past it they are forgotten, and checked
-// again at their next message.
-const maxRelayOK = 256
-
-var errNoTo = engine.NewError(frame.CondNotFound, "a message sent to the anonymous relay (a link with no target address) needs the to of its properties")
-
-// relayTo returns the address a message sent to the anonymous relay
-// names: its properties' to, which it must have.
-func relayTo(payload []byte) ([]byte, *engine.Error) {
-	s, err := message.Scan(payload)
-	if err != nil {
-		return nil, engine.NewError(frame.CondDecodeError, "message: "+err.Error())
-	}
-	if s.Properties == nil {
-		return nil, errNoTo
-	}
-	pr, err := message.ParseProperties(s.Properties)
-	if err != nil {
-		return nil, engine.NewError(frame.CondDecodeError, "message properties: "+err.Error())
-	}
-	if len(pr.To) == 0 {
-		return nil, errNoTo
-	}
-	return pr.To, nil
-}
-
-// relayLocked returns the node at to for anonymous relay p, checked
-// (mayRouteLocked) the first time p sends to it.
-func (b *Broker) relayLocked(p *producer, to []byte) (*node, *engine.Error) {
-	cn := p.conn
-	if b.opts.Permissions != nil {
-		if _, ok := p.relayOK[string(to)]; !ok {
-			if e := b.mayRouteLocked(cn, to); e != nil {
-				return nil, e
-			}
-			if p.relayOK == nil || len(p.relayOK) >= maxRelayOK {
-				p.relayOK = make(map[string]struct{})
-			}
-			p.relayOK[string(to)] = struct{}{}
-		}
-	}
-	return b.openLocked(cn, to, false, true)
 }
 
 // newDynamicAddress returns a fresh address for a dynamic node: 128

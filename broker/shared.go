@@ -23,7 +23,17 @@ import (
 // The subscription is a queue node of its own (node.parent is the
 // fan-out node), not in the broker's addresses: the fan-out node puts a
 // copy of each message its filters take (those of the receiver that
-// made it) on it, and its receivers are its competing consumers. A
+// made it) on it, and its receivers are its competing consumers.
+//
+// A subscription has one set of filters, as a JMS shared subscription
+// has one selector and noLocal (JMS 2.0 §8.3, Qpid JMS, ActiveMQ
+// Artemis): every receiver of it must give the same (the same filter
+// set, entries in the same order and encoded alike; none for none). A
+// receiver that gives others while the subscription has receivers is
+// refused with amqp:precondition-failed, and the subscription goes on
+// as it was; one that gives others to a durable subscription kept with
+// no receiver replaces it (its kept messages dropped), as JMS's
+// createSharedDurableConsumer with another selector does. A
 // volatile subscription goes with its last receiver; a durable one (a
 // durable source) stays while its receivers are detached, and goes when
 // the last of them closes its link (part 2 §2.6.6: a subscription
@@ -56,15 +66,29 @@ func sharedKey(l *engine.Link, n *node, src *frame.Source) subKey {
 	return k
 }
 
+// errSharedFilters refuses a receiver of a shared subscription whose
+// filters are not the subscription's.
+var errSharedFilters = engine.NewError(frame.CondPreconditionFailed,
+	"the shared subscription has receivers with other filters: a receiver gives the subscription's, or none when it has none")
+
 // joinSharedLocked makes c a receiver of the shared subscription to
 // fan-out node n that its link names, made when there is none with
-// c's filters (a new one counts in Options.MaxQueues, as a node).
-func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) *engine.Error {
+// c's filters (a new one counts in Options.MaxQueues, as a node). A
+// subscription with other filters refuses c while it has receivers,
+// and is replaced by a new one when it has none (appending to wake the
+// connections its removal wakes).
+func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source, wake []*conn) ([]*conn, *engine.Error) {
 	k := sharedKey(c.link, n, src)
 	s := b.shared[k]
+	if s != nil && !s.deleted && !sameFilters(s.filt, c.filt) {
+		if len(s.consumers) > 0 {
+			return wake, errSharedFilters
+		}
+		wake = b.removeLocked(s, wake)
+	}
 	if s == nil || s.deleted {
 		if b.opts.MaxQueues > 0 && len(b.nodes)+len(b.shared) >= b.opts.MaxQueues {
-			return errTooManyQueues
+			return wake, errTooManyQueues
 		}
 		s = &node{name: n.name, parent: n, subKey: k, filt: c.filt, subConn: c.conn.id,
 			keep: src.Durable != frame.DurabilityNone && !k.volatile}
@@ -78,7 +102,7 @@ func (b *Broker) joinSharedLocked(c *consumer, n *node, src *frame.Source) *engi
 	c.filt = nil // the subscription's, applied as it is copied to
 	c.n, c.q = s, &s.q
 	s.consumers = append(s.consumers, c)
-	return nil
+	return wake, nil
 }
 
 // leaveSharedLocked ends shared subscription s once its last receiver

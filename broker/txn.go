@@ -119,7 +119,9 @@ func (b *Broker) txnDelivery(p *producer, l *engine.Link, d *engine.Delivery, id
 	var n *node
 	e := errDeleted(p.n)
 	if e == nil {
-		n, e = b.admitLocked(p, d.Payload)
+		var in incoming
+		in.scan(d.Payload)
+		n, e = b.admitLocked(p, &in)
 	}
 	if e == nil {
 		if e = b.txnRoomLocked(n, size); e == nil {
@@ -217,7 +219,9 @@ func (b *Broker) store(s txnSend) {
 	var wake []*conn
 	b.mu.Lock()
 	if n := s.n; !n.deleted {
-		wake = b.enqueueLocked(n, s.payload, s.p.conn.id, wake)
+		var in incoming // scanned again: the transaction held a copy
+		in.scan(s.payload)
+		wake = b.enqueueLocked(n, &in, s.p.conn.id, wake)
 		if n != s.p.n {
 			wake = b.autoDeleteLocked(n, wake)
 		}

@@ -164,7 +164,7 @@ type Conn struct {
 	closing     bool          // Close was called
 	sessions    []*Session
 	redial      sync.WaitGroup
-	last        map[string]any // Properties of the last connection up
+	last        peerFields // what the peer of the last connection up said in its open
 }
 
 // gen is one network connection of a Conn: more than one with Reconnect.
@@ -172,11 +172,11 @@ type gen struct {
 	c      *Conn
 	n      int // 1 for the first
 	d      *driver.Driver
-	nc     net.Conn       // the network connection d runs
-	opened chan struct{}  // closed by OnConnectionOpen
-	ended  chan struct{}  // closed by OnConnectionClose
-	endErr error          // set before ended is closed
-	props  map[string]any // the peer's open properties, set before opened is closed
+	nc     net.Conn      // the network connection d runs
+	opened chan struct{} // closed by OnConnectionOpen
+	ended  chan struct{} // closed by OnConnectionClose
+	endErr error         // set before ended is closed
+	peer   peerFields    // the peer's open, set before opened is closed
 }
 
 // Dial connects to addr and returns once the open exchange (TCP, TLS for
@@ -379,7 +379,7 @@ func (c *Conn) open(ctx context.Context, nc net.Conn) error {
 		case c.wantPending:
 			c.pending = g
 		default:
-			c.g, c.last = g, g.props
+			c.g, c.last = g, g.peer
 		}
 		return nil
 	case <-g.ended:
@@ -411,7 +411,26 @@ func isTLS(nc net.Conn) bool {
 func (c *Conn) Properties() map[string]any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.last
+	return c.last.props
+}
+
+// OfferedCapabilities returns the capabilities the peer offered in its
+// open (part 2 §2.7.1), such as ANONYMOUS-RELAY; nil when it offered
+// none. With Reconnect, those of the connection up (or the last one).
+// The slice is shared: do not change it.
+func (c *Conn) OfferedCapabilities() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last.offered
+}
+
+// DesiredCapabilities returns the capabilities the peer desired in its
+// open; nil when it named none. With Reconnect, those of the connection
+// up (or the last one). The slice is shared: do not change it.
+func (c *Conn) DesiredCapabilities() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last.desired
 }
 
 // Err returns why the connection ended, or nil while it is up.
@@ -638,7 +657,8 @@ func (c *Conn) lostOr(g *gen) error {
 }
 
 func (h *handler) OnConnectionOpen(ec *engine.Conn) {
-	h.g.props = anyMap(ec.RemoteOpen().Properties)
+	o := ec.RemoteOpen()
+	h.g.peer = peerOf(o.Properties, o.OfferedCapabilities, o.DesiredCapabilities)
 	close(h.g.opened)
 }
 

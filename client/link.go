@@ -41,8 +41,8 @@ type linkCore struct {
 	mu  sync.Mutex
 	err error
 	// the peer's answer (answered)
-	dynAddr string         // the address of a dynamic node
-	props   map[string]any // its properties
+	dynAddr string     // the address of a dynamic node
+	peer    peerFields // its properties and capabilities
 }
 
 // linkEvents is a link as the connection's goroutine sees it: the
@@ -295,20 +295,20 @@ func (c *linkCore) answered(l *engine.Link) {
 	} else if s, ok := a.Source.Get(); ok && !l.IsSender() && s.Dynamic {
 		addr = s.Address
 	}
-	props := anyMap(a.Properties)
+	peer := peerOf(a.Properties, a.OfferedCapabilities, a.DesiredCapabilities)
 	c.mu.Lock()
 	if addr != nil {
 		c.dynAddr = string(addr)
 	}
-	c.props = props
+	c.peer = peer
 	c.mu.Unlock()
 }
 
-// peerProperties is the properties of the peer's attach.
-func (c *linkCore) peerProperties() map[string]any {
+// peerFields is what the peer's attach said of itself.
+func (c *linkCore) peerFields() peerFields {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.props
+	return c.peer
 }
 
 // address is the node's address: the one asked for, or the one the peer

@@ -107,6 +107,32 @@ func filterValue(set frame.Map, name string) any {
 	return v
 }
 
+// peerFields is what the peer's open or attach said of itself, as the
+// client hands it back (Properties, OfferedCapabilities,
+// DesiredCapabilities): converted once, when it arrived, and never
+// changed after, so the same values go to every caller.
+type peerFields struct {
+	props            map[string]any
+	offered, desired []string
+}
+
+// peerOf converts the peer's fields.
+func peerOf(props frame.Map, offered, desired frame.Symbols) peerFields {
+	return peerFields{props: anyMap(props), offered: symbolStrings(offered), desired: symbolStrings(desired)}
+}
+
+// symbolStrings is a field of symbols as strings (nil for none).
+func symbolStrings(s frame.Symbols) []string {
+	if s.Len() == 0 {
+		return nil
+	}
+	out := make([]string, 0, min(s.Len(), 64))
+	for sym := range s.All() {
+		out = append(out, string(sym))
+	}
+	return out
+}
+
 // anyMap decodes an encoded map of string or symbol keys (fields, an
 // error's info) as Go values (stream.Cursor.Any's types); nil for none,
 // or for a map that does not decode.

@@ -316,13 +316,14 @@ func TestReceiverSettleModeSecond(t *testing.T) {
 // AnswerAttach answers every attach with properties {"answered": true}.
 func (h *recorder) AnswerAttach(l *engine.Link, src *frame.Source, tgt *frame.Target) *engine.Error {
 	var m frame.SymbolMap
-	l.SetAnswerFields(m.Bool("answered", true).Map(), nil, nil)
+	l.SetAnswerFields(m.Bool("answered", true).Map(), frame.AppendSymbols(nil, "answer-offered"), frame.AppendSymbols(nil, "answer-desired", "two"))
 	return nil
 }
 
 // Properties and capabilities of the open and of attaches go out as
 // maps of symbol keys and symbol arrays; the peer's come back through
-// Conn.Properties, Sender.Properties and Receiver.Properties.
+// Conn.Properties, Sender.Properties and Receiver.Properties, and their
+// capabilities through OfferedCapabilities and DesiredCapabilities.
 func TestPropertiesAndCapabilities(t *testing.T) {
 	ctx := testCtx(t)
 	h := &recorder{attach: map[string]seenAttach{}}
@@ -332,7 +333,8 @@ func TestPropertiesAndCapabilities(t *testing.T) {
 		props, offered, desired []byte
 		channelMax              uint16
 	}
-	url := serveEngine(t, engine.Config{Properties: peer.String("product", "test-server").Map()}, &openRecorder{recorder: h, open: func(o *frame.Open) {
+	url := serveEngine(t, engine.Config{Properties: peer.String("product", "test-server").Map(),
+		OfferedCapabilities: frame.AppendSymbols(nil, "ANONYMOUS-RELAY", "SHARED-SUBS")}, &openRecorder{recorder: h, open: func(o *frame.Open) {
 		seenOpen.Lock()
 		seenOpen.props = append([]byte(nil), o.Properties...)
 		seenOpen.offered = append([]byte(nil), o.OfferedCapabilities...)
@@ -345,6 +347,8 @@ func TestPropertiesAndCapabilities(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Equal(t, map[string]any{"product": "test-server"}, c.Properties())
+	require.Equal(t, []string{"ANONYMOUS-RELAY", "SHARED-SUBS"}, c.OfferedCapabilities())
+	require.Nil(t, c.DesiredCapabilities())
 	seenOpen.Lock()
 	props, err := anyMap(seenOpen.props)
 	require.NoError(t, err)
@@ -360,6 +364,8 @@ func TestPropertiesAndCapabilities(t *testing.T) {
 		DesiredCapabilities: []string{"com.microsoft:session-filter"}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"answered": true}, rcv.Properties())
+	require.Equal(t, []string{"answer-offered"}, rcv.OfferedCapabilities())
+	require.Equal(t, []string{"answer-desired", "two"}, rcv.DesiredCapabilities())
 	got := h.seen("pr")
 	m, err := anyMap(got.properties)
 	require.NoError(t, err)
@@ -368,6 +374,8 @@ func TestPropertiesAndCapabilities(t *testing.T) {
 	snd, err := s.NewSender(ctx, "q", &client.SenderOptions{Name: "ps", Properties: map[string]any{"paired": true}})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"answered": true}, snd.Properties())
+	require.Equal(t, []string{"answer-offered"}, snd.OfferedCapabilities())
+	require.Equal(t, []string{"answer-desired", "two"}, snd.DesiredCapabilities())
 	m, err = anyMap(h.seen("ps").properties)
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"paired": true}, m)

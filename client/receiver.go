@@ -301,7 +301,16 @@ func (r *Receiver) LinkSourceFilterValue(name string) any {
 
 // Properties returns the properties of the peer's attach (part 2
 // §2.7.3), nil when it sent none.
-func (r *Receiver) Properties() map[string]any { return r.peerProperties() }
+func (r *Receiver) Properties() map[string]any { return r.peerFields().props }
+
+// OfferedCapabilities returns the capabilities the peer offered in its
+// attach (part 2 §2.7.3), nil when it offered none. The slice is shared:
+// do not change it.
+func (r *Receiver) OfferedCapabilities() []string { return r.peerFields().offered }
+
+// DesiredCapabilities returns the capabilities the peer desired in its
+// attach, nil when it named none. The slice is shared: do not change it.
+func (r *Receiver) DesiredCapabilities() []string { return r.peerFields().desired }
 
 // FlowProperties returns the properties of the latest flow from the
 // sender that carried any (part 2 §2.7.4: link-state properties), nil

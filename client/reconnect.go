@@ -140,7 +140,7 @@ func (c *Conn) install(g *gen) bool {
 		c.mu.Unlock()
 		return false
 	}
-	c.g, c.last = g, g.props
+	c.g, c.last = g, g.peer
 	up := c.up
 	c.up = nil
 	ss := append([]*Session(nil), c.sessions...)

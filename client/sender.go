@@ -266,7 +266,16 @@ func (snd *Sender) LinkName() string { return snd.lo.Name }
 
 // Properties returns the properties of the peer's attach (part 2
 // §2.7.3), nil when it sent none.
-func (snd *Sender) Properties() map[string]any { return snd.peerProperties() }
+func (snd *Sender) Properties() map[string]any { return snd.peerFields().props }
+
+// OfferedCapabilities returns the capabilities the peer offered in its
+// attach (part 2 §2.7.3), nil when it offered none. The slice is shared:
+// do not change it.
+func (snd *Sender) OfferedCapabilities() []string { return snd.peerFields().offered }
+
+// DesiredCapabilities returns the capabilities the peer desired in its
+// attach, nil when it named none. The slice is shared: do not change it.
+func (snd *Sender) DesiredCapabilities() []string { return snd.peerFields().desired }
 
 // MaxMessageSize returns the largest message the peer takes (its
 // max-message-size; 0: no limit).

@@ -32,8 +32,21 @@ type Server struct {
 	// tls.RequireAnyClientCert) does not (VerifiedPeer). With
 	// Config.TLSHeader a connection starts in the clear instead, and
 	// TLSConfig serves the TLS header's upgrade and a client that starts
-	// with TLS (detected by its first byte).
+	// with TLS (detected by its first byte). A connection that is TLS
+	// already (one with a ConnectionState method: a *tls.Conn of a
+	// tls.Listener, whose handshake is run first, or a wss:// WebSocket
+	// of the ws module) is taken as it is, its verified client
+	// certificate too.
 	TLSConfig *tls.Config
+	// ConnStart, when set, is called with each connection accepted (or
+	// given to ServeConn), on the goroutine that serves it, before
+	// anything is read from it or written: false refuses it, and it is
+	// closed at once. ConnEnd, when set, is called when a connection
+	// ConnStart took ends: with the error of its TLS handshake, or the
+	// one its Driver's Run returned (nil for a close both ends agreed
+	// on). They let a program bound, count or log the connections.
+	ConnStart func(nc net.Conn) bool
+	ConnEnd   func(nc net.Conn, err error)
 	// ErrorLog logs what the server gets past on its own: accept errors
 	// it retries (too many open files) and failed TLS handshakes. When
 	// nil, the log package's standard logger does, as for http.Server.
@@ -105,21 +118,63 @@ func (srv *Server) Serve(ln net.Listener) error {
 	}
 }
 
-func (srv *Server) serveConn(nc net.Conn) {
+// ServeConn serves the one connection nc, as Serve serves each it
+// accepts, on the caller's goroutine: it returns when the connection
+// has ended, with the error its Driver's Run returned (or its TLS
+// handshake's, or ErrServerClosed after Shutdown or Close, nc closed).
+// Shutdown and Close end it too.
+func (srv *Server) ServeConn(nc net.Conn) error {
+	srv.mu.Lock()
+	if srv.closed {
+		srv.mu.Unlock()
+		nc.Close()
+		return ErrServerClosed
+	}
+	srv.wg.Add(1)
+	srv.mu.Unlock()
+	return srv.serveConn(nc)
+}
+
+// handshakeTimeout bounds a TLS handshake before the AMQP one.
+const handshakeTimeout = 10 * time.Second
+
+func (srv *Server) serveConn(nc net.Conn) (err error) {
 	defer srv.wg.Done()
-	cfg := srv.Config
-	if srv.TLSConfig != nil && !cfg.TLSHeader {
-		tc := tls.Server(nc, srv.TLSConfig)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			srv.logf("driver: TLS handshake from %v: %v", nc.RemoteAddr(), err)
+	if srv.ConnStart != nil {
+		if !srv.ConnStart(nc) {
 			nc.Close()
-			return
+			return nil
 		}
-		cfg.PeerCertificates = VerifiedPeer(tc.ConnectionState())
-		nc = tc
+		if srv.ConnEnd != nil {
+			defer func() { srv.ConnEnd(nc, err) }()
+		}
+	}
+	cfg := srv.Config
+	if srv.TLSConfig != nil {
+		tlsConn, already := nc.(interface{ ConnectionState() tls.ConnectionState })
+		var handshake func(context.Context) error
+		switch {
+		case already:
+			if h, ok := nc.(interface{ HandshakeContext(context.Context) error }); ok {
+				handshake = h.HandshakeContext
+			}
+		case !cfg.TLSHeader:
+			tc := tls.Server(nc, srv.TLSConfig)
+			tlsConn, handshake, nc = tc, tc.HandshakeContext, tc
+		}
+		if handshake != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
+			err = handshake(ctx)
+			cancel()
+			if err != nil {
+				srv.logf("driver: TLS handshake from %v: %q", nc.RemoteAddr(), err) // %q: the text may be the peer's
+				nc.Close()
+				return err
+			}
+		}
+		if tlsConn != nil {
+			cfg.PeerCertificates = VerifiedPeer(tlsConn.ConnectionState())
+		}
 	}
 	d := NewDriver(nc, engine.NewServer(cfg, srv.Handler))
 	d.TLSConfig = srv.TLSConfig
@@ -127,14 +182,18 @@ func (srv *Server) serveConn(nc net.Conn) {
 	if srv.closed {
 		srv.mu.Unlock()
 		nc.Close()
-		return
+		return ErrServerClosed
+	}
+	if srv.drivers == nil {
+		srv.drivers = make(map[*Driver]struct{})
 	}
 	srv.drivers[d] = struct{}{}
 	srv.mu.Unlock()
-	d.Run(context.Background())
+	err = d.Run(context.Background())
 	srv.mu.Lock()
 	delete(srv.drivers, d)
 	srv.mu.Unlock()
+	return err
 }
 
 // Shutdown stops accepting, closes every connection (close with

@@ -97,3 +97,63 @@ func TestServeAcceptErrorPasses(t *testing.T) {
 		t.Fatalf("Serve after Close: %v", err)
 	}
 }
+
+// ConnStart may refuse a connection (closed at once, no AMQP on it);
+// ConnEnd is told of the end of each one it took. ServeConn serves one
+// connection on the caller's goroutine, through the same hooks.
+func TestServerConnHooks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := &idHandler{ids: make(chan string, 2)}
+	var mu sync.Mutex
+	started, ended := 0, 0
+	srv := &Server{Handler: opened}
+	srv.ConnStart = func(net.Conn) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		started++
+		return started != 1 // the first is refused
+	}
+	endedc := make(chan struct{}, 2)
+	srv.ConnEnd = func(net.Conn, error) {
+		mu.Lock()
+		ended++
+		mu.Unlock()
+		endedc <- struct{}{}
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	if d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, nil); err == nil {
+		if err := d.Wait(); err == nil {
+			t.Fatal("a refused connection ended cleanly")
+		}
+	}
+	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-opened.ids
+	d.Close()
+	d.Wait()
+	<-endedc
+
+	cli, nc := net.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeConn(nc) }()
+	d = NewDriver(cli, engine.NewClient(engine.Config{}, engine.NopHandler{}))
+	go d.Run(context.Background())
+	<-opened.ids
+	d.Close()
+	d.Wait()
+	if err := <-served; err == nil || !strings.Contains(err.Error(), "amqp:connection:forced") {
+		t.Fatalf("ServeConn: %v, want the peer's close", err)
+	}
+	<-endedc
+	mu.Lock()
+	defer mu.Unlock()
+	if started != 3 || ended != 2 {
+		t.Fatalf("%d started, %d ended; want 3, 2", started, ended)
+	}
+}

@@ -141,7 +141,7 @@ func waitEnded(t *testing.T, d *Driver, bound time.Duration, what string) {
 	}
 }
 
-// The measured bug of issue 27: a server with an idle time-out sends 60 kB
+// A bug once measured: a server with an idle time-out sends 60 kB
 // messages to a receiver that granted credit 1000 and then neither reads
 // nor sends. The server's writes block; it must still close the peer at
 // its idle time-out (resource-limit-exceeded) and end its Driver.

@@ -43,7 +43,11 @@ func (l *Link) answerHook(a *frame.Attach) *Error {
 	if v, ok := a.Target.Get(); ok {
 		tgt = &v
 	}
-	if e := an.AnswerAttach(l, src, tgt); e != nil {
+	l.answering = true
+	e := an.AnswerAttach(l, src, tgt)
+	l.answering = false
+	if e != nil {
+		l.deferred = false
 		return e
 	}
 	if src != nil {
@@ -51,6 +55,56 @@ func (l *Link) answerHook(a *frame.Attach) *Error {
 	}
 	if tgt != nil {
 		a.Target = frame.Some(*tgt)
+	}
+	return nil
+}
+
+// AnswerLater holds the engine's answer to the peer's attach: called
+// from Answerer.AnswerAttach (ErrState at any other time), it makes the
+// engine write nothing for the link and report nothing of it (no
+// OnLinkAttach, no OnFlow) until the handler calls Answer, on the
+// connection's goroutine (in another event, or a driver.Waker's run) —
+// so that an answer that waits on something outside the connection,
+// such as a broker's durable link still held by another connection,
+// does not hold up the connection's other work. The answer carries the
+// source and target AnswerAttach left: byte slices it set in them must
+// stay valid until Answer. Meanwhile the peer's flow is taken (its
+// credit is the link's when it is reported, with an OnFlow after
+// OnLinkAttach), and the peer's detach, or a fault of the peer on the
+// link, answers it at once as refused (the link is never reported, and
+// Answer returns ErrState); so does the end of its session.
+func (l *Link) AnswerLater() error {
+	if !l.answering {
+		return ErrState
+	}
+	l.deferred = true
+	return nil
+}
+
+// Answer writes the answer AnswerLater held: with refuse nil the attach
+// (Recoverer.Recover is asked for its unsettled map now), then
+// OnLinkAttach, and OnFlow when the peer granted credit meanwhile; else
+// a refusal (an attach with no terminus at this end, then the detach
+// with refuse), the link never reported. It returns ErrState for a link
+// whose answer is not held, or that went meanwhile.
+func (l *Link) Answer(refuse *Error) error {
+	if !l.deferred || l.st.local != unset || l.st.remote != active || !l.s.usable() {
+		return ErrState
+	}
+	l.deferred = false
+	a := l.pending
+	l.pending = nil
+	if refuse != nil {
+		l.refuse(a, refuse)
+		return nil
+	}
+	l.hidden = false
+	l.recoverAnswer(a) // recover.go: the unsettled map of the answer
+	l.writeAttach(a.Source, a.Target)
+	l.attachDone()
+	if l.sender && l.attached() && (l.credit > 0 || l.drain) {
+		l.s.h().OnFlow(l) // the credit the peer granted before the answer
+		l.drained(false)
 	}
 	return nil
 }

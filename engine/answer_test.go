@@ -72,3 +72,75 @@ func TestAnswerer(t *testing.T) {
 	}
 	assert.Equal(t, 2, attaches, srv.log)
 }
+
+// later is a server Handler that holds its answer to every attach whose
+// link name starts with "later" (AnswerLater), keeping the links.
+type later struct {
+	recorder
+	held map[string]*Link
+}
+
+func (h *later) AnswerAttach(l *Link, src *frame.Source, tgt *frame.Target) *Error {
+	if len(l.Name()) >= 5 && string(l.Name()[:5]) == "later" {
+		if err := l.AnswerLater(); err != nil {
+			return NewError(frame.CondInternalError, err.Error())
+		}
+		h.held[string(l.Name())] = l
+	}
+	return nil
+}
+
+// TestAnswerLater: an answer the Answerer holds (AnswerLater) is written
+// when it calls Answer, not before: the client's links wait, the server's
+// handler hears nothing of them; then the attach and OnLinkAttach, with
+// the credit the client granted meanwhile reported by an OnFlow; a
+// refusal through Answer is never reported; a link the client detaches
+// first is answered at once as refused, and Answer on it is ErrState.
+func TestAnswerLater(t *testing.T) {
+	srv := &later{held: map[string]*Link{}}
+	cli := &recorder{}
+	var recv, snd, gone *Link
+	cli.onOpen = func(c *Conn) {
+		s, err := c.Begin()
+		require.NoError(t, err)
+		recv, err = s.AttachReceiver(LinkOptions{Name: "later-r", Address: "q"})
+		require.NoError(t, err)
+		require.NoError(t, recv.Flow(5)) // before the answer
+		snd, err = s.AttachSender(LinkOptions{Name: "later-s", Address: "q"})
+		require.NoError(t, err)
+		gone, err = s.AttachSender(LinkOptions{Name: "later-gone", Address: "q"})
+		require.NoError(t, err)
+	}
+	p := newPipe(t, Config{}, Config{}, cli, srv)
+	p.run()
+	require.Len(t, srv.held, 3)
+	for _, e := range append(srv.log, cli.log...) {
+		assert.NotContains(t, e, "attach", "an attach reported before the answer")
+	}
+	assert.Equal(t, ErrState, srv.held["later-r"].Detach(nil), "a held link is not the handler's to act on yet")
+
+	require.NoError(t, gone.Detach(nil))
+	p.run()
+	assert.Contains(t, cli.log, "detach later-gone <nil>")
+	assert.Equal(t, ErrState, srv.held["later-gone"].Answer(nil))
+
+	require.NoError(t, srv.held["later-r"].Answer(nil))
+	require.NoError(t, srv.held["later-s"].Answer(NewError(frame.CondNotFound, "no node q")))
+	p.run()
+	assert.Equal(t, ErrState, srv.held["later-r"].Answer(nil), "answered once")
+	assert.Equal(t, []string{"attach later-r sender=true", "flow later-r credit=5"}, srv.log[len(srv.log)-2:])
+	for _, e := range srv.log {
+		assert.NotContains(t, e, "later-s", "the refused link was reported")
+		assert.NotContains(t, e, "later-gone", "the link the peer detached first was reported")
+	}
+	assert.Contains(t, cli.log, "attach later-r sender=false")
+	require.NotNil(t, snd.Err())
+	assert.Equal(t, frame.CondNotFound, snd.Err().Condition)
+	assert.False(t, snd.RemoteAttach().Target.Present(), "the refusal's answer has a target")
+
+	var l *Link
+	for _, x := range srv.held {
+		l = x
+	}
+	assert.Equal(t, ErrState, l.AnswerLater(), "outside AnswerAttach")
+}

@@ -85,7 +85,10 @@
 //     after it returns. Before the engine answers a peer's attach, a
 //     Handler that implements [Answerer] decides the answer's terminus
 //     (a dynamic node's address, an expiry policy) or refuses the link,
-//     and one that implements [Recoverer] gives its unsettled map.
+//     or holds the answer (Link.AnswerLater) until it calls Link.Answer:
+//     OnLinkAttach then comes from Answer, followed by an OnFlow when the
+//     peer granted credit meanwhile. One that implements [Recoverer]
+//     gives the answer's unsettled map.
 //   - Then, for an attached link, in the order of the frames: OnFlow
 //     (peer's flow), OnDelivery (each delivery once its last transfer
 //     has arrived, in order of arrival on the connection), OnDisposition

@@ -95,15 +95,21 @@ type Link struct {
 
 	st           endpoint // attach and detach, sent and received; over once unmapped
 	remoteClosed bool     // the peer's detach had closed set
-	hidden       bool     // refused by the engine: the application never sees it
+	hidden       bool     // refused by the engine: the application never sees it (or not yet: deferred)
 	reported     bool     // OnLinkDetach has run (or would have, for a hidden link): over for the application
 	held         int      // bytes the connection's budget counts for it
 	err          *Error
 
 	attach    frame.Attach // the peer's, parsed from attachBuf
 	attachBuf []byte
-	src       frame.Source // the peer's attach's, or zero
-	tgt       frame.Target
+	// The answer to the peer's attach, held (answer.go): answering while
+	// the Answerer runs, deferred once it has called AnswerLater, pending
+	// the answer's attach until Answer (a pointer: rare, and a Link's
+	// size is every link's).
+	answering, deferred bool
+	pending             *frame.Attach
+	src                 frame.Source // the peer's attach's, or zero
+	tgt                 frame.Target
 
 	sndMode frame.SenderSettleMode
 	rcvMode frame.ReceiverSettleMode
@@ -446,6 +452,10 @@ func (l *Link) writeDetach(close bool, e *Error) {
 // stays mapped until the answer, so that the link's frames meanwhile are
 // ignored, but the application has heard.
 func (l *Link) fail(cond frame.Condition, desc string) {
+	if l.deferred { // a fault of the peer before the handler answered: refused now
+		l.Answer(NewError(cond, desc))
+		return
+	}
 	if l.st.local != active {
 		return
 	}
@@ -519,7 +529,7 @@ func (l *Link) report() {
 
 // onFlow handles the link part of a flow (part 2 §2.6.7).
 func (l *Link) onFlow(f *frame.Flow) {
-	if l.st.local != active {
+	if l.st.local != active && !l.deferred {
 		return
 	}
 	c := l.s.c

@@ -622,34 +622,52 @@ func (s *Session) onAttach(body []byte) error {
 	if answer && refuse == nil && !l.hidden {
 		refuse = l.answerHook(&a) // answer.go: the handler's say in the answer
 		l.hidden = refuse != nil
+		if refuse == nil && l.deferred {
+			// answer.go: the handler answers later (Link.Answer); the
+			// application hears nothing of the link until then.
+			held := a // a copy: only a deferred answer's escapes
+			l.hidden, l.pending = true, &held
+			return nil
+		}
 	}
 	if refuse != nil {
-		// A refusal is an attach with no terminus at this end, then the
-		// detach (part 2 §2.6.3).
-		l.mine = attachFields{}
-		if l.sender {
-			l.writeAttach(frame.Opt[frame.Source]{}, a.Target)
-		} else {
-			l.writeAttach(a.Source, frame.Opt[frame.Target]{})
-		}
-		l.err = refuse
-		l.writeDetach(true, refuse)
+		l.refuse(&a, refuse)
 		return nil
 	}
 	if answer {
 		l.recoverAnswer(&a) // recover.go: the unsettled map of the answer
 		l.writeAttach(a.Source, a.Target)
 	}
+	l.attachDone()
+	return nil
+}
+
+// refuse answers the peer's attach a with a refusal: an attach with no
+// terminus at this end, then the detach with e (part 2 §2.6.3). The
+// link is never reported.
+func (l *Link) refuse(a *frame.Attach, e *Error) {
+	l.mine = attachFields{}
+	if l.sender {
+		l.writeAttach(frame.Opt[frame.Source]{}, a.Target)
+	} else {
+		l.writeAttach(a.Source, frame.Opt[frame.Target]{})
+	}
+	l.err = e
+	l.writeDetach(true, e)
+}
+
+// attachDone reports a link attached at both ends (OnLinkAttach) and
+// grants a receiver its automatic credit.
+func (l *Link) attachDone() {
 	if l.st.local != active {
-		return nil // detached before the answer came: only the detach exchange is left
+		return // detached before the answer came: only the detach exchange is left
 	}
 	if !l.hidden {
-		s.h().OnLinkAttach(l)
+		l.s.h().OnLinkAttach(l)
 	}
 	if !l.sender && l.attached() && l.autoCredit > 0 && l.credit == 0 {
 		l.Flow(l.autoCredit)
 	}
-	return nil
 }
 
 // linkName keys a connection's links by name and this end's role
@@ -693,6 +711,18 @@ func (s *Session) onDetach(body []byte) error {
 	}
 	l.remoteClosed = d.Closed
 	rerr := remoteError(d.Has(frame.DetachError), d.Error)
+	if l.deferred {
+		// Detached before the handler answered (answer.go): the answer
+		// is written now, a refusal's attach, to answer the detach.
+		l.deferred = false
+		l.mine = attachFields{}
+		if l.sender {
+			l.writeAttach(frame.Opt[frame.Source]{}, l.pending.Target)
+		} else {
+			l.writeAttach(l.pending.Source, frame.Opt[frame.Target]{})
+		}
+		l.pending = nil
+	}
 	if l.st.local == active {
 		l.writeDetach(d.Closed, nil)
 	}

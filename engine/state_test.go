@@ -158,6 +158,10 @@ var actions = []struct {
 	// only for the answer to a peer's attach (TestSetAnswerFieldsState):
 	// on a link this end attached, never
 	{"Link.SetAnswerFields", func(w *world) error { return w.rcv.SetAnswerFields(nil, nil, nil) }},
+	// the same for holding that answer and giving it later
+	// (TestAnswerLater): on a link this end attached, never
+	{"Link.AnswerLater", func(w *world) error { return w.rcv.AnswerLater() }},
+	{"Link.Answer", func(w *world) error { return w.snd.Answer(nil) }},
 	{"Link.Settle", func(w *world) error { return w.snd.Settle(0) }},
 	{"Link.Abort", func(w *world) error { return w.snd.Abort() }},
 	{"Session.AttachCoordinator", func(w *world) error { _, err := w.s.AttachCoordinator(LinkOptions{Name: "txn"}); return err }},
@@ -292,6 +296,8 @@ link attaching | Link.SetCreditor | ok flow
 link attaching | Link.Dispose | ok disposition
 link attaching | Link.DisposeTxn | ok disposition
 link attaching | Link.SetAnswerFields | ErrState
+link attaching | Link.AnswerLater | ErrState
+link attaching | Link.Answer | ErrState
 link attaching | Link.Settle | ok disposition
 link attaching | Link.Abort | ErrState
 link attaching | Session.AttachCoordinator | ok attach
@@ -318,6 +324,8 @@ link attached | Link.SetCreditor | ok flow
 link attached | Link.Dispose | ok disposition
 link attached | Link.DisposeTxn | ok disposition
 link attached | Link.SetAnswerFields | ErrState
+link attached | Link.AnswerLater | ErrState
+link attached | Link.Answer | ErrState
 link attached | Link.Settle | ok disposition
 link attached | Link.Abort | ErrState
 link attached | Session.AttachCoordinator | ok attach
@@ -344,6 +352,8 @@ link detaching | Link.SetCreditor | ErrState
 link detaching | Link.Dispose | ErrState
 link detaching | Link.DisposeTxn | ErrState
 link detaching | Link.SetAnswerFields | ErrState
+link detaching | Link.AnswerLater | ErrState
+link detaching | Link.Answer | ErrState
 link detaching | Link.Settle | ErrState
 link detaching | Link.Abort | ErrState
 link detaching | Session.AttachCoordinator | ok attach
@@ -370,6 +380,8 @@ link detached | Link.SetCreditor | ErrState
 link detached | Link.Dispose | ErrState
 link detached | Link.DisposeTxn | ErrState
 link detached | Link.SetAnswerFields | ErrState
+link detached | Link.AnswerLater | ErrState
+link detached | Link.Answer | ErrState
 link detached | Link.Settle | ErrState
 link detached | Link.Abort | ErrState
 link detached | Session.AttachCoordinator | ok attach
@@ -396,6 +408,8 @@ link detached by the peer | Link.SetCreditor | ErrState
 link detached by the peer | Link.Dispose | ErrState
 link detached by the peer | Link.DisposeTxn | ErrState
 link detached by the peer | Link.SetAnswerFields | ErrState
+link detached by the peer | Link.AnswerLater | ErrState
+link detached by the peer | Link.Answer | ErrState
 link detached by the peer | Link.Settle | ErrState
 link detached by the peer | Link.Abort | ErrState
 link detached by the peer | Session.AttachCoordinator | ok attach
@@ -422,6 +436,8 @@ link detached by the engine, peer silent | Link.SetCreditor | ErrState
 link detached by the engine, peer silent | Link.Dispose | ErrState
 link detached by the engine, peer silent | Link.DisposeTxn | ErrState
 link detached by the engine, peer silent | Link.SetAnswerFields | ErrState
+link detached by the engine, peer silent | Link.AnswerLater | ErrState
+link detached by the engine, peer silent | Link.Answer | ErrState
 link detached by the engine, peer silent | Link.Settle | ErrState
 link detached by the engine, peer silent | Link.Abort | ErrState
 link detached by the engine, peer silent | Session.AttachCoordinator | ok attach
@@ -448,6 +464,8 @@ session ending | Link.SetCreditor | ErrState
 session ending | Link.Dispose | ErrState
 session ending | Link.DisposeTxn | ErrState
 session ending | Link.SetAnswerFields | ErrState
+session ending | Link.AnswerLater | ErrState
+session ending | Link.Answer | ErrState
 session ending | Link.Settle | ErrState
 session ending | Link.Abort | ErrState
 session ending | Session.AttachCoordinator | ErrState
@@ -474,6 +492,8 @@ session ended | Link.SetCreditor | ErrState
 session ended | Link.Dispose | ErrState
 session ended | Link.DisposeTxn | ErrState
 session ended | Link.SetAnswerFields | ErrState
+session ended | Link.AnswerLater | ErrState
+session ended | Link.Answer | ErrState
 session ended | Link.Settle | ErrState
 session ended | Link.Abort | ErrState
 session ended | Session.AttachCoordinator | ErrState
@@ -500,6 +520,8 @@ session ended by the peer | Link.SetCreditor | ErrState
 session ended by the peer | Link.Dispose | ErrState
 session ended by the peer | Link.DisposeTxn | ErrState
 session ended by the peer | Link.SetAnswerFields | ErrState
+session ended by the peer | Link.AnswerLater | ErrState
+session ended by the peer | Link.Answer | ErrState
 session ended by the peer | Link.Settle | ErrState
 session ended by the peer | Link.Abort | ErrState
 session ended by the peer | Session.AttachCoordinator | ErrState
@@ -526,6 +548,8 @@ session ended by the engine, peer silent | Link.SetCreditor | ErrState
 session ended by the engine, peer silent | Link.Dispose | ErrState
 session ended by the engine, peer silent | Link.DisposeTxn | ErrState
 session ended by the engine, peer silent | Link.SetAnswerFields | ErrState
+session ended by the engine, peer silent | Link.AnswerLater | ErrState
+session ended by the engine, peer silent | Link.Answer | ErrState
 session ended by the engine, peer silent | Link.Settle | ErrState
 session ended by the engine, peer silent | Link.Abort | ErrState
 session ended by the engine, peer silent | Session.AttachCoordinator | ErrState
@@ -552,6 +576,8 @@ conn closing | Link.SetCreditor | ErrState
 conn closing | Link.Dispose | ErrState
 conn closing | Link.DisposeTxn | ErrState
 conn closing | Link.SetAnswerFields | ErrState
+conn closing | Link.AnswerLater | ErrState
+conn closing | Link.Answer | ErrState
 conn closing | Link.Settle | ErrState
 conn closing | Link.Abort | ErrState
 conn closing | Session.AttachCoordinator | ErrState
@@ -578,6 +604,8 @@ conn closed | Link.SetCreditor | ErrState
 conn closed | Link.Dispose | ErrState
 conn closed | Link.DisposeTxn | ErrState
 conn closed | Link.SetAnswerFields | ErrState
+conn closed | Link.AnswerLater | ErrState
+conn closed | Link.Answer | ErrState
 conn closed | Link.Settle | ErrState
 conn closed | Link.Abort | ErrState
 conn closed | Session.AttachCoordinator | ErrState
@@ -604,6 +632,8 @@ conn lost | Link.SetCreditor | ErrState
 conn lost | Link.Dispose | ErrState
 conn lost | Link.DisposeTxn | ErrState
 conn lost | Link.SetAnswerFields | ErrState
+conn lost | Link.AnswerLater | ErrState
+conn lost | Link.Answer | ErrState
 conn lost | Link.Settle | ErrState
 conn lost | Link.Abort | ErrState
 conn lost | Session.AttachCoordinator | ErrState

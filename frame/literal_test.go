@@ -171,7 +171,7 @@ func literalValue(t *testing.T, typ reflect.Type, f specField, which string) (v 
 	return o, true
 }
 
-// TestAppendLiteral is issue 19's table: for every field of every
+// TestAppendLiteral: for every field of every
 // performative, SASL frame, source, target, error and delivery state, a
 // struct literal with that field at its zero value, at the spec's
 // default, and at another value (the mandatory fields zero). The bytes

@@ -15,7 +15,7 @@ import (
 // gives each prefix to the Parse function as a frame body: a body is a
 // whole frame's, so no prefix is a cut (io.ErrUnexpectedEOF, "wait for
 // more") but a fault wrapping amqpsax.ErrMalformed (the empty body:
-// ErrPerformative), at an offset inside the prefix (issue 19: Proton's
+// ErrPerformative), at an offset inside the prefix (Proton's
 // OSS-Fuzz corpora held 1,134 complete frames reported as cut).
 func TestParseCuts(t *testing.T) {
 	for _, e := range loadPerformatives(t) {

@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestEngineSink is issue 20's first paragraph: the smallest server a
+// TestEngineSink: the smallest server a
 // go-amqp v1.7.0 sender can deliver to, examples/sink (under 40 lines on
 // package engine: credit, accept, settle, and detach, end and close
 // answered by the engine). go-amqp sends 1,000 messages, each Send

@@ -22,7 +22,7 @@ import (
 	"github.com/amqpsax/amqpsax/frame"
 )
 
-// BenchmarkSpy measures what watching costs (issue 23): go-amqp sending
+// BenchmarkSpy measures what watching costs: go-amqp sending
 // to a server directly, through a do-nothing TCP proxy (io.Copy both
 // ways, a process of its own) and through amqpspy printing every frame to
 // a file, in the same run, the three interleaved round after round:
@@ -37,7 +37,7 @@ import (
 // The server is the RabbitMQ at AMQPSAX_BROKER when that is set (.ci/broker
 // start), else sink, a minimal AMQP receiver in this process. It reports
 // (b.ReportMetric) nop-msgs/s, spy-msgs/s (medians of the rounds),
-// spy/nop-% (the median of each round's ratio; issue 23 wants at least
+// spy/nop-% (the median of each round's ratio; it should be at least
 // 90), the median round trips direct-rtt-µs, nop-added-µs, spy-added-µs
 // (of all rounds' round trips), spy/nop-added (the median of each round's
 // ratio of the time added; at most 1.5) and spy/nop-added-pooled, and

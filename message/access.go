@@ -434,6 +434,16 @@ func LookupKey(sec []byte, key Key) (stream.Value, error) {
 	if sec == nil {
 		return stream.Value{}, nil
 	}
+	if !key.isUlong {
+		if v, ok := lookupFast(sec, key.name); ok {
+			return v, nil
+		}
+	}
+	return lookupCursor(sec, key)
+}
+
+// lookupCursor is LookupKey with the cursor, for any section.
+func lookupCursor(sec []byte, key Key) (stream.Value, error) {
 	var c stream.Cursor
 	if err := open(&c, sec, rNone, amqpsax.KindMap); err != nil {
 		return stream.Value{}, relabel(err, rankOfMap(sec))

@@ -4,6 +4,7 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/internal/protocol/composite"
 	"github.com/amqpsax/amqpsax/internal/wire"
+	"github.com/amqpsax/amqpsax/stream"
 )
 
 // ParseHeader, ParseProperties and Decode read the header and properties
@@ -154,6 +155,69 @@ func (f *fieldReader) nextSlow() bool {
 // wrong is the error of a field of the wrong type.
 func (f *fieldReader) wrong() error {
 	return wrongField(f.r, f.off, f.code())
+}
+
+// lookupFast is LookupKey for a string or symbol key in a map section
+// whose entries, up to the one it finds (all of them when none
+// matches), take fieldReader's fast path: keys and values of plain
+// fixed-width codes and of 8-bit binaries, strings and symbols, as
+// nearly every application property and annotation is. It reads them
+// with the wire primitives, a fifth of the cursor's work. ok is false
+// for anything else (another code, a size that does not add up, any
+// fault): LookupKey then reads the section with the cursor, so that
+// what it returns, errors included, is always the cursor's.
+func lookupFast(sec []byte, key string) (v stream.Value, ok bool) {
+	if len(sec) < 2 || sec[0] != byte(amqpsax.CodeDescribed) {
+		return v, false
+	}
+	_, _, n, dok := wire.Descriptor(sec[1:])
+	vp := 1 + n
+	if !dok || vp >= len(sec) {
+		return v, false
+	}
+	c := amqpsax.Code(sec[vp])
+	if wire.Table[c].Kind() != amqpsax.KindMap {
+		return v, false
+	}
+	h, size, count := wire.Body(c, sec[vp+1:])
+	if h < 0 || count&1 != 0 {
+		return v, false
+	}
+	p, end := vp+1+h, vp+1+h+size
+	for ; count > 0; count -= 2 {
+		kps, kq := stepField(sec, p, end)
+		if kq < 0 {
+			return v, false
+		}
+		vq := kq
+		if _, vq = stepField(sec, kq, end); vq < 0 {
+			return v, false
+		}
+		k := wire.Table[sec[p]].Kind()
+		if (k == amqpsax.KindString || k == amqpsax.KindSymbol) && string(sec[kps:kq]) == key {
+			v, err := stream.ParseValue(sec[kq:vq])
+			return v, err == nil
+		}
+		p = vq
+	}
+	return v, p == end
+}
+
+// stepField steps over the value at sec[p:end] as fieldReader.next's
+// fast path does: its payload's offset and its end, or q < 0 for a
+// value that path leaves to the slow one (or that does not fit).
+func stepField(sec []byte, p, end int) (ps, q int) {
+	if p >= end {
+		return 0, -1
+	}
+	ps, q = p+1, p+int(fieldStep[sec[p]])
+	if q == p+stepVar8 && p+1 < end {
+		ps, q = p+2, p+2+int(sec[p+1])
+	}
+	if q <= p || q > end {
+		return 0, -1
+	}
+	return ps, q
 }
 
 // parseHeader is ParseHeader for a section Scan found.

@@ -55,6 +55,7 @@ func FuzzScan(f *testing.F) {
 		for _, sec := range [][]byte{s.DeliveryAnnotations, s.MessageAnnotations, s.ApplicationProperties, s.Footer} {
 			_, err := Lookup(sec, "k")
 			complete(err, sec)
+			checkLookupFast(t, sec, "k")
 			_, err = LookupKey(sec, UlongKey(7))
 			complete(err, sec)
 			_, err = AnyMap(sec)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -929,4 +930,77 @@ func TestBodyValues(t *testing.T) {
 			}
 		}
 	}))
+}
+
+// checkLookupFast holds lookupFast to the cursor's lookup on sec: when it
+// answers, the cursor finds the same value, or the same absence, without
+// an error.
+func checkLookupFast(t *testing.T, sec []byte, key string) (answered bool) {
+	t.Helper()
+	v, ok := lookupFast(sec, key)
+	if !ok {
+		return false
+	}
+	w, err := lookupCursor(sec, SymbolKey(key))
+	if err != nil || v.Kind() != w.Kind() || v.Code() != w.Code() || !bytes.Equal(v.Raw(), w.Raw()) {
+		t.Fatalf("section %x, key %q: fast %v %x, cursor %v %x (%v)", sec, key, v.Kind(), v.Raw(), w.Kind(), w.Raw(), err)
+	}
+	return true
+}
+
+// TestLookupFast: Lookup's fast path answers for maps of plain entries
+// (the first of two equal keys counts), as the cursor does, and leaves
+// to the cursor every section it does not read whole: a 32-bit string
+// key, an odd count, sizes that do not add up, a section that is not a
+// map. Cut at every byte, each answers as the cursor or not at all.
+func TestLookupFast(t *testing.T) {
+	ap := func(entries func([]byte) []byte, n int) []byte {
+		b := encode.AppendCodeSmallUlong(encode.AppendDescribed(nil), uint8(amqpsax.DescriptorApplicationProperties))
+		s := len(b)
+		b = encode.BeginMap(b)
+		b = entries(b)
+		return encode.EndMap(b, s, n)
+	}
+	plain := ap(func(b []byte) []byte {
+		b = encode.AppendString(encode.AppendString(b, "k"), "v")
+		b = encode.AppendSymbol(encode.AppendInt(b, 7), "x") // an int key: not a match
+		b = encode.AppendInt(encode.AppendSymbol(b, "to"), -3)
+		b = encode.AppendBool(encode.AppendString(b, "to"), true) // the second "to": the first counts
+		return encode.AppendNull(encode.AppendString(b, "n"))
+	}, 5)
+	for _, key := range []string{"k", "to", "n", "x", "absent", ""} {
+		require.True(t, checkLookupFast(t, plain, key), key)
+	}
+	require.Equal(t, byte(amqpsax.CodeMap8), plain[3])
+	require.Equal(t, byte(10), plain[5]) // its count
+	v, err := Lookup(plain, "to")
+	require.NoError(t, err)
+	assert.Equal(t, int64(-3), v.Int())
+
+	long := ap(func(b []byte) []byte {
+		b = append(b, 0xb1, 0, 0, 0, 2, 'k', '2') // str32 "k2"
+		return encode.AppendString(b, "v")
+	}, 1)
+	sym := mkSection(amqpsax.DescriptorApplicationProperties, true, strMap("k", "v"))
+	for _, tc := range []struct {
+		name, key string
+		sec       []byte
+		fast      bool
+	}{
+		{"symbolic descriptor", "k", sym, true},
+		{"str32 key", "k", long, false},
+		{"odd count", "k", func() []byte { b := slices.Clone(plain); b[5] = 9; return b }(), false},
+		{"size too small", "n", func() []byte { b := slices.Clone(plain); b[4]--; return b }(), false},
+		{"size too small, found before", "k", func() []byte { b := slices.Clone(plain); b[4]--; return b }(), true},
+		{"a list", "k", mkSection(amqpsax.DescriptorApplicationProperties, false, list()), false},
+		{"not described", "k", encode.AppendString(nil, "k"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.fast, checkLookupFast(t, tc.sec, tc.key))
+			for i := range tc.sec {
+				checkLookupFast(t, tc.sec[:i], tc.key)
+			}
+		})
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = Lookup(plain, "n") }))
 }

@@ -582,7 +582,7 @@ func TestLimitFlag(t *testing.T) {
 // offered- and desired-capabilities given as Python lists as a list of
 // symbols (doc/peers.md); the spec says a symbol or an array of symbols.
 // Deployed peers take it, and so does amqpdump: both directions of such a
-// connection print whole, and it exits 0 (issue 19; it exited 1).
+// connection print whole, and it exits 0 (it once exited 1).
 func TestProtonCapabilityLists(t *testing.T) {
 	for _, dir := range []string{"client", "server"} {
 		r := runTool(t, []string{"-frames", filepath.Join(corpus.Dir(), "conn-caps-"+dir+".bin")}, "")

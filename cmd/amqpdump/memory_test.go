@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 const asMain = "AMQPDUMP_TEST_AS_MAIN"
 
-// maxResident is what amqpdump may hold resident on any input (issue 23).
+// maxResident is what amqpdump may hold resident on any input.
 const maxResident = 64 << 20
 
 // TestResidentMemory: amqpdump reads a connection stream and a capture as

@@ -141,7 +141,7 @@ var Valid = []Case{
 	v("array8 null", "e0020340", "array:3:null null null null /array"),
 	v("array8 uint0", "e0020243", "array:2:uint uint:0 uint:0 /array"),
 	v("array8 ulong0", "e0020144", "array:1:ulong ulong:0 /array"),
-	// The amplification of issue 13: 255 values from 4 bytes, the most
+	// The most amplification: 255 values from 4 bytes, the most
 	// an array8 allows (AppendUints grows its slice once for them).
 	v("array8 255 uint0", "e002ff43", "array:255:uint"+strings.Repeat(" uint:0", 255)+" /array"),
 	v("array8 list0", "e0020245", "array:2:list list:0 /list list:0 /list /array"),
@@ -258,7 +258,7 @@ var Invalid = []Bad{
 	b("array overruns list, input goes on", "c00501"+"e003"+"0150"+"0102", amqpsax.ErrOverrun, 3),
 	b("uint overruns list in list, input goes on", "c00601"+"c00301"+"7000"+"000000", amqpsax.ErrOverrun, 6),
 
-	// The wire rule (issue 19): a size or count field that no bytes can
+	// The wire rule: a size or count field that no bytes can
 	// satisfy is malformed at once, though the input ends right after it;
 	// only a header that could still hold waits for more (a cut).
 	b("array8 size 1, input ends", "e001", amqpsax.ErrSizeMismatch, 0),

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCorpusSize: the corpus holds what issue 14 asks for: at least 1,000
+// TestCorpusSize: the corpus holds at least 1,000
 // frames and 300 messages, written by at least four client encoders, and
 // RabbitMQ's encoder on the server side.
 func TestCorpusSize(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The resource tests build the adversarial inputs of issue 13 (items 4
-// and 5) at two sizes and check that what printing them costs, counted
+// The resource tests build adversarial inputs (one delivery in many
+// transfers, deep and wide arrays) at two sizes and check that what printing them costs, counted
 // (bytes written, values visited, offsets looked up), grows at most
 // linearly: doubling the input may at most double it. Nothing is timed.
 
@@ -109,7 +109,7 @@ func oneDelivery(n int) []byte {
 	return b
 }
 
-// TestOneDeliveryManyTransfers: issue 13 item 4. With -o, each line of a
+// TestOneDeliveryManyTransfers: with -o, each line of a
 // message joined from n transfers finds its offset among n segments:
 // looked up from the start every time, that is quadratic.
 func TestOneDeliveryManyTransfers(t *testing.T) {
@@ -165,7 +165,7 @@ func zeroWidthArrays(k int) []byte {
 	return b
 }
 
-// TestZeroWidthArraysDeep: issue 13 item 5, zero-width arrays under 995
+// TestZeroWidthArraysDeep: zero-width arrays under 995
 // wrappers (13,060 bytes printed 525 MB: 255 lines an array, each
 // indented by 1,990 spaces).
 func TestZeroWidthArraysDeep(t *testing.T) {
@@ -183,7 +183,7 @@ func TestZeroWidthArraysDeep(t *testing.T) {
 	checkLinear(t, smallJSON, largeJSON)
 }
 
-// TestArraysOfNulls: issue 13 item 5, 400 KB of arrays of 255 nulls
+// TestArraysOfNulls: 400 KB of arrays of 255 nulls
 // (232 MB printed), the same array over and over, and arrays that differ
 // from their neighbours.
 func TestArraysOfNulls(t *testing.T) {
@@ -231,7 +231,7 @@ func TestLimit(t *testing.T) {
 	assert.Contains(t, err.Error(), "output limit of 1000 bytes reached at input offset ")
 }
 
-// longDescriptorArray is issue 13 item 1's input: an array of described
+// longDescriptorArray is a descriptor flood: an array of described
 // values whose descriptor is an l-byte sym32 and whose elements are
 // zero-width nulls, as many as the decoders accept (255 + 32 × size).
 func longDescriptorArray(l int) []byte {

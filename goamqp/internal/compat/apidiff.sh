@@ -11,6 +11,15 @@
 # program can name go-amqp's internal packages, so for programs those
 # are the same API; apidiff, which compares type identity, lists each.
 #
+# They cannot be given go-amqp's identities by declaring them in
+# goamqp/internal/encoding and internal/buffer: package amqp would have
+# to import those as github.com/Azure/go-amqp/internal/..., a path that
+# resolves to this module only under the replace line. Built as itself
+# (go test here, goamqp/internal/compat, which holds go-amqp and this
+# package in one program) that import is go-amqp's own internal package,
+# which Go refuses to a package outside go-amqp; and under its own module
+# path, goamqp/internal/encoding would not resolve under the replace line.
+#
 # Run from anywhere: bash goamqp/internal/compat/apidiff.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
