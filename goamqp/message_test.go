@@ -3,7 +3,9 @@ package amqp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,8 +115,24 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
-		if m.UnmarshalBinary(b) != nil {
+		err := m.UnmarshalBinary(b)
+		// Receive's decoding (storage allocated with the Message,
+		// binaries as views) reads what UnmarshalBinary reads.
+		st := new(received)
+		d := getDecoder()
+		d.st, d.views = st, true
+		rerr := st.m.unmarshal(d, b)
+		d.free()
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("UnmarshalBinary: %v; Receive's decoding: %v\n%x", err, rerr, b)
+		}
+		if err != nil {
 			return
+		}
+		// (A NaN is not DeepEqual to itself.)
+		if !reflect.DeepEqual(&st.m, &m) && !strings.Contains(fmt.Sprint(m.DeliveryAnnotations, m.Annotations, m.Properties,
+			m.ApplicationProperties, m.Value, m.Sequence, m.Footer), "NaN") {
+			t.Fatalf("Receive's decoding\n%+v\nUnmarshalBinary\n%+v\n%x", &st.m, &m, b)
 		}
 		b2, err := m.MarshalBinary()
 		if err != nil {
