@@ -494,8 +494,16 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 				default:
 				}
 			}
-			if kick {
+			switch {
+			case kick && more:
+				// Deliveries are queued: the credit goes out with
+				// the connection's next run, batched with the
+				// dispositions given meanwhile.
 				r.kick()
+			case kick:
+				// The next Receive waits for a delivery the credit
+				// lets the peer send: out now.
+				r.kickNow()
 			}
 			return nil
 		}
@@ -613,7 +621,7 @@ func (r *Receiver) IssueCredit(n uint32) error {
 	}
 	r.issue += n
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	return nil
 }
 
@@ -636,7 +644,7 @@ func (r *Receiver) DrainCredit(ctx context.Context) error {
 	ch := r.drained
 	r.drainReq = true
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case <-ch:
 		return nil
@@ -671,6 +679,9 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	}
 	r.disp = append(r.disp, dr)
 	if r.settling == nil {
+		// Nothing to wait for: queued, so that the dispositions of a
+		// stream of deliveries go out together (one frame for a range,
+		// one write), not one write each.
 		r.mu.Unlock()
 		r.kick()
 		return nil
@@ -678,7 +689,7 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	settled := make(chan error, 1)
 	r.settling[dr.id] = settled
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case err := <-settled:
 		return err

@@ -464,7 +464,7 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	snd.queue = append(snd.queue, r)
 	snd.mu.Unlock()
-	snd.kick()
+	snd.kickNow() // no lock held
 	return p, nil
 }
 
