@@ -44,9 +44,15 @@ const (
 	// CloseWait bounds the whole of it.
 	linger = time.Second
 	// leadFor bounds how long ReadUntil holds the read side for a
-	// caller: a fast answer is what it is for; a slow one is left to the
-	// reader goroutine (and ctx's end is seen within it).
+	// caller (Driver.leadFor; tests change it): a fast answer is what it
+	// is for; a slow one is left to the reader goroutine, and ctx's end
+	// is seen within it.
 	leadFor = 2 * time.Millisecond
+	// restFor is how long the read side rests, given back by a caller
+	// that has its answer (ReadUntil), before the reader reads again:
+	// a caller that makes its next request meanwhile takes it as it is.
+	// Input that comes meanwhile waits at most that long.
+	restFor = 100 * time.Microsecond
 	// shutdownGrace is how long, after Close or the end of Run's ctx, the
 	// peer has to answer the close before the network connection is
 	// closed.
@@ -88,8 +94,17 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // any other net.Conn (TLS, a pipe, a WebSocket) the writer writes it
 // all. So a request on an idle connection is written by the goroutine
 // that made it, and its answer runs the engine on the reader goroutine
-// that read it: the one hand-off between goroutines beyond the network's
-// wake-ups is the reader's to a caller that waits for the answer.
+// that read it, which then wakes the caller that waits for the answer.
+//
+// A caller that waits for the answer can read it itself
+// ([Driver.ReadUntil]), over a TCP or Unix socket: the reader goroutine
+// lends it the read side (its Read is interrupted by a read deadline in
+// the past), the caller reads and feeds the Conn until its answer is in,
+// then gives the read side back. It rests then for 100 µs before the
+// reader reads again, and a caller that makes its next request meanwhile
+// takes it as it is. So a blocking caller's round trips on an idle
+// connection are made on its own goroutine, woken by the network as a
+// bare TCP ping-pong is: no hand-off between goroutines.
 //
 // # Deadlines
 //
@@ -204,6 +219,8 @@ type Driver struct {
 	returned bool          // handed back (leadBuf with it), the reader not yet reading
 	back     chan struct{} // 1-buffered: the reader looks at free
 	leadWait *time.Timer   // bounds a caller's wait for lead (one at a time)
+	leadFor  time.Duration // leadFor, set by NewDriver
+	rest     *time.Timer   // wakes the reader when the read side has rested restFor
 	// For tests (hops_test.go): the hand-offs between goroutines the
 	// Driver made. Under emu.
 	stats hops
@@ -246,6 +263,9 @@ func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 		lead: make(chan struct{}, 1), back: make(chan struct{}, 1), leadWait: time.NewTimer(time.Hour),
 		shutErr: engine.NewError(frame.CondConnectionForced, "shutdown")}
 	d.leadWait.Stop()
+	d.rest = time.NewTimer(time.Hour)
+	d.rest.Stop()
+	d.leadFor = leadFor
 	c.SetDriver(d)
 	return d
 }
@@ -942,6 +962,7 @@ func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
 	for {
 		select {
 		case <-d.back:
+		case <-d.rest.C:
 		case <-d.done:
 			return nil, true
 		}

@@ -22,7 +22,11 @@ var aLongTimeAgo = time.Unix(1, 0)
 // deadline in the past), reads the network connection on the calling
 // goroutine and feeds the Conn there, holding it as the reader does,
 // until done reports true, ctx ends, or 2 ms have passed; then it hands
-// the read side back. It reports done().
+// the read side back. It reports done(). Given back with the answer in,
+// the read side rests for 100 µs before the reader reads again: a
+// caller's next ReadUntil meanwhile takes it as it is, with no Read to
+// interrupt and no goroutine to wake. Input that comes while it rests
+// waits that long at most.
 //
 // So the answer of a fast round trip wakes the caller from the network
 // directly, without the reader goroutine's hand-off to it. A slow
@@ -37,21 +41,28 @@ var aLongTimeAgo = time.Unix(1, 0)
 // usual done looks whether an event has handed the caller its answer
 // (a value in a buffered channel). Events and functions of this Conn
 // run on the calling goroutine: DoNow's rule of use is ReadUntil's. It
-// allocates nothing.
+// allocates nothing itself; a Read it interrupts returns package net's
+// error value (one allocation), which a run of requests, each taking
+// the read side as it rests, does not pay.
 func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 	if done() {
 		return true
+	}
+	ctxDone := ctx.Done()
+	select {
+	case <-ctxDone:
+		return done()
+	default:
 	}
 	d.emu.Lock()
 	if d.raw == nil || !d.inline() || !d.reading || d.handed > 0 || d.leadWant || d.leading || !d.c.WantRead() {
 		d.emu.Unlock()
 		return done()
 	}
-	end := time.Now().Add(leadFor)
+	end := time.Now().Add(d.leadFor)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
 		end = dl
 	}
-	ctxDone := ctx.Done()
 	var buf []byte
 	if d.returned {
 		// Handed back by the last caller, the reader not yet reading
@@ -59,12 +70,13 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		d.returned, d.leading = false, true
 		buf, d.leadBuf = d.leadBuf, nil
 		d.stats.retaken++
+		d.rest.Stop() // a wake-up of the reader to come finds it taken
 	} else {
 		d.leadWant = true
 		d.nc.SetReadDeadline(aLongTimeAgo) // the reader's Read returns: see reader
 		d.emu.Unlock()
 		t := d.leadWait
-		t.Reset(leadFor)
+		t.Reset(d.leadFor)
 		select {
 		case <-d.lead:
 			t.Stop()
@@ -86,7 +98,7 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 	}
 	if buf == nil || !d.live || done() {
 		d.emu.Unlock()
-		d.giveBack(buf)
+		d.giveBack(buf, buf != nil)
 		return done()
 	}
 	d.nc.SetReadDeadline(end) // with the Conn held: after any interrupt (see turn)
@@ -130,11 +142,12 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 			}
 		}
 		if done() {
-			break
+			d.giveBack(buf, true)
+			return true
 		}
 		select {
 		case <-ctxDone:
-			d.giveBack(buf)
+			d.giveBack(buf, false)
 			return done()
 		default:
 		}
@@ -153,7 +166,7 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 			d.emu.Unlock()
 		}
 	}
-	d.giveBack(buf)
+	d.giveBack(buf, false)
 	return done()
 }
 
@@ -172,19 +185,27 @@ func (d *Driver) unlend() {
 	buf := d.leadBuf
 	d.leadBuf = nil
 	d.emu.Unlock()
-	d.giveBack(buf)
+	d.giveBack(buf, false)
 }
 
 // giveBack hands the read side back to the reader goroutine, with buf
-// (nil: it takes a free one): it is free until the reader reads again,
-// and a caller may take it meanwhile without interrupting a Read.
-func (d *Driver) giveBack(buf []byte) {
+// (nil: it takes a free one). Until the reader reads again it rests,
+// and a caller may take it as it is (ReadUntil), with no Read to
+// interrupt: the reader is woken at once, or, with rest, after
+// restFor, so that the caller's next request, made at once, takes it
+// without waking the reader at all.
+func (d *Driver) giveBack(buf []byte, rest bool) {
 	d.emu.Lock()
 	d.leading, d.leaderIn = false, false
 	d.returned, d.leadBuf = true, buf
+	if rest {
+		d.rest.Reset(restFor)
+		d.emu.Unlock()
+		return
+	}
 	d.emu.Unlock()
 	select {
 	case d.back <- struct{}{}:
-	default: // the reader has a wake-up to come: it looks at free then
+	default: // the reader has a wake-up to come: it looks then
 	}
 }

@@ -1,0 +1,247 @@
+package driver
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/amqpsax/amqpsax/engine"
+	"github.com/amqpsax/amqpsax/frame"
+)
+
+// These tests hold ReadUntil to its contract by synchronisation: the
+// server answers only once the client's caller holds the read side (or
+// has given it up), so which goroutine reads the answer is known.
+
+// gate is a server handler that holds every delivery unsettled until the
+// test accepts it (accept, with the Conn held).
+type gate struct {
+	engine.NopHandler
+	drv  chan *Driver
+	ids  chan uint32 // deliveries arrived
+	link *engine.Link
+}
+
+func (h *gate) OnConnectionOpen(c *engine.Conn) { h.drv <- Of(c) }
+
+func (h *gate) OnDelivery(l *engine.Link, d engine.Delivery) {
+	h.link = l
+	h.ids <- d.DeliveryID
+}
+
+// accept has srv accept and settle delivery id.
+func (h *gate) accept(t *testing.T, srv *Driver, id uint32) {
+	t.Helper()
+	if !srv.Do(func(*engine.Conn) {
+		if err := h.link.Dispose(id, frame.DeliveryState{Type: frame.StateAccepted}, true); err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.Fatal("the server's Driver has ended")
+	}
+}
+
+// gatedPair dials a client with h to a server that holds deliveries
+// until the test accepts them, and returns both Drivers once h's link
+// has credit.
+func gatedPair(t *testing.T, h *oneSender) (cli, srv *Driver, g *gate) {
+	t.Helper()
+	g = &gate{drv: make(chan *Driver, 1), ids: make(chan uint32, 64)}
+	addr := serve(t, &Server{Config: engine.Config{Credit: 100_000, Window: 100_000}, Handler: g})
+	cli, err := Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cli.Close()
+		cli.Wait()
+	})
+	select {
+	case <-h.ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sender got no credit")
+	}
+	return cli, <-g.drv, g
+}
+
+// waitLeading waits until a caller holds d's read side (or, with want
+// false, until none does).
+func waitLeading(t *testing.T, d *Driver, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		d.emu.Lock()
+		leading := d.leading
+		d.emu.Unlock()
+		if leading == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("read side held by a caller: %v for 20 s", leading)
+		}
+		runtime.Gosched()
+	}
+}
+
+func nextID(t *testing.T, g *gate) uint32 {
+	t.Helper()
+	select {
+	case id := <-g.ids:
+		return id
+	case <-time.After(20 * time.Second):
+		t.Fatal("no delivery at the server in 20 s")
+		return 0
+	}
+}
+
+// A caller that sends and then waits in ReadUntil reads the answer
+// itself: each answer, which the server sends only once the caller holds
+// the read side, is fed by the caller (leadFeeds), never by the loop, and
+// ReadUntil reports it done. The read side goes back to the reader
+// between round trips or is taken again as it is (retaken), and the
+// client's loop runs and feeds nothing.
+func TestDriverReadUntil(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	cli, srv, g := gatedPair(t, h)
+	cli.leadFor = time.Hour // no give-up: the server answers when the test says
+	payload := make([]byte, 100)
+	send := func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	waitFree(t, cli)
+	c0 := statsOf(cli)
+	const n = 50
+	for range n {
+		if !cli.DoNow(send) {
+			t.Fatal("DoNow on a running Driver returned false")
+		}
+		res := make(chan bool, 1)
+		go func() {
+			res <- cli.ReadUntil(context.Background(), func() bool { return len(h.settled) > 0 })
+		}()
+		id := nextID(t, g)
+		waitLeading(t, cli, true)
+		g.accept(t, srv, id)
+		if ok := <-res; !ok {
+			t.Fatal("ReadUntil returned without the answer, with no ctx end and no give-up")
+		}
+		waitSettled(t, h)
+	}
+	c1 := statsOf(cli)
+	if got := c1.leadFeeds - c0.leadFeeds; got < n {
+		t.Errorf("callers fed %d reads in %d round trips: some answer was not read by its caller", got, n)
+	}
+	if got := (c1.led - c0.led) + (c1.retaken - c0.retaken); got != n {
+		t.Errorf("read side taken %d times (lent %d, taken again %d) in %d ReadUntil", got, c1.led-c0.led, c1.retaken-c0.retaken, n)
+	}
+	if c1.loopFeeds != c0.loopFeeds || c1.loopRuns != c0.loopRuns {
+		t.Errorf("the client's loop fed %d reads and ran %d functions", c1.loopFeeds-c0.loopFeeds, c1.loopRuns-c0.loopRuns)
+	}
+}
+
+// A ReadUntil that gives up (its ctx ends, or the answer is slow) hands
+// the read side back, and the reader goroutine reads the answer that
+// comes after: nothing is lost at a hand-over, and the Conn goes on.
+func TestDriverReadUntilGivesUp(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	cli, srv, g := gatedPair(t, h)
+	payload := make([]byte, 100)
+	send := func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	done := func() bool { return len(h.settled) > 0 }
+	for i := range 20 {
+		if !cli.DoNow(send) {
+			t.Fatal("DoNow on a running Driver returned false")
+		}
+		id := nextID(t, g)
+		if i%2 == 0 {
+			// ctx ends while the caller reads: it stops within
+			// leadFor (2 ms), its ctx's end seen there.
+			ctx, cancel := context.WithCancel(context.Background())
+			res := make(chan bool, 1)
+			go func() { res <- cli.ReadUntil(ctx, done) }()
+			cancel()
+			if <-res {
+				t.Fatal("ReadUntil reported done with no answer sent")
+			}
+		} else {
+			// The answer is slow: the caller gives up at leadFor.
+			if cli.ReadUntil(context.Background(), done) {
+				t.Fatal("ReadUntil reported done with no answer sent")
+			}
+		}
+		waitLeading(t, cli, false)
+		g.accept(t, srv, id)
+		waitSettled(t, h) // read and fed by the reader goroutine
+	}
+}
+
+// Callers that send and wait in ReadUntil at once, while another
+// goroutine keeps running functions with the Conn (each of which may
+// interrupt the caller that reads): one caller reads at a time, the
+// others wait for the reader or for it, and every answer arrives, once.
+func TestDriverReadUntilConcurrent(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	cli, _ := pair(t, h)
+	payload := make([]byte, 100)
+	send := func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	done := func() bool { return len(h.settled) > 0 }
+	const callers, each = 4, 100
+	stop := make(chan struct{})
+	poked := make(chan struct{})
+	go func() {
+		defer close(poked)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			cli.DoNow(func(*engine.Conn) {})
+			runtime.Gosched()
+		}
+	}()
+	errs := make(chan string, callers)
+	for range callers {
+		go func() {
+			for range each {
+				if !cli.DoNow(send) {
+					errs <- "DoNow on a running Driver returned false"
+					return
+				}
+				cli.ReadUntil(context.Background(), done)
+				select {
+				case <-h.settled: // any caller's: as many as were sent
+				case <-time.After(20 * time.Second):
+					errs <- "no disposition in 20 s"
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range callers {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	close(stop)
+	<-poked
+	if n := len(h.settled); n != 0 {
+		t.Errorf("%d dispositions more than deliveries sent", n)
+	}
+	waitLeading(t, cli, false)
+}
