@@ -53,6 +53,10 @@ const (
 	// a caller that makes its next request meanwhile takes it as it is.
 	// Input that comes meanwhile waits at most that long.
 	restFor = 100 * time.Microsecond
+	// crowdFor is how long, after a caller of ReadUntil found another
+	// reading, no caller takes the read side: callers waiting at once
+	// are the reader's to serve.
+	crowdFor = time.Millisecond
 	// shutdownGrace is how long, after Close or the end of Run's ctx, the
 	// peer has to answer the close before the network connection is
 	// closed.
@@ -221,6 +225,8 @@ type Driver struct {
 	leadWait *time.Timer   // bounds a caller's wait for lead (one at a time)
 	leadFor  time.Duration // leadFor, set by NewDriver
 	rest     *time.Timer   // wakes the reader when the read side has rested restFor
+	// until when callers wait at once (crowdFor): none takes the read side
+	crowdUntil time.Time
 	// For tests (hops_test.go): the hand-offs between goroutines the
 	// Driver made. Under emu.
 	stats hops

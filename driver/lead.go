@@ -28,6 +28,12 @@ var aLongTimeAgo = time.Unix(1, 0)
 // interrupt and no goroutine to wake. Input that comes while it rests
 // waits that long at most.
 //
+// It is for one caller waiting on an idle connection: a caller that
+// finds the Conn held reads nothing, one that finds another reading
+// reads nothing, and then for 1 ms no caller takes the read side and
+// none leaves it resting: callers that wait at once are served by the
+// reader goroutine, as without ReadUntil.
+//
 // So the answer of a fast round trip wakes the caller from the network
 // directly, without the reader goroutine's hand-off to it. A slow
 // answer is left to the reader goroutine, and so is every read the
@@ -54,12 +60,22 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		return done()
 	default:
 	}
-	d.emu.Lock()
-	if d.raw == nil || !d.inline() || !d.reading || d.handed > 0 || d.leadWant || d.leading || !d.c.WantRead() {
+	if !d.emu.TryLock() {
+		return done() // the Conn is busy: the connection is not idle
+	}
+	now := time.Now()
+	if d.leadWant || d.leading {
+		// Callers wait at once: the reader serves them all, with no
+		// lending, until none has found another reading for a while.
+		d.crowdUntil = now.Add(crowdFor)
 		d.emu.Unlock()
 		return done()
 	}
-	end := time.Now().Add(d.leadFor)
+	if d.raw == nil || !d.inline() || !d.reading || d.handed > 0 || now.Before(d.crowdUntil) || !d.c.WantRead() {
+		d.emu.Unlock()
+		return done()
+	}
+	end := now.Add(d.leadFor)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
 		end = dl
 	}
@@ -198,6 +214,9 @@ func (d *Driver) giveBack(buf []byte, rest bool) {
 	d.emu.Lock()
 	d.leading, d.leaderIn = false, false
 	d.returned, d.leadBuf = true, buf
+	if rest && time.Now().Before(d.crowdUntil) {
+		rest = false // others wait too: the reader reads for them
+	}
 	if rest {
 		d.rest.Reset(restFor)
 		d.emu.Unlock()
