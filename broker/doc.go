@@ -190,9 +190,13 @@
 //
 // A message is copied once, out of the frame into a buffer the broker
 // recycles (nothing is allocated per message once warm), and sent to a
-// consumer on another connection by that connection's goroutine: the
-// broker kicks it (driver.Driver.Do, at most one queued per connection),
-// and no lock is held while it does.
+// consumer on another connection by that connection's Driver: the broker
+// kicks it (a driver.Waker, at most one run queued per connection, never
+// run on the kicking connection's goroutine), and no lock is held while
+// it does. A connection's events run one at a time, on whichever of its
+// Driver's goroutines holds it (the reader after a read, the loop for
+// timers and kicks): the broker relies on the one at a time, never on
+// the goroutine.
 //
 // # Lifetimes
 //

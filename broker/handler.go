@@ -14,9 +14,12 @@ import (
 // producer (producer.go) or consumer (consumer.go) of a node, a
 // delivery is routed (broker.go) and stored (node.go), an outcome
 // settles or requeues a message, a detach forgets the link. Each
-// connection's events run on its own goroutine; the nodes are under the
-// broker's lock, never held while a Driver is asked to run something
-// (kick).
+// connection's events run one at a time (on whichever of its Driver's
+// goroutines holds it: "the connection's goroutine" below means that);
+// the nodes are under the broker's lock, never held while a Driver is
+// asked to run something (kick, with Waker.Wake, which runs nothing on
+// the caller's goroutine: never WakeNow, whose run here could take the
+// broker's lock again).
 
 // linkStateCost is what the broker keeps for a link (its consumer or
 // producer, a consumer's map of unsettled messages when empty), charged

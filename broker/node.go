@@ -151,13 +151,10 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
 	}
-	for i, p := range n.blocked {
+	for _, p := range n.blocked {
 		p.blocked = false
-		p.resume.Store(true)
-		wake = append(wake, p.conn)
-		n.blocked[i] = nil
 	}
-	n.blocked = n.blocked[:0]
+	n.blocked, wake = resumeAll(n.blocked, wake)
 	return wake
 }
 

@@ -158,14 +158,22 @@ func (b *Broker) memWakeLocked(wake []*conn) []*conn {
 	if len(b.memWait) == 0 || b.pool.live > b.opts.MaxMemory-b.opts.MaxMemory/8 {
 		return wake
 	}
-	for i, p := range b.memWait {
+	for _, p := range b.memWait {
 		p.memWaiting = false
+	}
+	b.memWait, wake = resumeAll(b.memWait, wake)
+	return wake
+}
+
+// resumeAll has each of ps resume (its connection, appended to wake,
+// grants its credit again) and returns ps emptied, its storage kept.
+func resumeAll(ps []*producer, wake []*conn) ([]*producer, []*conn) {
+	for i, p := range ps {
 		p.resume.Store(true)
 		wake = append(wake, p.conn)
-		b.memWait[i] = nil
+		ps[i] = nil
 	}
-	b.memWait = b.memWait[:0]
-	return wake
+	return ps[:0], wake
 }
 
 var errMemory = engine.NewError(frame.CondResourceLimitExceeded, "the broker holds as many bytes of messages as it may")

@@ -186,3 +186,53 @@ func TestSendAsyncBurstAllocs(t *testing.T) {
 	t.Logf("%.0f allocations per burst of %d", n, burst)
 	require.Less(t, n/burst, 0.01, "allocations per message")
 }
+
+// TestReceiveUndecoded: with ReceiveOptions.Undecoded, Receive and
+// ReceiveInto hand over the bytes as sent, neither decoded nor checked
+// (these are a string, not a message: decoding refuses them), the
+// Message empty; and ReceiveInto, so, allocates nothing.
+func TestReceiveUndecoded(t *testing.T) {
+	ctx := testCtx(t)
+	payload := []byte{0xa1, 0x03, 'o', 'n', 'e'}
+	c, err := client.Dial(ctx, serveEngine(t, engine.Config{}, &source{payload: payload}), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: 100})
+	require.NoError(t, err)
+
+	d, err := rcv.Receive(ctx, nil)
+	require.Error(t, err, "decoded: not a message")
+	require.NoError(t, d.Accept(ctx))
+
+	raw := &client.ReceiveOptions{Undecoded: true}
+	d, err = rcv.Receive(ctx, raw)
+	require.NoError(t, err)
+	require.Equal(t, payload, d.Payload())
+	require.Nil(t, d.Message.Header)
+	require.Equal(t, message.BodyNone, d.Message.Body.Kind)
+	require.NoError(t, d.Accept(ctx))
+
+	var into client.Delivery
+	require.Error(t, rcv.ReceiveInto(ctx, &into, nil), "decoded: not a message")
+	require.NoError(t, into.Accept(ctx))
+	for range 100 { // warm
+		require.NoError(t, rcv.ReceiveInto(ctx, &into, raw))
+		require.Equal(t, payload, into.Payload())
+		require.Equal(t, message.BodyNone, into.Message.Body.Kind)
+		require.NoError(t, into.Accept(ctx))
+	}
+	if raceEnabled {
+		return // the race detector allocates
+	}
+	n := testing.AllocsPerRun(1000, func() {
+		if err := rcv.ReceiveInto(ctx, &into, raw); err != nil {
+			panic(err)
+		}
+		if err := into.Accept(ctx); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, n, "allocations per undecoded ReceiveInto and Accept")
+}

@@ -134,3 +134,35 @@ func TestIdleHeartbeats(t *testing.T) {
 	require.NoError(t, snd.Send(ctx, dataMsg("still here"), nil))
 	require.NoError(t, c.Err())
 }
+
+// SendOptions.Encoded: the bytes go as they are, through Send and
+// SendAsync (the receiver gets them byte for byte); a message and
+// Encoded both, or neither, is an error and sends nothing.
+func TestSendEncoded(t *testing.T) {
+	b := startBroker(t)
+	ctx := testCtx(t)
+	c := dial(t, b)
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	snd, err := s.NewSender(ctx, "q/encoded", nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "q/encoded", &client.ReceiverOptions{Credit: 10})
+	require.NoError(t, err)
+
+	one, two := dataMsgBytes("one"), dataMsgBytes("two")
+	require.NoError(t, snd.Send(ctx, nil, &client.SendOptions{Encoded: one}))
+	p, err := snd.SendAsync(ctx, nil, &client.SendOptions{Encoded: two})
+	require.NoError(t, err)
+	require.NoError(t, p.Wait(ctx))
+	require.Error(t, snd.Send(ctx, dataMsg("both"), &client.SendOptions{Encoded: one}))
+	require.Error(t, snd.Send(ctx, nil, nil))
+	require.Error(t, snd.Send(ctx, nil, &client.SendOptions{}))
+	three := dataMsgBytes("three")
+	require.NoError(t, snd.Send(ctx, nil, &client.SendOptions{Encoded: three}))
+	for _, want := range [][]byte{one, two, three} { // the refused sent nothing between
+		d, err := rcv.Receive(ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, want, d.Payload())
+		require.NoError(t, d.Accept(ctx))
+	}
+}

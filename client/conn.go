@@ -492,7 +492,9 @@ func (c *Conn) call(ctx context.Context, on *gen, f func(*engine.Conn) error) (*
 			}
 		}
 		res := make(chan error, 1)
-		if !g.d.Do(func(ec *engine.Conn) { res <- f(ec) }) {
+		// The caller holds none of the client's locks: f runs here
+		// when the connection is free.
+		if !g.d.DoNow(func(ec *engine.Conn) { res <- f(ec) }) {
 			if on != nil {
 				return g, c.lostOr(g)
 			}

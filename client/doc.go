@@ -13,11 +13,15 @@
 //
 // # One goroutine per connection
 //
-// A connection runs on one goroutine (driver.Driver, with its reader),
-// which owns the engine. Every call hands its work to it and waits on a
-// completion of its own with its ctx, as net/http's persistConn and
-// x/net/http2's ClientConn do; no goroutine is started per session, link
-// or message. Every method of Conn, Session, Sender, Receiver and
+// A connection runs on one goroutine (driver.Driver, with its reader and
+// writer), and its engine one event at a time, under the Driver's lock.
+// Every call hands its work to the engine and waits on a completion of
+// its own with its ctx, as net/http's persistConn and x/net/http2's
+// ClientConn do; when the connection is free the call runs that work and
+// writes it itself (driver.Driver.DoNow), so a blocking Send on an idle
+// connection is written by its caller, and its outcome handed to it by
+// the reader goroutine that read it. No goroutine is started per
+// session, link or message. Every method of Conn, Session, Sender, Receiver and
 // Delivery is safe from any goroutine. When the connection ends (closed,
 // lost, or closed by the peer) every blocked call wakes with its error.
 //

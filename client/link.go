@@ -208,10 +208,23 @@ func (c *linkCore) abandon() {
 // kick runs the link's work on the connection's goroutine (coalesced:
 // one run queued at a time). With no connection up (ended: its events
 // ended the link; or being dialled again: attachOn runs it) it does
-// nothing.
+// nothing. It runs nothing on the caller's goroutine: events call it.
 func (c *linkCore) kick() {
 	if w := c.waker.Load(); w != nil {
 		w.Wake()
+	}
+}
+
+// kickNow is kick for a caller's goroutine that holds none of the
+// client's locks and is about to wait for what the work brings (Send's
+// outcome, a delivery the credit lets come, a settlement): when no
+// goroutine holds the connection, the link's work runs and is written
+// here (driver.Waker.WakeNow), sparing two goroutine hand-offs. Work
+// nobody waits for (a disposition in receiver settle mode first) is
+// kicked instead: queued, it is batched with the rest.
+func (c *linkCore) kickNow() {
+	if w := c.waker.Load(); w != nil {
+		w.WakeNow()
 	}
 }
 

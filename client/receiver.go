@@ -96,7 +96,13 @@ const (
 )
 
 // ReceiveOptions sets up one Receive; nil or the zero value works.
-type ReceiveOptions struct{}
+type ReceiveOptions struct {
+	// Undecoded leaves the Delivery's Message empty: Payload returns the
+	// message's bytes, neither checked nor decoded, for a caller that
+	// decodes them its own way (a layer with message types of its own)
+	// and would otherwise pay for a decoding it throws away.
+	Undecoded bool
+}
 
 // Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
 // from any goroutine; concurrent Receives each get a different delivery.
@@ -428,6 +434,10 @@ func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Delivery
 	copy(b[len(in.buf):], in.tag[:in.tagLen])
 	r.release(in.buf)
 	d.fill(r, &in, b[len(in.buf):])
+	if opts != nil && opts.Undecoded {
+		d.payload = b[:len(in.buf)]
+		return d, nil
+	}
 	if err := d.Message.DecodeNoCopy(b[:len(in.buf)]); err != nil {
 		d.payload = b[:len(in.buf)]
 		return d, err
@@ -446,6 +456,12 @@ func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOp
 	}
 	d.tagBuf = append(d.tagBuf[:0], in.tag[:in.tagLen]...)
 	d.fill(r, &in, d.tagBuf)
+	if opts != nil && opts.Undecoded {
+		d.Message.Reset()
+		d.payload = append(d.payload[:0], in.buf...)
+		r.release(in.buf)
+		return nil
+	}
 	err := d.Message.Decode(in.buf)
 	if err != nil {
 		d.payload = append(d.payload[:0], in.buf...)
@@ -478,8 +494,16 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 				default:
 				}
 			}
-			if kick {
+			switch {
+			case kick && more:
+				// Deliveries are queued: the credit goes out with
+				// the connection's next run, batched with the
+				// dispositions given meanwhile.
 				r.kick()
+			case kick:
+				// The next Receive waits for a delivery the credit
+				// lets the peer send: out now.
+				r.kickNow()
 			}
 			return nil
 		}
@@ -597,7 +621,7 @@ func (r *Receiver) IssueCredit(n uint32) error {
 	}
 	r.issue += n
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	return nil
 }
 
@@ -620,7 +644,7 @@ func (r *Receiver) DrainCredit(ctx context.Context) error {
 	ch := r.drained
 	r.drainReq = true
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case <-ch:
 		return nil
@@ -655,6 +679,9 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	}
 	r.disp = append(r.disp, dr)
 	if r.settling == nil {
+		// Nothing to wait for: queued, so that the dispositions of a
+		// stream of deliveries go out together (one frame for a range,
+		// one write), not one write each.
 		r.mu.Unlock()
 		r.kick()
 		return nil
@@ -662,7 +689,7 @@ func (r *Receiver) dispose(ctx context.Context, dr dispReq) error {
 	settled := make(chan error, 1)
 	r.settling[dr.id] = settled
 	r.mu.Unlock()
-	r.kick()
+	r.kickNow()
 	select {
 	case err := <-settled:
 		return err
@@ -760,7 +787,7 @@ func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {
 }
 
 // Payload returns the message as encoded (for a message that did not
-// decode too).
+// decode, or was received with ReceiveOptions.Undecoded, too).
 func (d *Delivery) Payload() []byte {
 	if b := d.Message.Bytes(); b != nil {
 		return b

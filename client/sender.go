@@ -103,6 +103,13 @@ type SendOptions struct {
 	// transaction that has ended, Send and SendAsync return
 	// ErrTransactionDone and send nothing. See Transaction.
 	Transaction *Transaction
+	// Encoded, when not nil, is the message already encoded (its
+	// sections, as message.Message.Append writes them): Send and
+	// SendAsync send these bytes as they are, unchecked, and msg must
+	// be nil. For a layer that encodes messages its own way (goamqp
+	// writes go-amqp's bytes), which would otherwise decode its bytes
+	// into a message.Message only to have them encoded again.
+	Encoded []byte
 }
 
 // Sender is a sending link (part 2 §2.6). Its Send and SendAsync are safe
@@ -405,9 +412,14 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	settled := snd.mode == SenderSettleModeSettled
 	var format uint32
+	var encoded []byte
 	if opts != nil {
 		settled = settled || opts.Settled
 		format = opts.MessageFormat
+		encoded = opts.Encoded
+	}
+	if (encoded == nil) == (msg == nil) {
+		return Pending{}, errEncoded
 	}
 	snd.mu.Lock()
 	if err := snd.reserve(ctx); err != nil {
@@ -425,7 +437,9 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		r = &sendReq{done: make(chan struct{}, 1)}
 	}
 	var err error
-	if r.buf, err = msg.Append(r.buf[:0]); err != nil {
+	if encoded != nil {
+		r.buf = append(r.buf[:0], encoded...)
+	} else if r.buf, err = msg.Append(r.buf[:0]); err != nil {
 		snd.unreserve()
 		snd.recycle(r)
 		return Pending{}, err
@@ -450,9 +464,11 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 	}
 	snd.queue = append(snd.queue, r)
 	snd.mu.Unlock()
-	snd.kick()
+	snd.kickNow() // no lock held
 	return p, nil
 }
+
+var errEncoded = errors.New("client: Send and SendAsync take a message or SendOptions.Encoded, one of them")
 
 // reserve takes room for one message unsent, waiting within ctx while
 // the sender holds maxUnsent; snd.mu is held, and released while it
@@ -520,6 +536,15 @@ func (snd *Sender) run(ec *engine.Conn) {
 		// ends; the link may be on the next connection by now, whose
 		// goroutine alone touches it (attachOn queues a run there).
 		return
+	}
+	if len(snd.inflight) > 0 {
+		// Messages are on their way, so others are likely being
+		// sent at once (goroutines each in Send, woken by the
+		// outcomes that just came): let those that can run queue
+		// theirs first, so that they go out together, in one
+		// write, rather than one by one as each wakes this. A
+		// lone Send, with nothing in flight, goes at once.
+		runtime.Gosched()
 	}
 	snd.pump()
 }

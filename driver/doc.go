@@ -5,19 +5,29 @@
 //
 // A [Driver] runs one engine.Conn over one net.Conn; [Server] and
 // [Serve] run one per connection accepted from a net.Listener; [Dial]
-// connects and runs a client. Events reach the engine.Handler on the
-// Driver's goroutine.
+// connects and runs a client. Events reach the engine.Handler one at a
+// time per connection, on whichever of the Driver's goroutines (or a
+// DoNow caller's) holds the connection.
 //
 //	driver.Serve(ln, engine.Config{Credit: 100, AutoAccept: true}, handler)
 //
 // # Contract
 //
-// One goroutine, the one that calls [Driver.Run], owns the Conn (its
-// events run there), and a reader and a writer goroutine do the
-// blocking I/O, so the engine's timers fire however slow the peer is. It
+// The Conn is guarded by a lock, and whoever holds it runs the engine:
+// the reader goroutine feeds what it read at once (when the Conn wants
+// to read: engine.Conn.WantRead), the goroutine that calls
+// [Driver.Run] (the loop) runs the timers and queued work, and a caller
+// of [Driver.DoNow] or [Waker.WakeNow] runs its function itself when the
+// Conn is free. Whoever ran the engine writes its output: to a TCP or
+// Unix socket with one write that does not block, what the socket does
+// not take going to a writer goroutine, which blocks in the write (over
+// TLS and other net.Conns the writer writes it all). No goroutine blocks
+// in a read or a write while it holds the Conn, so the engine's timers
+// fire however slow the peer is. A handler may rely on its events coming
+// one at a time per connection, never on the goroutine they come on. It
 // relies on what the engine documents: the view engine.Conn.Output
 // returns stays as it was until Written, so the writer writes it while
-// the loop goes on feeding and ticking the Conn.
+// others go on feeding and ticking the Conn.
 //
 // A peer that stops reading is closed at the idle time-out, the
 // handshake time-out, or engine.CloseWait after this end's close: the
@@ -27,15 +37,21 @@
 // breaks TLS for good); back-pressure (engine.Config.MaxOutput,
 // engine.Conn.WantRead) stops the reads instead.
 //
-// # Handing work to the loop
+// # Handing work to the connection
 //
-// [Driver.Do] and [Waker] hand functions to the Driver's goroutine from
-// any goroutine and never block: Do queues one run per call, without
-// bound (for callers that wait for a result); a Waker at most one run at
-// a time, with no allocation per Wake (for streams of notifications).
-// They run in FIFO order, at most 64 per turn between reads, writes and
-// timers, and every function accepted runs exactly once, as the Driver
-// ends if not before. [Of] finds the Driver of a Conn in its events.
+// [Driver.Do] and [Waker] hand functions to the connection from any
+// goroutine, another connection's events included, and never block or
+// run anything on the caller's goroutine: Do queues one run per call,
+// without bound (for callers that wait for a result); a Waker at most one
+// run at a time, with no allocation per Wake (for streams of
+// notifications). They run in FIFO order, one at a time with the events,
+// at most 64 per turn between reads, writes and timers, and every
+// function accepted runs exactly once, as the Driver ends if not before.
+// [Driver.DoNow] and [Waker.WakeNow] are the same for a blocking caller
+// that holds no lock a handler takes: when the Conn is free they run the
+// function (after what was queued before it) and write its output on the
+// caller's goroutine, sparing the hand-offs to the loop and back. [Of]
+// finds the Driver of a Conn in its events.
 //
 // # TLS
 //

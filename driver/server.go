@@ -21,8 +21,9 @@ import (
 type Server struct {
 	// Config is each connection's configuration.
 	Config engine.Config
-	// Handler receives every connection's events, on each connection's
-	// own goroutine: concurrently for different connections.
+	// Handler receives every connection's events, one at a time per
+	// connection (on whichever of its Driver's goroutines holds it):
+	// concurrently for different connections.
 	Handler engine.Handler
 	// TLSConfig, when set, makes every connection TLS (amqps): the
 	// handshake comes first, and a client certificate it verifies

@@ -51,19 +51,27 @@ func (h *idHandler) OnConnectionOpen(c *engine.Conn) { h.ids <- c.Identity() }
 // TLS by wrapping the connection, and SASL EXTERNAL naming the client by
 // its certificate.
 func TestTLSExternal(t *testing.T) {
+	serveExternal(t, func(ln net.Listener, _ *tls.Config) net.Listener { return ln })
+}
+
+// serveExternal serves with a server certificate and a client one
+// required and verified, over ln as wrap makes it, dials with client-7's
+// certificate and SASL EXTERNAL, and checks that the server names the
+// client by it.
+func serveExternal(t *testing.T, wrap func(ln net.Listener, cfg *tls.Config) net.Listener) {
 	ca := cert(t, "ca", nil, true)
 	srvCert := cert(t, "server", &ca, false)
 	cliCert := cert(t, "client-7", &ca, false)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Leaf)
+	tcfg := &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &idHandler{ids: make(chan string, 1)}
-	srv := &Server{Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientCAs: pool,
-		ClientAuth: tls.RequireAndVerifyClientCert}}
-	go srv.Serve(ln)
+	srv := &Server{Handler: h, TLSConfig: tcfg}
+	go srv.Serve(wrap(ln, tcfg))
 	defer srv.Close()
 	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{Mechanism: "EXTERNAL"},
 		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliCert}, ServerName: "127.0.0.1"}, nil)
@@ -179,35 +187,5 @@ func TestTLSExternalUnverified(t *testing.T) {
 // is, not wrapped again: its handshake runs first, and its verified
 // client certificate is the SASL EXTERNAL identity.
 func TestServerTLSListener(t *testing.T) {
-	ca := cert(t, "ca", nil, true)
-	srvCert := cert(t, "server", &ca, false)
-	cliCert := cert(t, "client-7", &ca, false)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Leaf)
-	tcfg := &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &idHandler{ids: make(chan string, 1)}
-	srv := &Server{Handler: h, TLSConfig: tcfg}
-	go srv.Serve(tls.NewListener(ln, tcfg))
-	defer srv.Close()
-	d, err := Dial(context.Background(), "tcp", ln.Addr().String(), engine.Config{Mechanism: "EXTERNAL"},
-		&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cliCert}, ServerName: "127.0.0.1"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case id := <-h.ids:
-		if id != "client-7" {
-			t.Fatalf("identity %q", id)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("timeout")
-	}
-	d.Close()
-	if err := d.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	serveExternal(t, func(ln net.Listener, cfg *tls.Config) net.Listener { return tls.NewListener(ln, cfg) })
 }

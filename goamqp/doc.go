@@ -86,10 +86,23 @@
 // both set). Receive takes such messages from peers that send them.
 //
 // A Receiver's Credit is granted again once Receive has taken half of it
-// (client's prefetch), where go-amqp waits for messages to be settled. A
-// received Message is decoded twice (by client, then into go-amqp's
-// types), and a sent one encoded twice; both allocate as go-amqp's
-// types do.
+// (client's prefetch), where go-amqp waits for messages to be settled.
+//
+// A received Message is decoded once, into go-amqp's types (client hands
+// over its bytes undecoded); a sent one is encoded once, as go-amqp
+// writes it, and handed to client as bytes (one of data sections alone
+// goes to client as its slices, for client to write). Send allocates
+// nothing. A received
+// Message, its header and properties and what they point to are one
+// allocation, its bytes a second (its data sections and binaries are
+// views into them), and the strings of the sections before its body a
+// third (each string is a slice of that copy, so keeping one keeps the
+// copy); annotation keys seen before cost nothing. Then come the maps and
+// the values Go puts in an interface, as in go-amqp: a message with a
+// header, an annotation, a message-id, a content type, a creation time,
+// an application property and a data section costs 10 allocations
+// (go-amqp's Receive and AcceptMessage, 34); one with a data section
+// alone, 2 (go-amqp's, 15).
 //
 // # What does not work yet
 //

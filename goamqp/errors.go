@@ -188,6 +188,9 @@ var errRejectedBare = errors.New("the peer rejected the message without specifyi
 // sendErr is Send's error: go-amqp returns nil for the released and
 // modified outcomes, and the peer's *Error for rejected.
 func sendErr(err error, s *Session) error {
+	if err == nil {
+		return nil // before oe, which escapes: no allocation for an accepted message
+	}
 	var oe *client.OutcomeError
 	if errors.As(err, &oe) {
 		switch {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/client"
+	"github.com/amqpsax/amqpsax/encode"
+	"github.com/amqpsax/amqpsax/stream"
 )
 
 // Message is an AMQP message.
@@ -159,7 +161,10 @@ func (m *Message) appendTo(dst []byte) ([]byte, error) {
 		}
 	}
 	for _, p := range m.Data {
-		if dst, err = section(dst, codeData, p); err != nil {
+		// Not through section: a []byte in an interface costs an
+		// allocation per Send.
+		dst = append(dst, byte(amqpsax.CodeDescribed), byte(amqpsax.CodeSmallUlong), codeData)
+		if dst, err = appendBinary(dst, p); err != nil {
 			return dst, err
 		}
 	}
@@ -188,15 +193,64 @@ func (m *Message) appendTo(dst []byte) ([]byte, error) {
 // order. The values are the Go types go-amqp gives (symbols as strings,
 // maps whose keys are all strings as map[string]any, arrays as typed
 // slices; see the package documentation).
+//
+// The strings of the sections before the body share one copy of those
+// bytes: keeping any of them keeps that copy (at most the message's
+// size).
 func (m *Message) UnmarshalBinary(data []byte) error {
-	var d decoder
+	d := getDecoder()
+	defer d.free()
+	return m.unmarshal(d, data)
+}
+
+// unmarshal is UnmarshalBinary with d, whose st and views Receive sets.
+func (m *Message) unmarshal(d *decoder, data []byte) error {
+	d.src, d.strEnd = data, bodyAt(&d.C, data)
 	d.C.Reset(data)
 	for d.C.Next() {
-		if err := m.section(&d); err != nil {
+		if err := m.section(d); err != nil {
 			return err
 		}
 	}
 	return d.C.Err()
+}
+
+// bodyAt returns the offset of the first body section (data,
+// amqp-sequence or amqp-value) of the message in data, or where its
+// sections end: the sections before it (header, annotations,
+// properties, application properties) hold the strings a message is
+// read for, and its body may be large.
+func bodyAt(c *stream.Cursor, data []byte) int {
+	c.Reset(data)
+	end := 0
+	for c.Next() {
+		switch raw := c.Raw(); {
+		case len(raw) > 2 && raw[0] == byte(amqpsax.CodeDescribed) && raw[1] == byte(amqpsax.CodeSmallUlong) &&
+			raw[2] >= codeData && raw[2] <= codeValue:
+			return c.Offset()
+		case len(raw) > 9 && raw[0] == byte(amqpsax.CodeDescribed) && raw[1] == byte(amqpsax.CodeUlong):
+			if code := binary.BigEndian.Uint64(raw[2:]); code >= codeData && code <= codeValue {
+				return c.Offset()
+			}
+		}
+		end = c.Offset() + len(c.Raw())
+	}
+	return end
+}
+
+// received is a received Message and what it points to, allocated as
+// one: Receive's decoder puts the header, the properties and their
+// strings, times and group sequence, and the first data section's
+// slice here.
+type received struct {
+	m        Message
+	header   MessageHeader
+	props    MessageProperties
+	strs     [7]string // To, Subject, ReplyTo, ContentType, ContentEncoding, GroupID, ReplyToGroupID
+	times    [2]time.Time
+	groupSeq uint32
+	data     [1][]byte
+	tag      [32]byte // the delivery tag: client keeps at most 32 bytes of it
 }
 
 // Unmarshal decodes the message from a buffer, reading it to its end. It
@@ -238,12 +292,20 @@ func (m *Message) section(d *decoder) error {
 	switch code {
 	case codeHeader:
 		if m.Header == nil {
-			m.Header = new(MessageHeader)
+			if d.st != nil {
+				m.Header = &d.st.header
+			} else {
+				m.Header = new(MessageHeader)
+			}
 		}
 		return m.Header.read(d)
 	case codeProperties:
 		if m.Properties == nil {
-			m.Properties = new(MessageProperties)
+			if d.st != nil {
+				m.Properties = &d.st.props
+			} else {
+				m.Properties = new(MessageProperties)
+			}
 		}
 		return m.Properties.read(d)
 	}
@@ -274,6 +336,9 @@ func (m *Message) section(d *decoder) error {
 		var p []byte
 		if !null {
 			p, err = d.Binary()
+		}
+		if m.Data == nil && d.st != nil {
+			m.Data = d.st.data[:0:1]
 		}
 		m.Data = append(m.Data, p)
 	case codeSequence:
@@ -310,10 +375,51 @@ type MessageHeader struct {
 	DeliveryCount uint32
 }
 
+// appendTo writes the header as appendFields would write its five fields
+// (trailing defaults left out, the others null), without putting them in
+// interfaces: a uint32 of 256 or more in one costs an allocation.
 func (h *MessageHeader) appendTo(dst []byte) ([]byte, error) {
-	return appendFields(dst, codeHeader,
-		[]any{h.Durable, h.Priority, uint32(h.TTL / time.Millisecond), h.FirstAcquirer, h.DeliveryCount},
-		[]bool{false, h.Priority == 4, h.TTL == 0, !h.FirstAcquirer, h.DeliveryCount == 0})
+	n := 5
+	switch {
+	case h.DeliveryCount != 0:
+	case h.FirstAcquirer:
+		n = 4
+	case h.TTL != 0:
+		n = 3
+	case h.Priority != 4:
+		n = 2
+	default:
+		n = 1
+	}
+	dst = encode.AppendCodeSmallUlong(encode.AppendDescribed(dst), codeHeader)
+	start := len(dst)
+	dst = encode.BeginList(dst)
+	dst = encode.AppendBool(dst, h.Durable)
+	if n > 1 {
+		if h.Priority == 4 {
+			dst = encode.AppendNull(dst)
+		} else {
+			dst = encode.AppendUbyte(dst, h.Priority)
+		}
+	}
+	if n > 2 {
+		if h.TTL == 0 {
+			dst = encode.AppendNull(dst)
+		} else {
+			dst = encode.AppendUint(dst, uint32(h.TTL/time.Millisecond))
+		}
+	}
+	if n > 3 {
+		if !h.FirstAcquirer {
+			dst = encode.AppendNull(dst)
+		} else {
+			dst = encode.AppendBool(dst, true)
+		}
+	}
+	if n > 4 {
+		dst = encode.AppendUint(dst, h.DeliveryCount)
+	}
+	return encode.EndList32(dst, start, n), nil
 }
 
 // Marshal encodes this type into a buffer. It is not intended for public use.
@@ -450,15 +556,11 @@ type MessageProperties struct {
 }
 
 func (p *MessageProperties) appendTo(dst []byte) ([]byte, error) {
-	sym := func(s *string) any {
-		if s == nil {
-			return nil
-		}
-		return Symbol(*s)
-	}
+	// The content type and encoding are symbols; a *Symbol in an
+	// interface, unlike a Symbol, costs no allocation.
 	return appendFields(dst, codeProperties,
-		[]any{p.MessageID, p.UserID, p.To, p.Subject, p.ReplyTo, p.CorrelationID,
-			sym(p.ContentType), sym(p.ContentEncoding), p.AbsoluteExpiryTime, p.CreationTime,
+		[]any{p.MessageID, &p.UserID, p.To, p.Subject, p.ReplyTo, p.CorrelationID,
+			(*Symbol)(p.ContentType), (*Symbol)(p.ContentEncoding), p.AbsoluteExpiryTime, p.CreationTime,
 			p.GroupID, p.GroupSequence, p.ReplyToGroupID},
 		[]bool{p.MessageID == nil, len(p.UserID) == 0, p.To == nil, p.Subject == nil, p.ReplyTo == nil, p.CorrelationID == nil,
 			p.ContentType == nil, p.ContentEncoding == nil, p.AbsoluteExpiryTime == nil, p.CreationTime == nil,
@@ -481,19 +583,37 @@ func (p *MessageProperties) Unmarshal(r *buffer) error {
 
 // read reads the properties section at d's cursor (part 3 §3.2.4).
 func (p *MessageProperties) read(d *decoder) error {
-	str := func(dst **string) error {
+	// Received (d.st), the fields point into the storage allocated
+	// with the Message; slot is the field's there.
+	// (new, not the address of a local: that would be allocated
+	// whichever branch runs.)
+	str := func(dst **string, slot int) error {
 		s, err := d.Str()
-		if err == nil {
-			*dst = &s
+		if err != nil {
+			return err
 		}
-		return err
+		var p *string
+		if d.st != nil {
+			p = &d.st.strs[slot]
+		} else {
+			p = new(string)
+		}
+		*p, *dst = s, p
+		return nil
 	}
-	ts := func(dst **time.Time) error {
+	ts := func(dst **time.Time, slot int) error {
 		t, err := d.Timestamp()
-		if err == nil {
-			*dst = &t
+		if err != nil {
+			return err
 		}
-		return err
+		var p *time.Time
+		if d.st != nil {
+			p = &d.st.times[slot]
+		} else {
+			p = new(time.Time)
+		}
+		*p, *dst = t, p
+		return nil
 	}
 	return d.Composite(codeProperties, 13, func(i int) error {
 		var err error
@@ -503,30 +623,36 @@ func (p *MessageProperties) read(d *decoder) error {
 		case 1:
 			p.UserID, err = d.Binary()
 		case 2:
-			err = str(&p.To)
+			err = str(&p.To, 0)
 		case 3:
-			err = str(&p.Subject)
+			err = str(&p.Subject, 1)
 		case 4:
-			err = str(&p.ReplyTo)
+			err = str(&p.ReplyTo, 2)
 		case 5:
 			p.CorrelationID, err = d.Any()
 		case 6:
-			err = str(&p.ContentType)
+			err = str(&p.ContentType, 3)
 		case 7:
-			err = str(&p.ContentEncoding)
+			err = str(&p.ContentEncoding, 4)
 		case 8:
-			err = ts(&p.AbsoluteExpiryTime)
+			err = ts(&p.AbsoluteExpiryTime, 0)
 		case 9:
-			err = ts(&p.CreationTime)
+			err = ts(&p.CreationTime, 1)
 		case 10:
-			err = str(&p.GroupID)
+			err = str(&p.GroupID, 5)
 		case 11:
 			var n uint32
 			if n, err = d.Uint32(); err == nil {
-				p.GroupSequence = &n
+				var q *uint32
+				if d.st != nil {
+					q = &d.st.groupSeq
+				} else {
+					q = new(uint32)
+				}
+				*q, p.GroupSequence = n, q
 			}
 		case 12:
-			err = str(&p.ReplyToGroupID)
+			err = str(&p.ReplyToGroupID, 6)
 		}
 		return err
 	})

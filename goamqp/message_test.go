@@ -3,9 +3,13 @@ package amqp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/amqpsax/amqpsax/client"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -111,8 +115,24 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
-		if m.UnmarshalBinary(b) != nil {
+		err := m.UnmarshalBinary(b)
+		// Receive's decoding (storage allocated with the Message,
+		// binaries as views) reads what UnmarshalBinary reads.
+		st := new(received)
+		d := getDecoder()
+		d.st, d.views = st, true
+		rerr := st.m.unmarshal(d, b)
+		d.free()
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("UnmarshalBinary: %v; Receive's decoding: %v\n%x", err, rerr, b)
+		}
+		if err != nil {
 			return
+		}
+		// (A NaN is not DeepEqual to itself.)
+		if !reflect.DeepEqual(&st.m, &m) && !strings.Contains(fmt.Sprint(m.DeliveryAnnotations, m.Annotations, m.Properties,
+			m.ApplicationProperties, m.Value, m.Sequence, m.Footer), "NaN") {
+			t.Fatalf("Receive's decoding\n%+v\nUnmarshalBinary\n%+v\n%x", &st.m, &m, b)
 		}
 		b2, err := m.MarshalBinary()
 		if err != nil {
@@ -149,5 +169,159 @@ func TestGoAMQPLimits(t *testing.T) {
 	binary.BigEndian.PutUint32(list[5:], uint32(n-1))
 	if err := m.UnmarshalBinary(value(list[:len(list)-1])); err != nil {
 		t.Errorf("a list of 65536 elements: %v", err)
+	}
+}
+
+// TestHeaderBytes: the header is written without interfaces as
+// appendFields writes its five fields, for every field left out, null or
+// set (a TTL and delivery count of 256 or more among them).
+func TestHeaderBytes(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		for _, priority := range []uint8{0, 4, 9} {
+			for _, ttl := range []time.Duration{0, time.Millisecond, time.Minute} {
+				for _, first := range []bool{false, true} {
+					for _, count := range []uint32{0, 1, 300} {
+						h := MessageHeader{Durable: durable, Priority: priority, TTL: ttl, FirstAcquirer: first, DeliveryCount: count}
+						want, err := appendFields(nil, codeHeader,
+							[]any{h.Durable, h.Priority, uint32(h.TTL / time.Millisecond), h.FirstAcquirer, h.DeliveryCount},
+							[]bool{false, h.Priority == 4, h.TTL == 0, !h.FirstAcquirer, h.DeliveryCount == 0})
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := h.appendTo(nil)
+						if err != nil || !bytes.Equal(got, want) {
+							t.Errorf("%+v: % x, %v; want % x", h, got, err, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSendDataOnly: a message of data sections alone goes to client as
+// its slices, and client writes the bytes MarshalBinary writes.
+func TestSendDataOnly(t *testing.T) {
+	for _, data := range [][][]byte{
+		{nil}, {{}}, {[]byte("x")}, {make([]byte, 255)}, {make([]byte, 256)}, {make([]byte, 70000), []byte("two")},
+	} {
+		m := &Message{Data: data}
+		if !m.dataOnly() {
+			t.Fatalf("%d sections: not data only", len(data))
+		}
+		o := new(outgoing)
+		var so client.SendOptions
+		cm, err := o.prepare(m, &so)
+		if err != nil || cm == nil || so.Encoded != nil {
+			t.Fatalf("prepare: %v, %v, % x", cm, err, so.Encoded)
+		}
+		got, err := cm.Append(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d sections: client writes % x, MarshalBinary % x", len(data), got[:min(len(got), 16)], want[:min(len(want), 16)])
+		}
+		o.free()
+	}
+	for _, m := range []*Message{{}, {Data: [][]byte{{1}}, Header: &MessageHeader{}}, {Data: [][]byte{{1}}, Annotations: Annotations{}}} {
+		if m.dataOnly() {
+			t.Errorf("%+v: data only", m)
+		}
+	}
+}
+
+// TestReceivedMessage: Receive's decoding (storage allocated with the
+// Message, binaries as views) gives the Message UnmarshalBinary gives,
+// with no binary whose capacity reaches past it, and allocates less.
+func TestReceivedMessage(t *testing.T) {
+	b, err := sample().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want Message
+	if err := want.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	receive := func() *Message {
+		st := new(received)
+		d := getDecoder()
+		d.st, d.views = st, true
+		defer d.free()
+		if err := st.m.unmarshal(d, b); err != nil {
+			t.Fatal(err)
+		}
+		return &st.m
+	}
+	got := receive()
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("received\n%+v\nwant\n%+v", got, &want)
+	}
+	for i, p := range got.Data {
+		if cap(p) != len(p) {
+			t.Errorf("Data[%d]: capacity %d past its length %d", i, cap(p), len(p))
+		}
+	}
+	var m Message
+	plain := testing.AllocsPerRun(100, func() {
+		m = Message{}
+		if err := m.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fast := testing.AllocsPerRun(100, func() { receive() })
+	if fast >= plain {
+		t.Errorf("Receive's decoding: %v allocations, UnmarshalBinary's %v", fast, plain)
+	}
+}
+
+// TestSendEncoded: any other message goes to client as the bytes
+// MarshalBinary writes; what is not a message by the spec is refused,
+// as client's decoding refused it before: a body of two kinds, a
+// message-id or correlation-id of another type than ulong, uuid,
+// binary or string.
+func TestSendEncoded(t *testing.T) {
+	for name, m := range map[string]*Message{
+		"sample":         sample(),
+		"int annotation": {Annotations: Annotations{int64(1): "x"}, Data: [][]byte{{1}}},
+		"map property":   {ApplicationProperties: map[string]any{"k": map[string]any{"a": 1}}, Data: [][]byte{{1}}},
+		"sequence":       {Sequence: [][]any{{1, "a"}}},
+		"value":          {Value: map[string]any{"a": 1}},
+		"empty":          {},
+		"ulong id":       {Properties: &MessageProperties{MessageID: uint64(5), CorrelationID: uint(6)}},
+		"uuid id":        {Properties: &MessageProperties{MessageID: UUID{1}, CorrelationID: &UUID{2}}},
+		"binary id":      {Properties: &MessageProperties{MessageID: []byte{1}}},
+		"string id":      {Properties: &MessageProperties{MessageID: "s", CorrelationID: ptr("c")}},
+	} {
+		o := new(outgoing)
+		var so client.SendOptions
+		cm, err := o.prepare(m, &so)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		want, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm != nil || so.Encoded == nil || !bytes.Equal(so.Encoded, want) {
+			t.Errorf("%s: %v, % x; want % x", name, cm, so.Encoded, want)
+		}
+	}
+	for name, m := range map[string]*Message{
+		"long id":         {Properties: &MessageProperties{MessageID: int64(5)}},
+		"uint id":         {Properties: &MessageProperties{CorrelationID: uint32(5)}},
+		"symbol id":       {Properties: &MessageProperties{MessageID: Symbol("s")}},
+		"value and data":  {Value: "x", Data: [][]byte{{1}}},
+		"sequence, value": {Value: "x", Sequence: [][]any{{1}}},
+	} {
+		var so client.SendOptions
+		if _, err := new(outgoing).prepare(m, &so); err == nil || so.Encoded != nil {
+			t.Errorf("%s: sent (%v)", name, err)
+		}
 	}
 }

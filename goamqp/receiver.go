@@ -3,6 +3,7 @@ package amqp
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/amqpsax/amqpsax/client"
 )
@@ -68,26 +69,59 @@ func (r *Receiver) DrainCredit(ctx context.Context, _ *DrainCreditOptions) error
 // than SenderSettleModeSettled, you *must* take an action on the message by calling
 // one of the following: AcceptMessage, RejectMessage, ReleaseMessage, ModifyMessage.
 func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Message, error) {
-	d, err := r.r.Receive(ctx, nil)
-	if err != nil && d == nil {
+	return r.receive(ctx)
+}
+
+// deliveries holds client Deliveries for reuse: ReceiveInto fills one,
+// the Message keeps it until it is settled (a settled delivery's at
+// once), and then it comes back here. Not for the Message's bytes: those
+// are a copy of the Message's own.
+var deliveries = sync.Pool{New: func() any { return new(client.Delivery) }}
+
+// receive takes the next delivery, waiting within ctx (Receive), or
+// only one already queued with an ended ctx (Prefetched).
+func (r *Receiver) receive(ctx context.Context) (*Message, error) {
+	d := deliveries.Get().(*client.Delivery)
+	if err := r.r.ReceiveInto(ctx, d, undecoded); err != nil {
+		deliveries.Put(d)
 		return nil, r.sess.linkErr(err)
 	}
-	// A delivery client could not decode comes with its error: client
-	// holds a message to the spec's types (a message-id of another type
-	// than ulong, uuid, binary or string is refused), go-amqp does not,
-	// and neither does this decoder, which has the last word.
 	return r.message(d)
 }
 
+// undecoded has client hand over a delivery's bytes as they came: this
+// package's decoder reads them (client would check them against the
+// spec's types, where go-amqp is more lenient: a message-id of another
+// type than ulong, uuid, binary or string, for one).
+var undecoded = &client.ReceiveOptions{Undecoded: true}
+
 // message makes the Message of a delivery, settled with d's methods.
+//
+// The Message's bytes are a copy of its own (d's are reused once it is
+// settled); its binaries are views into that copy, and the Message, its
+// header and properties, its delivery tag and what they point to are
+// one allocation.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
-	m := &Message{Format: d.MessageFormat, DeliveryTag: d.DeliveryTag}
-	if err := m.UnmarshalBinary(d.Payload()); err != nil {
-		return nil, err
+	st := new(received)
+	m := &st.m
+	m.Format = d.MessageFormat
+	m.DeliveryTag = append(st.tag[:0:len(st.tag)], d.DeliveryTag...)
+	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
+	payload := d.Payload()
+	buf := make([]byte, len(payload))
+	copy(buf, payload)
+	dec := getDecoder()
+	dec.st, dec.views = st, true
+	err := m.unmarshal(dec, buf)
+	dec.free()
+	if err != nil || d.Settled {
+		deliveries.Put(d)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
-	if !d.Settled {
-		m.rcv, m.dlv = r, d
-	}
+	m.rcv, m.dlv = r, d
 	return m, nil
 }
 
@@ -100,18 +134,21 @@ func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 // than SenderSettleModeSettled, you *must* take an action on the message by calling
 // one of the following: AcceptMessage, RejectMessage, ReleaseMessage, ModifyMessage.
 func (r *Receiver) Prefetched() *Message {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // client's Receive takes a queued delivery before it looks at ctx
-	d, err := r.r.Receive(ctx, nil)
-	if err != nil && d == nil {
-		return nil
-	}
-	m, err := r.message(d)
+	// client's ReceiveInto takes a queued delivery before it looks at
+	// ctx.
+	m, err := r.receive(ended)
 	if err != nil {
 		return nil
 	}
 	return m
 }
+
+// ended is a context that has ended.
+var ended = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // settle settles msg's delivery with do, once: a settled message (or
 // one this Receiver did not receive) needs nothing.
@@ -124,7 +161,9 @@ func (r *Receiver) settle(msg *Message, do func(*client.Delivery) error) error {
 	}
 	d := msg.dlv
 	msg.rcv, msg.dlv = nil, nil
-	return r.sess.linkErr(do(d))
+	err := do(d)
+	deliveries.Put(d) // client keeps nothing of d once do returns
+	return r.sess.linkErr(err)
 }
 
 // AcceptMessage notifies the server that the message has been accepted and does not require redelivery.

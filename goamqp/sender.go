@@ -42,8 +42,9 @@ func (s *Sender) Close(ctx context.Context) error {
 	return s.sess.closeLinkErr(s.s.Close(ctx))
 }
 
-// outgoing is a message being sent: its go-amqp encoding and the
-// message.Message client sends, a view of it. Pooled: client encodes the
+// outgoing is a message being sent: its go-amqp encoding, handed to
+// client as SendOptions.Encoded, or, for data sections alone, the
+// message.Message client encodes. Pooled: client copies or encodes the
 // message before Send or SendAsync returns, so it is free again then.
 type outgoing struct {
 	buf []byte
@@ -52,16 +53,79 @@ type outgoing struct {
 
 var outgoings = sync.Pool{New: func() any { return new(outgoing) }}
 
-// prepare encodes msg into o.
-func (o *outgoing) prepare(msg *Message) error {
+// prepare readies msg for client: it returns the message.Message to send,
+// or nil with so.Encoded set to msg's bytes.
+func (o *outgoing) prepare(msg *Message, so *client.SendOptions) (*message.Message, error) {
 	if msg == nil {
-		return errors.New("amqp: nil message")
+		return nil, errors.New("amqp: nil message")
+	}
+	if msg.dataOnly() {
+		// Data sections alone (NewMessage's): client writes them as
+		// go-amqp does, from the caller's slices, with no copy here.
+		for _, p := range msg.Data {
+			if uint64(len(p)) > maxVariableBytes {
+				return nil, errTooLong
+			}
+		}
+		o.m.Body = message.Body{Kind: message.BodyData, Data: msg.Data}
+		return &o.m, nil
+	}
+	if err := msg.sendable(); err != nil {
+		return nil, err
 	}
 	var err error
 	if o.buf, err = msg.appendTo(o.buf[:0]); err != nil {
-		return err
+		return nil, err
 	}
-	return o.m.DecodeNoCopy(o.buf)
+	so.Encoded = o.buf
+	if so.Encoded == nil {
+		so.Encoded = []byte{} // an empty message: Encoded set all the same
+	}
+	return nil, nil
+}
+
+// dataOnly reports whether m has data sections and no other section.
+func (m *Message) dataOnly() bool {
+	return len(m.Data) > 0 && m.Header == nil && m.DeliveryAnnotations == nil && m.Annotations == nil &&
+		m.Properties == nil && m.ApplicationProperties == nil && m.Value == nil && m.Sequence == nil && m.Footer == nil
+}
+
+var (
+	errBodyKinds = errors.New("amqp: a message body is Data, Value or Sequence, not more than one of them")
+	errIDType    = errors.New("amqp: a message-id or correlation-id is a uint64, UUID, []byte or string")
+)
+
+// sendable refuses what is not a message by the spec, where go-amqp
+// sends it as it is: a body of more than one kind, or a message-id or
+// correlation-id that is not written as a ulong, uuid, binary or string.
+func (m *Message) sendable() error {
+	kinds := 0
+	if len(m.Data) > 0 {
+		kinds++
+	}
+	if m.Value != nil {
+		kinds++
+	}
+	if len(m.Sequence) > 0 {
+		kinds++
+	}
+	if kinds > 1 {
+		return errBodyKinds
+	}
+	if p := m.Properties; p != nil && (!idType(p.MessageID) || !idType(p.CorrelationID)) {
+		return errIDType
+	}
+	return nil
+}
+
+// idType reports whether appendValue writes v as a ulong, uuid, binary
+// or string (or leaves it out: nil).
+func idType(v any) bool {
+	switch v.(type) {
+	case nil, uint64, *uint64, uint, *uint, UUID, *UUID, []byte, *[]byte, string, *string:
+		return true
+	}
+	return false
 }
 
 func (o *outgoing) free() {
@@ -103,11 +167,13 @@ func (s *Sender) Send(ctx context.Context, msg *Message, opts *SendOptions) erro
 	}
 	o := outgoings.Get().(*outgoing)
 	defer o.free()
-	if err := o.prepare(msg); err != nil {
+	so := &client.SendOptions{Settled: settled}
+	m, err := o.prepare(msg, so)
+	if err != nil {
 		return err
 	}
-	so := &client.SendOptions{Settled: settled, MessageFormat: msg.Format}
-	return sendErr(s.s.Send(ctx, &o.m, so), s.sess)
+	so.MessageFormat = msg.Format
+	return sendErr(s.s.Send(ctx, m, so), s.sess)
 }
 
 // SendWithReceipt sends a Message and returns a [SendReceipt] which is used
@@ -132,10 +198,13 @@ func (s *Sender) SendWithReceipt(ctx context.Context, msg *Message, opts *SendWi
 	}
 	o := outgoings.Get().(*outgoing)
 	defer o.free()
-	if err := o.prepare(msg); err != nil {
+	so := &client.SendOptions{}
+	m, err := o.prepare(msg, so)
+	if err != nil {
 		return SendReceipt{}, err
 	}
-	p, err := s.s.SendAsync(ctx, &o.m, &client.SendOptions{MessageFormat: msg.Format})
+	so.MessageFormat = msg.Format
+	p, err := s.s.SendAsync(ctx, m, so)
 	if err != nil {
 		return SendReceipt{}, s.sess.linkErr(err)
 	}

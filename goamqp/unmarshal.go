@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/amqpsax/amqpsax"
@@ -17,6 +19,36 @@ import (
 // (Reset, Next), then call a reader; each reads the current value whole.
 type decoder struct {
 	C stream.Cursor
+
+	// Set by Message.UnmarshalBinary (the zero values decode as the
+	// other readers do): the strings and symbols in src[:strEnd], the
+	// sections before the body, are slices of one copy of those bytes
+	// (strs, made at the first string read there) rather than a copy
+	// each; st is storage for what the Message points to, allocated
+	// with it (Receive's); views makes binaries views into the input
+	// (Receive's, whose input is the Message's own) rather than copies.
+	src    []byte
+	strEnd int
+	strs   string
+	st     *received
+	views  bool
+}
+
+// decoders holds decoders for reuse: a decoder (its cursor) escapes to
+// the heap in the readers' closures, and would cost an allocation per
+// message.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// getDecoder returns a decoder from the pool, as its zero value but for
+// the cursor's storage.
+func getDecoder() *decoder { return decoders.Get().(*decoder) }
+
+// free drops what d refers to (the message's bytes and storage) and
+// puts it back in the pool.
+func (d *decoder) free() {
+	d.C.Reset(nil)
+	d.src, d.strEnd, d.strs, d.st, d.views = nil, 0, "", nil, false
+	decoders.Put(d)
 }
 
 // fault returns an error naming what was wanted at the current value.
@@ -75,17 +107,95 @@ func (d *decoder) Unsigned() (uint64, error) {
 func (d *decoder) Str() (string, error) {
 	switch d.C.Kind() {
 	case amqpsax.KindString, amqpsax.KindSymbol:
-		return string(d.C.Bytes()), nil
+		return d.str(), nil
 	}
 	return "", d.fault("string or symbol")
 }
 
-// Binary reads a binary, copied; an empty one is an empty, non-nil slice.
+// str returns the text of the current string or symbol: a slice of
+// d.strs when it lies in src[:strEnd], else a copy of its own.
+func (d *decoder) str() string {
+	b := d.C.Bytes()
+	at := d.C.Offset() + len(d.C.Raw()) - len(b) // the text ends the value's bytes
+	if len(b) == 0 || at < 0 || at+len(b) > d.strEnd {
+		return string(b)
+	}
+	if d.strs == "" {
+		d.strs = string(d.src[:d.strEnd])
+	}
+	return d.strs[at : at+len(b)]
+}
+
+// maxKeys bounds the annotation keys kept in keys, and maxKeyLen their
+// length.
+const (
+	maxKeys   = 256
+	maxKeyLen = 64
+)
+
+// keys holds annotation keys (symbols: "x-opt-enqueued-time",
+// "x-opt-partition-key" …, the same few on every message) already in an
+// interface, so that a key seen before costs no allocation; copied on
+// write, bounded by maxKeys (once full, new keys cost what they did).
+var (
+	keys   atomic.Pointer[map[string]any]
+	keysMu sync.Mutex
+)
+
+// key reads the current string or symbol as an annotation key.
+func (d *decoder) key() any {
+	b := d.C.Bytes()
+	m := keys.Load()
+	if m != nil {
+		if k, ok := (*m)[string(b)]; ok {
+			return k
+		}
+	}
+	if len(b) > maxKeyLen || (m != nil && len(*m) >= maxKeys) {
+		return d.str()
+	}
+	s := string(b) // its own copy: kept for good, not a slice of d.strs
+	keysMu.Lock()
+	defer keysMu.Unlock()
+	old := keys.Load()
+	if old != nil {
+		if k, ok := (*old)[s]; ok {
+			return k
+		}
+		if len(*old) >= maxKeys {
+			return s
+		}
+	}
+	next := make(map[string]any, 1+lenOf(old))
+	if old != nil {
+		for k, v := range *old {
+			next[k] = v
+		}
+	}
+	var k any = s
+	next[s] = k
+	keys.Store(&next)
+	return k
+}
+
+func lenOf(m *map[string]any) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
+}
+
+// Binary reads a binary, copied (with d.views, a view of the input whose
+// capacity ends with it); an empty one is an empty, non-nil slice.
 func (d *decoder) Binary() ([]byte, error) {
 	if d.C.Kind() != amqpsax.KindBinary {
 		return nil, d.fault("binary")
 	}
-	return append([]byte{}, d.C.Bytes()...), nil
+	b := d.C.Bytes()
+	if d.views && len(b) > 0 {
+		return b[:len(b):len(b)], nil
+	}
+	return append([]byte{}, b...), nil
 }
 
 // Timestamp reads a timestamp, in the local time zone as go-amqp gives it.
@@ -138,7 +248,7 @@ func (d *decoder) Any() (any, error) {
 	case amqpsax.KindBinary:
 		return d.Binary()
 	case amqpsax.KindString, amqpsax.KindSymbol:
-		return string(c.Bytes()), nil
+		return d.str(), nil
 	case amqpsax.KindList:
 		return d.List()
 	case amqpsax.KindMap:
@@ -236,8 +346,11 @@ func (d *decoder) anyMap() (map[any]any, error) {
 	out := make(map[any]any, c.Count())
 	c.Enter()
 	for c.Next() {
-		k, err := d.Any()
-		if err != nil {
+		var k any
+		var err error
+		if kind := c.Kind(); kind == amqpsax.KindSymbol || kind == amqpsax.KindString {
+			k = d.key()
+		} else if k, err = d.Any(); err != nil {
 			return nil, err
 		}
 		if !c.Next() {
@@ -263,7 +376,8 @@ func (d *decoder) anyMap() (map[any]any, error) {
 // and maps as keys, and would panic on a describedType that holds one;
 // this refuses both.
 func hashable(k any) bool {
-	if k == nil {
+	switch k.(type) {
+	case nil, string, int64, uint64, int32, uint32, bool:
 		return true
 	}
 	return reflect.TypeOf(k).Comparable() && comparableValue(reflect.ValueOf(k))
