@@ -96,7 +96,8 @@ func newMemConn(in []byte, read int, eof bool) *memConn {
 // that flow control, full queues and the durable links' bound are
 // reached by short inputs; flags turn on AutoDelete and RejectWhenFull,
 // accounts and permissions (4), dead-lettering and expiry to "dlq"
-// with a MaxDeliveryCount of 2 (8). The broker's clock (Now) moves
+// with a MaxDeliveryCount of 2 (8). (16 is FuzzBroker's: its
+// connections at once.) The broker's clock (Now) moves
 // 100 ms each time it is read, so that ttls and scheduled times of the
 // inputs pass, always the same way.
 func fuzzOptions(flags uint8) Options {
@@ -193,9 +194,7 @@ func feedInput(t testing.TB, b *Broker, in []byte, read int) {
 		n, err := nc.Read(buf)
 		if n > 0 {
 			c.Feed(buf[:n], now)
-			if cn := connOf(c); cn != nil {
-				b.service(cn)
-			}
+			woken(b, c)
 			c.Written(len(c.Output()))
 		}
 		if err != nil {
@@ -207,6 +206,97 @@ func feedInput(t testing.TB, b *Broker, in []byte, read int) {
 	}
 	if !c.Done() {
 		t.Fatalf("the connection is not done at the end of its input")
+	}
+}
+
+// woken runs what the Waker of c's connection runs (OnConnectionOpen):
+// the held answers of attaches that took a durable link over, then the
+// service.
+func woken(b *Broker, c *engine.Conn) {
+	if cn := connOf(c); cn != nil {
+		b.answerHeld(cn)
+		b.service(cn)
+	}
+}
+
+// feedTogether serves the connections of ins at once, as feedInput
+// serves one, in the caller's goroutine: read bytes of each input in
+// turn, each connection woken (woken: as kicked) after each; a
+// connection the broker closes (its durable link taken over by another)
+// has its read fail. Once every input is fed, each connection still
+// open is told in turn that its input ended. Then each must be done.
+// After each wake-up, an attach that took a durable link over is held
+// only while that link is attached (its detach hands the answer over,
+// and the wake-up gives it): none is left waiting after the connection
+// that had the link ended.
+func feedTogether(t testing.TB, b *Broker, ins [][]byte, read int) {
+	t.Helper()
+	type fed struct {
+		nc *memConn
+		c  *engine.Conn
+	}
+	var cs []fed
+	for _, in := range ins {
+		if len(in) == 0 {
+			continue
+		}
+		nc := newMemConn(in, read, false)
+		c := engine.NewServer(b.cfg, handler{b})
+		driver.NewDriver(nc, c) // never run
+		cs = append(cs, fed{nc, c})
+	}
+	now := time.Unix(1e9, 0)
+	buf := make([]byte, 4096)
+	wakeAll := func() {
+		for _, f := range cs {
+			if !f.c.Done() {
+				woken(b, f.c)
+			}
+			for out := f.c.Output(); len(out) > 0; out = f.c.Output() {
+				f.c.Written(len(out))
+			}
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for k, d := range b.durables {
+			if len(d.takers) != 0 && !d.attached {
+				t.Fatalf("durable %q detached: %d attaches that took it over still wait", k.name, len(d.takers))
+			}
+		}
+		for i, f := range cs {
+			if cn := connOf(f.c); cn != nil && !f.c.Done() && len(cn.held) != 0 {
+				t.Fatalf("connection %d woken with %d answers held", i+1, len(cn.held))
+			}
+		}
+	}
+	for more := true; more; {
+		more = false
+		for _, f := range cs {
+			if f.c.Closed() {
+				continue
+			}
+			n, err := f.nc.Read(buf)
+			if n > 0 {
+				f.c.Feed(buf[:n], now)
+				more = true
+			}
+			if err != nil {
+				f.c.ReadFailed(err)
+				more = true
+			}
+			wakeAll()
+		}
+	}
+	for _, f := range cs {
+		if !f.c.Closed() {
+			f.c.ReadFailed(io.EOF)
+		}
+		wakeAll()
+	}
+	for i, f := range cs {
+		if !f.c.Done() {
+			t.Fatalf("connection %d is not done at the end of the inputs", i+1)
+		}
 	}
 }
 
@@ -267,6 +357,9 @@ func (b *Broker) checkQuiet() error {
 		}
 		if d.attached {
 			return fmt.Errorf("durable %q attached with no connection open", k.name)
+		}
+		if len(d.takers) != 0 {
+			return fmt.Errorf("durable %q: %d attaches wait for it with no connection open", k.name, len(d.takers))
 		}
 		kept++
 		if d.c != nil && d.c.dur == d && !d.c.gone {
@@ -493,10 +586,12 @@ func (b *Broker) heldBytes() int64 {
 
 // FuzzBroker serves up to three connections, one after the other, each
 // sending one of c1, c2, c3 (read bytes at a time, then ending its
-// side: feedInput), to one broker (fuzzOptions(flags)). Nothing panics;
-// every connection is done at the end of its input and nothing leaves
-// a goroutine; after each, and after every durable link it kept is
-// expired, checkQuiet holds (and then nothing is left acquired).
+// side: feedInput), to one broker (fuzzOptions(flags)); with flags&16,
+// all at once (feedTogether), so that one may take over a durable link
+// another still has attached. Nothing panics; every connection is done
+// at the end of its input and nothing leaves a goroutine; after each
+// (all), and after every durable link it kept is expired, checkQuiet
+// holds (and then nothing is left acquired).
 func FuzzBroker(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s.conns[0], s.conns[1], s.conns[2], s.read, s.flags)
@@ -504,6 +599,16 @@ func FuzzBroker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, c1, c2, c3 []byte, read uint16, flags uint8) {
 		base := runtime.NumGoroutine()
 		b := newFuzzBroker(flags)
+		if flags&16 != 0 {
+			feedTogether(t, b, [][]byte{c1, c2, c3}, int(read%4096)+1)
+			c1, c2, c3 = nil, nil, nil
+			if err := b.checkQuiet(); err != nil {
+				t.Fatalf("after the connections: %v", err)
+			}
+			if b.breach != nil {
+				t.Fatal(b.breach)
+			}
+		}
 		for i, in := range [][]byte{c1, c2, c3} {
 			if len(in) == 0 {
 				continue
@@ -602,7 +707,9 @@ func recordAs(t testing.TB, b *Broker, cfg engine.Config) *recording {
 }
 
 // step moves bytes between the two ends until both are quiet, servicing
-// the broker's connection as its Driver's wake-ups would.
+// the broker's connection as its Driver's wake-ups would (woken); when
+// the broker closed the connection (a durable link taken over), its
+// read fails.
 func (r *recording) step() {
 	buf := make([]byte, 8192)
 	for range 1000 {
@@ -615,14 +722,20 @@ func (r *recording) step() {
 		}
 		for {
 			n, err := r.raw.Read(buf)
-			require.NoError(r.t, err)
+			if err != nil { // closed by the broker: a durable link taken over
+				require.ErrorIs(r.t, err, net.ErrClosed)
+				if !r.srv.Closed() {
+					r.srv.ReadFailed(err)
+				}
+				break
+			}
 			if n == 0 {
 				break
 			}
 			r.srv.Feed(buf[:n], r.now)
 		}
-		if cn := connOf(r.srv); cn != nil {
-			r.b.service(cn)
+		if !r.srv.Done() {
+			woken(r.b, r.srv)
 		}
 		if out := r.srv.Output(); len(out) > 0 {
 			b := append([]byte(nil), out...)
@@ -902,6 +1015,77 @@ func fuzzSeeds(t testing.TB) []seed {
 		conns[2] = r.close(true)
 		return conns
 	})
+	add("durable takeover", 4095, 16, func(b *Broker) [3][]byte {
+		src := durSource("topic/o", frame.DurabilityUnsettledState, frame.ExpiryNever)
+		old := record(t, b, "takeover", false)
+		sub := old.attach(false, engine.LinkOptions{Name: "sub", Source: src, Credit: 10})
+		p := old.attach(true, engine.LinkOptions{Name: "p", Address: "topic/o"})
+		old.send(p, "topic/o", 4, "o")
+		for _, d := range old.h.got["sub"][:2] {
+			d.Accept()
+		}
+		old.step()
+		resume := sub.Unsettled() // 2 left unsettled, the link still attached
+		// The same container again, on a new connection, while the old
+		// one has not ended: the broker closes the old one and holds the
+		// answer; the new connection goes on meanwhile.
+		r := record(t, b, "takeover", false)
+		_, err := r.h.s.AttachReceiver(engine.LinkOptions{Name: "sub", Source: src, Credit: 10, Resume: resume})
+		require.NoError(t, err)
+		r.step()
+		require.Nil(t, r.h.links["sub"], "answered while the old link is attached")
+		q := r.attach(true, engine.LinkOptions{Name: "q", Address: "oq", Unsettled: true})
+		r.send(q, "oq", 2, "q")
+		require.True(t, old.raw.closed, "the old connection closed by the broker")
+		old.step() // its read fails: it ends, its link's state goes to the held attach
+		r.step()
+		l := r.link("sub")
+		require.Equal(t, 2, l.RemoteAttach().Unsettled.Len(), "the state the old link left")
+		for _, d := range r.h.got["sub"] {
+			if !d.Settled {
+				d.Accept()
+			}
+		}
+		r.step()
+		return [3][]byte{old.rec, r.close(true)} // lost: open until its input ends, after the old one
+	})
+	add("shared filters", 4095, 0, func(b *Broker) [3][]byte {
+		r := record(t, b, "shared", false)
+		var kv, to frame.SymbolMap
+		kv.Selector("k = 'v'")
+		to.Selector("to LIKE 'topic/%'")
+		caps := frame.Symbols(frame.AppendSymbols(nil, "shared"))
+		shared := func(name string, filter frame.Map, durable bool) *engine.Link {
+			src := &frame.Source{Address: []byte("topic/s"), Capabilities: caps, Filter: filter}
+			if durable {
+				src.Durable, src.ExpiryPolicy = frame.DurabilityConfiguration, frame.ExpiryNever
+			}
+			return r.attach(false, engine.LinkOptions{Name: name, Source: src, Credit: 4})
+		}
+		shared("sub", kv.Map(), false)
+		for _, l := range []*engine.Link{shared("sub|2", to.Map(), false), shared("sub|3", nil, false)} {
+			require.NotNil(t, l.Err(), "other filters (or none): refused")
+			require.Equal(t, frame.CondPreconditionFailed, l.Err().Condition)
+		}
+		shared("sub|4", kv.Map(), false)
+		kept := shared("dsub", kv.Map(), true)
+		kept.DetachOnly(nil)
+		r.step()
+		p := r.attach(true, engine.LinkOptions{Name: "p", Address: "topic/s"})
+		r.send(p, "topic/s", 3, "s") // k = 'v': to both subscriptions, kept for dsub
+		bare, _ := message.AppendProperties(nil, message.Properties{To: []byte("topic/s")})
+		_, err := p.Send([]byte("bare"), encode.AppendBinary(append(bare, 0x00, 0x53, 0x75), []byte("no k")), false)
+		require.NoError(t, err)
+		r.step()
+		shared("dsub|2", to.Map(), true) // replaces the kept one
+		for _, n := range []string{"sub", "sub|4", "dsub|2"} {
+			for _, d := range r.h.got[n] {
+				d.Accept()
+			}
+		}
+		r.step()
+		return [3][]byte{r.close(false)}
+	})
 	add("limits", 512, 0, func(b *Broker) [3][]byte {
 		var conns [3][]byte
 		r := record(t, b, "limits", false)
@@ -1042,6 +1226,9 @@ func lifetimeMessages(to string) [][]byte {
 func TestFuzzSeeds(t *testing.T) {
 	for _, s := range fuzzSeeds(t) {
 		for _, viaDriver := range []bool{true, false} {
+			if viaDriver && s.flags&16 != 0 {
+				continue // connections at once: FuzzBroker's feedTogether only
+			}
 			t.Run(fmt.Sprintf("%s/driver=%v", strings.ReplaceAll(s.name, " ", "_"), viaDriver), func(t *testing.T) {
 				seedRun(t, s, viaDriver)
 			})
@@ -1049,12 +1236,19 @@ func TestFuzzSeeds(t *testing.T) {
 	}
 }
 
-// seedRun serves seed s (through the driver.Server, or feedInput) and checks
-// what it is recorded for.
+// seedRun serves seed s (through the driver.Server, or feedInput; with
+// flags&16 all its connections at once, feedTogether) and checks what it
+// is recorded for.
 func seedRun(t *testing.T, s seed, viaDriver bool) {
 	base := runtime.NumGoroutine()
 	b := newFuzzBroker(s.flags)
-	for i, in := range s.conns {
+	conns := s.conns
+	if s.flags&16 != 0 {
+		feedTogether(t, b, conns[:], int(s.read%4096)+1)
+		require.NoError(t, b.checkQuiet(), "after the connections")
+		conns = [3][]byte{}
+	}
+	for i, in := range conns {
 		if len(in) == 0 {
 			continue
 		}
@@ -1122,6 +1316,22 @@ func seedRun(t *testing.T, s seed, viaDriver bool) {
 		st := q("topic/f")
 		require.Equal(t, counts{3, 5, 0, 0, 2, 0, 2}, of(st))
 		require.Equal(t, uint64(3), st.Filtered)
+	case "durable takeover": // the new connection's attach held while the old one was open (it
+		// sent the 4, 2 accepted), then answered with the 2 left, sent
+		// again; kept with them when it ended; its other link stored 2
+		// meanwhile
+		st := q("topic/o")
+		require.Equal(t, counts{4, 6, 2, 0, 0, 0, 2}, of(st))
+		require.Equal(t, 2, st.Unsettled)
+		require.Equal(t, 1, st.Detached)
+		require.Equal(t, uint64(2), q("oq").Enqueued)
+	case "shared filters": // 3 with k = 'v' to the subscription of sub and sub|4 (the receivers with
+		// other filters, or none, refused), and kept for dsub, dropped
+		// when dsub|2 replaced it; the one without k filtered by both
+		st := q("topic/s")
+		require.Equal(t, counts{4, 3, 3, 0, 0, 0, 0}, of(st))
+		require.Equal(t, uint64(3), st.Dropped)
+		require.Equal(t, uint64(2), st.Filtered)
 	case "relay": // by to, one without a to rejected
 		require.Equal(t, []uint64{2, 1, 1}, []uint64{q("q1").Enqueued, q("q2").Enqueued, q("secret").Enqueued})
 		require.Len(t, b.Queues(), 3)

@@ -42,6 +42,48 @@ func (busy) OnDisposition(l *Link, d DeliveryUpdate) {
 	}
 }
 
+// laterBusy is busy, and an Answerer that holds its answer to the
+// attach of each link whose name ends in an odd byte (AnswerLater),
+// keeping it for answer: so that what a peer sends meanwhile (flow,
+// transfers, a detach, a fault) meets a held answer.
+type laterBusy struct {
+	busy
+	t     testing.TB
+	held  []*Link // since the last answer
+	ready []*Link // held before the last answer: answered at the next
+	gave  int
+}
+
+func (h *laterBusy) AnswerAttach(l *Link, src *frame.Source, tgt *frame.Target) *Error {
+	if n := l.Name(); len(n) > 0 && n[len(n)-1]%2 == 1 {
+		if err := l.AnswerLater(); err != nil {
+			h.t.Fatalf("AnswerLater in AnswerAttach: %v", err)
+		}
+		h.held = append(h.held, l)
+	}
+	return nil
+}
+
+// answer answers the links held before its last call, so that each
+// waits one read at least: every third refused. Answer is nil, or
+// ErrState for a link the peer's detach, a fault or its session's end
+// answered first.
+func (h *laterBusy) answer() {
+	for _, l := range h.ready {
+		var refuse *Error
+		if h.gave++; h.gave%3 == 0 {
+			refuse = NewError(frame.CondNotFound, "held, then refused")
+		}
+		if err := l.Answer(refuse); err != nil && err != ErrState {
+			h.t.Fatalf("Answer: %v", err)
+		}
+		if err := l.Answer(nil); err != ErrState {
+			h.t.Fatalf("Answer again: %v, not ErrState", err)
+		}
+	}
+	h.ready, h.held = append(h.ready[:0], h.held...), h.held[:0]
+}
+
 // recordedClient returns what an engine client sends through a whole
 // conversation: SASL, open, begin, attach, transfers, dispositions,
 // detach, end, close.
@@ -91,7 +133,10 @@ func recorded(t testing.TB) (cliOut, srvOut []byte) {
 // FuzzServer feeds arbitrary bytes to a server engine, from the start
 // and after a valid handshake, in reads of arbitrary sizes: nothing
 // panics, output stays within a constant times the input, and nothing is
-// written once the connection is done.
+// written once the connection is done. Its handler holds some answers to
+// the peer's attaches (laterBusy) and gives them after a later read;
+// those still held once the connection is closed are ErrState, and
+// nothing is written.
 func FuzzServer(f *testing.F) {
 	f.Add([]byte(nil), false, uint16(7))
 	f.Add(recordedClient(f), false, uint16(100))
@@ -99,13 +144,16 @@ func FuzzServer(f *testing.F) {
 	f.Add(handshake(), false, uint16(3))
 	f.Add(perf(perf(nil, 0, transferBody(0, 0, []byte("x"))), 0, attachSender(1, "b")), true, uint16(9))
 	f.Add(echoFlows(3), true, uint16(40))
+	f.Add(heldAttaches(), true, uint16(30))
+	f.Add(heldAttaches(), true, uint16(511))
 	f.Add(noCredit(3), true, uint16(40))
 	f.Add(append(frame.AppendProtocolHeader(nil, frame.HeaderSASL), saslFrame(nil, func(b []byte) []byte {
 		return frame.AppendSASLInit(b, frame.SASLInit{Mechanism: []byte("PLAIN"), InitialResponse: []byte("\x00u\x00p")})
 	})...), false, uint16(5))
 	f.Fuzz(func(t *testing.T, data []byte, afterHandshake bool, read uint16) {
+		h := &laterBusy{t: t}
 		c := NewServer(Config{Credit: 5, AutoAccept: true, MaxFrameSize: 2048, ChannelMax: 3, HandleMax: 3, Window: 8,
-			Auth: nil}, busy{})
+			Auth: nil}, h)
 		r := newRaw(t, c)
 		in := 0
 		if afterHandshake {
@@ -113,12 +161,34 @@ func FuzzServer(f *testing.F) {
 			in += len(hs)
 			r.feed(hs)
 		}
-		fuzzFeed(t, r, data, read, in)
+		fuzzFeed(t, r, data, read, in, h.answer)
 		c.CloseRead()
 		if !c.Closed() {
 			t.Fatal("not closed after CloseRead")
 		}
+		c.Written(len(c.Output())) // the close, when the peer's stream ended before one
+		for _, l := range append(h.ready, h.held...) {
+			if err := l.Answer(nil); err != ErrState {
+				t.Fatalf("Answer once closed: %v, not ErrState", err)
+			}
+		}
+		if out := c.Output(); len(out) > 0 {
+			t.Fatalf("%d bytes written once closed", len(out))
+		}
 	})
+}
+
+// heldAttaches is what a peer sends after handshake for laterBusy to
+// hold: three attaches it holds (names ending in an odd byte), a
+// transfer on the first while held, the second's detach while held,
+// then an attach it answers at once.
+func heldAttaches() []byte {
+	b := perf(nil, 0, attachSender(1, "a1"))
+	b = perf(b, 0, attachSender(2, "a3"))
+	b = perf(b, 0, attachSender(3, "a5"))
+	b = perf(b, 0, transferBody(1, 0, []byte("early")))
+	b = perf(b, 0, func(b []byte) []byte { return frame.AppendDetach(b, frame.Detach{Handle: 2, Closed: true}) })
+	return perf(b, 0, attachSender(4, "a6"))
 }
 
 // clientBusy is busy with the attaches a client makes once open.
@@ -149,7 +219,7 @@ func FuzzClient(f *testing.F) {
 			Username: "u", Password: "p"}, clientBusy{})
 		r := newRaw(t, c)
 		r.feed(nil)
-		fuzzFeed(t, r, data, read, 0)
+		fuzzFeed(t, r, data, read, 0, nil)
 		c.ReadFailed(io.ErrUnexpectedEOF)
 		if !c.Closed() {
 			t.Fatal("not closed after ReadFailed")
@@ -158,10 +228,11 @@ func FuzzClient(f *testing.F) {
 }
 
 // fuzzFeed feeds data to r's Conn in reads of 1 to 512 bytes (read says
-// which), a second apart, after in bytes fed already: nothing is written
-// once the Conn is done, and output stays within a constant times the
-// input.
-func fuzzFeed(t *testing.T, r *raw, data []byte, read uint16, in int) {
+// which), a second apart, after in bytes fed already, calling after (when
+// not nil) after each, on the Conn's goroutine as a driver.Waker would:
+// nothing is written once the Conn is done, and output stays within a
+// constant times the input.
+func fuzzFeed(t *testing.T, r *raw, data []byte, read uint16, in int, after func()) {
 	c := r.c
 	step := int(read%512) + 1
 	for len(data) > 0 {
@@ -170,6 +241,12 @@ func fuzzFeed(t *testing.T, r *raw, data []byte, read uint16, in int) {
 		before := len(r.in)
 		r.feed(data[:n])
 		in += n
+		if after != nil {
+			after()
+			out := c.Output()
+			r.in = append(r.in, out...)
+			c.Written(len(out))
+		}
 		if wasDone && len(r.in) != before {
 			t.Fatal("wrote after done")
 		}

@@ -141,7 +141,7 @@ func FuzzServerTxn(f *testing.F) {
 			in += len(hs)
 			r.feed(hs)
 		}
-		fuzzFeed(t, r, data, read, in)
+		fuzzFeed(t, r, data, read, in, nil)
 		c.CloseRead()
 		if !c.Closed() {
 			t.Fatal("not closed after CloseRead")

@@ -3,6 +3,7 @@ package speed
 import (
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,17 +16,28 @@ import (
 // /proc/PID/stat, in clock ticks), and this process's read and write
 // system calls (reads/msg, writes/msg, from /proc/self/io: how well
 // messages share a write). With SPEED_CPUPROFILE set, the timed part
-// alone is CPU-profiled into that file (the last run's).
+// alone is CPU-profiled into that file (the last run's); with
+// SPEED_TRACE set, it is traced into that file (runtime/trace, the last
+// run's): where goroutines wait and who wakes them, for go tool trace.
 var start struct {
 	cpu, broker   float64
 	reads, writes float64
-	prof          *os.File
+	prof, trace   *os.File
 }
 
 func measureBegin() {
 	if p := os.Getenv("SPEED_CPUPROFILE"); p != "" {
 		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
 			start.prof = f
+		}
+	}
+	if p := os.Getenv("SPEED_TRACE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			if trace.Start(f) == nil {
+				start.trace = f
+			} else {
+				f.Close()
+			}
 		}
 	}
 	start.cpu, start.broker = cpuMicros(), brokerMicros()
@@ -37,6 +49,11 @@ func measureEnd(b *testing.B) {
 		pprof.StopCPUProfile()
 		start.prof.Close()
 		start.prof = nil
+	}
+	if start.trace != nil {
+		trace.Stop()
+		start.trace.Close()
+		start.trace = nil
 	}
 	n := float64(b.N)
 	b.ReportMetric((cpuMicros()-start.cpu)/n, "cpu-µs/msg")

@@ -18,6 +18,11 @@
 #              memory profile of all (mem-IMPL.out, -memprofilerate=1,
 #              the queues' filling included), with the test binaries
 #              beside them for go tool pprof
+#   TRACE      a directory: after the timed passes, more of each binary
+#              (not in the table) write there the runtime trace of each
+#              benchmark's timed part (trace-IMPL-BENCH-MSG.out; where
+#              goroutines wait and who wakes them: go tool trace, or
+#              go tool trace -pprof=sync for where they block)
 #   RESULTS    a file to keep the raw passes in (both binaries, labelled)
 #
 # The program's own broker: examples/broker from this checkout, started
@@ -84,6 +89,19 @@ if [ -n "${PROFILE:-}" ]; then
 			-test.memprofile "$PROFILE/mem-$impl.out" -test.memprofilerate 1) >/dev/null
 	done
 	echo "profiles in $PROFILE"
+fi
+if [ -n "${TRACE:-}" ]; then
+	mkdir -p "$TRACE"
+	for impl in go-amqp goamqp; do
+		cp "$work/$impl.test" "$TRACE/"
+		for b in Send64 ReceiveAccept; do
+			for m in data full; do
+				(cd "$here" && SPEED_TRACE="$TRACE/trace-$impl-$b-$m.out" "$work/$impl.test" -test.run '^$' \
+					-test.bench "^Benchmark$b\$/^msg=$m\$" -test.benchtime "$benchtime") >/dev/null
+			done
+		done
+	done
+	echo "traces in $TRACE"
 fi
 if [ -n "${RESULTS:-}" ]; then
 	for impl in go-amqp goamqp; do sed "s/^Benchmark/$impl: Benchmark/" "$work/$impl.txt"; done >"$RESULTS"
