@@ -19,8 +19,9 @@
 // its own with its ctx, as net/http's persistConn and x/net/http2's
 // ClientConn do; when the connection is free the call runs that work and
 // writes it itself (driver.Driver.DoNow), so a blocking Send on an idle
-// connection is written by its caller, and its outcome handed to it by
-// the reader goroutine that read it. No goroutine is started per
+// connection is written by its caller, and over TCP its outcome is read
+// by its caller too (driver.Driver.ReadUntil; else the reader goroutine
+// that read it hands it over). No goroutine is started per
 // session, link or message. Every method of Conn, Session, Sender, Receiver and
 // Delivery is safe from any goroutine. When the connection ends (closed,
 // lost, or closed by the peer) every blocked call wakes with its error.

@@ -50,8 +50,12 @@
 // [Driver.DoNow] and [Waker.WakeNow] are the same for a blocking caller
 // that holds no lock a handler takes: when the Conn is free they run the
 // function (after what was queued before it) and write its output on the
-// caller's goroutine, sparing the hand-offs to the loop and back. [Of]
-// finds the Driver of a Conn in its events.
+// caller's goroutine, sparing the hand-offs to the loop and back.
+// [Driver.ReadUntil] is for such a caller waiting for the peer's answer:
+// over a TCP or Unix socket on an idle connection it borrows the read
+// side from the reader goroutine and reads and feeds the answer itself,
+// so the network wakes it directly. [Of] finds the Driver of a Conn in
+// its events.
 //
 // # TLS
 //
