@@ -112,12 +112,26 @@ type msg struct {
 func (m msg) size() int { return len(m.buf.b) }
 
 // fifo is the messages of one priority, oldest first, in a power-of-two
-// ring that grows as needed and shrinks when mostly empty.
+// ring that grows as needed and shrinks once it has stayed mostly empty.
+//
+// A ring shrinks when it has been under an eighth full for as many
+// removals as it has slots (low counts them; a ring a quarter full
+// again starts over), so each shrink, and the growth that may follow
+// it, is paid for by that many messages: a queue whose depth swings
+// (a consumer that keeps up, in bursts of its credit) keeps its ring
+// instead of copying it to a smaller one and back at every swing. A
+// large ring (maxIdleRing slots and more) that empties shrinks at once,
+// so a drained queue does not hold what its peak needed.
 type fifo struct {
 	e    []msg
 	head int
 	n    int
+	low  int
 }
+
+// maxIdleRing is the slots past which an emptied fifo gives its ring
+// back at once.
+const maxIdleRing = 1 << 16
 
 func (r *fifo) at(i int) *msg { return &r.e[(r.head+i)&(len(r.e)-1)] }
 
@@ -127,7 +141,7 @@ func (r *fifo) grow() {
 	for i := range r.n {
 		e[i] = *r.at(i)
 	}
-	r.e, r.head = e, 0
+	r.e, r.head, r.low = e, 0, 0
 }
 
 func (r *fifo) pushBack(m msg) {
@@ -160,14 +174,26 @@ func (r *fifo) remove(i int) msg {
 		*r.at(r.n - 1) = msg{}
 	}
 	r.n--
-	if len(r.e) > 1024 && r.n < len(r.e)/8 {
-		e := make([]msg, len(r.e)/4)
-		for j := range r.n {
-			e[j] = *r.at(j)
+	switch {
+	case len(r.e) <= 1024:
+	case r.n >= len(r.e)/4:
+		r.low = 0
+	case r.n < len(r.e)/8:
+		r.low++
+		if r.low >= len(r.e) || r.n == 0 && len(r.e) >= maxIdleRing {
+			r.shrink()
 		}
-		r.e, r.head = e, 0
 	}
 	return m
+}
+
+// shrink moves the messages to a ring a quarter the size.
+func (r *fifo) shrink() {
+	e := make([]msg, len(r.e)/4)
+	for j := range r.n {
+		e[j] = *r.at(j)
+	}
+	r.e, r.head, r.low = e, 0, 0
 }
 
 // levels is the number of priorities a queue keeps apart: 0 to 9, as
