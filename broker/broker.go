@@ -602,16 +602,44 @@ func Route(payload []byte, key string) ([]byte, bool) {
 // relay's to: routeLocked), its lifetime (lifeOf) and a fan-out node's
 // filters (placeLocked) — instead of once each. It lives on the stack
 // of the delivery's handling; its sections are views into payload.
+//
+// A message that begins with its body (no header, annotations or
+// properties: the most common message there is) has nothing its route
+// or lifetime reads, so its scan waits until something reads the body's
+// sections or needs to know the message is well formed (a filter, the
+// relay): sections does it then.
 type incoming struct {
 	payload []byte
 	secs    message.Sections
 	err     error // Scan's: the message does not scan, secs is zero
+	later   bool  // the body comes first and is not scanned yet
 }
 
-// scan reads payload's sections.
+// scan reads payload's sections, or notes that it begins with its body.
 func (in *incoming) scan(payload []byte) {
 	in.payload = payload
+	if in.later = bodyFirst(payload); in.later {
+		in.secs, in.err = message.Sections{}, nil
+		return
+	}
 	in.secs, in.err = message.Scan(payload)
+}
+
+// sections returns payload's sections and Scan's error, scanning a
+// message whose body comes first now.
+func (in *incoming) sections() (*message.Sections, error) {
+	if in.later {
+		in.secs, in.err = message.Scan(in.payload)
+		in.later = false
+	}
+	return &in.secs, in.err
+}
+
+// bodyFirst reports whether payload's first section is a body (data,
+// amqp-sequence or amqp-value by their small-ulong descriptors), so that
+// it has no section before the body.
+func bodyFirst(p []byte) bool {
+	return len(p) >= 3 && p[0] == 0x00 && p[1] == 0x53 && p[2] >= 0x75 && p[2] <= 0x77
 }
 
 // route is Route of a scanned message.
@@ -693,8 +721,8 @@ var errNoTo = engine.NewError(frame.CondNotFound, "a message sent to the anonymo
 // relayTo returns the address a message sent to the anonymous relay
 // names: its properties' to, which it must have.
 func (in *incoming) relayTo() ([]byte, *engine.Error) {
-	if in.err != nil {
-		return nil, engine.NewError(frame.CondDecodeError, "message: "+in.err.Error())
+	if _, err := in.sections(); err != nil {
+		return nil, engine.NewError(frame.CondDecodeError, "message: "+err.Error())
 	}
 	if in.secs.Properties == nil {
 		return nil, errNoTo

@@ -241,14 +241,16 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 	}
 	var scanned message.Sections // for the first filter, when in is nil
 	secs, scans := (*message.Sections)(nil), true
-	if in != nil {
-		secs, scans = &in.secs, in.err == nil
-	}
 	pass := func(f *sourceFilter, own uint64) bool {
-		if secs == nil {
+		if secs == nil { // the first filter: the sections, scanned once
 			var err error
-			scanned, err = message.Scan(bf.b)
-			secs, scans = &scanned, err == nil
+			if in != nil {
+				secs, err = in.sections()
+			} else {
+				scanned, err = message.Scan(bf.b)
+				secs = &scanned
+			}
+			scans = err == nil
 		}
 		if !scans || !f.match(secs, bf.from, own) {
 			n.c.filtered++

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/amqpsax/amqpsax/message"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,40 @@ func TestFifoShrinks(t *testing.T) {
 		big.remove(0)
 	}
 	require.Less(t, len(big.e), maxIdleRing)
+}
+
+// A message whose body comes first is scanned only when something reads
+// its sections (a filter, the relay): what its route, lifetime, relay
+// and sections come to is what a scan at once gives, well formed or not.
+func TestIncomingBodyFirst(t *testing.T) {
+	payloads := [][]byte{
+		{0x00, 0x53, 0x75, 0xa0, 0x02, 'h', 'i'},               // data
+		{0x00, 0x53, 0x77, 0xa1, 0x02, 'h', 'i'},               // amqp-value
+		{0x00, 0x53, 0x76, 0x45},                               // amqp-sequence, empty list
+		{0x00, 0x53, 0x75, 0xa0, 0xff, 'h'},                    // data cut short
+		{0x00, 0x53, 0x75},                                     // a descriptor alone
+		{0x00, 0x53, 0x75, 0xa0, 0x01, 'x', 0x00, 0x53, 0x70},  // a header after the body
+		{0x00, 0x53, 0x73, 0x45, 0x00, 0x53, 0x75, 0xa0, 0x00}, // properties first: scanned at once
+	}
+	for _, p := range payloads {
+		var lazy incoming
+		lazy.scan(p)
+		want := incoming{payload: p}
+		want.secs, want.err = message.Scan(p)
+
+		gotRoute, gotOK := lazy.route("k")
+		wantRoute, wantOK := want.route("k")
+		require.Equal(t, wantOK, gotOK, "%x", p)
+		require.Equal(t, wantRoute, gotRoute, "%x", p)
+		gm, gttl, gdelay := lifeOf(&lazy)
+		wm, wttl, wdelay := lifeOf(&want)
+		require.Equal(t, wm, gm, "%x", p)
+		require.Equal(t, [2]int64{wttl, wdelay}, [2]int64{gttl, gdelay}, "%x", p)
+		_, gotRelay := lazy.relayTo()
+		_, wantRelay := want.relayTo()
+		require.Equal(t, wantRelay, gotRelay, "%x", p)
+		secs, err := lazy.sections()
+		require.Equal(t, want.err, err, "%x", p)
+		require.Equal(t, want.secs, *secs, "%x", p)
+	}
 }
