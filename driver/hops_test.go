@@ -66,7 +66,15 @@ func (h *acceptor) OnConnectionOpen(c *engine.Conn) { h.drv <- Of(c) }
 func pair(t *testing.T, h *oneSender) (cli, srv *Driver) {
 	t.Helper()
 	a := &acceptor{drv: make(chan *Driver, 1)}
-	addr := serve(t, &Server{Config: engine.Config{Credit: 100_000, Window: 100_000, AutoAccept: true}, Handler: a})
+	cli = dialSender(t, &Server{Config: engine.Config{Credit: 100_000, Window: 100_000, AutoAccept: true}, Handler: a}, h)
+	return cli, <-a.drv
+}
+
+// dialSender serves srv, dials a client with h to it, closed when the
+// test ends, and returns it once h's link has credit.
+func dialSender(t *testing.T, srv *Server, h *oneSender) *Driver {
+	t.Helper()
+	addr := serve(t, srv)
 	cli, err := Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +88,7 @@ func pair(t *testing.T, h *oneSender) (cli, srv *Driver) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the sender got no credit")
 	}
-	return cli, <-a.drv
+	return cli
 }
 
 // waitFree waits until no goroutine holds d's Conn.

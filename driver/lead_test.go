@@ -48,20 +48,7 @@ func (h *gate) accept(t *testing.T, srv *Driver, id uint32) {
 func gatedPair(t *testing.T, h *oneSender) (cli, srv *Driver, g *gate) {
 	t.Helper()
 	g = &gate{drv: make(chan *Driver, 1), ids: make(chan uint32, 64)}
-	addr := serve(t, &Server{Config: engine.Config{Credit: 100_000, Window: 100_000}, Handler: g})
-	cli, err := Dial(context.Background(), "tcp", addr, engine.Config{}, nil, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cli.Close()
-		cli.Wait()
-	})
-	select {
-	case <-h.ready:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the sender got no credit")
-	}
+	cli = dialSender(t, &Server{Config: engine.Config{Credit: 100_000, Window: 100_000}, Handler: g}, h)
 	return cli, <-g.drv, g
 }
 
