@@ -314,13 +314,20 @@ func (d *decoder) List() ([]any, error) {
 	if err := d.counted(); err != nil {
 		return nil, err
 	}
-	var out []any
+	return eachOf(d, d.Any)
+}
+
+// eachOf reads the elements of the list or array the cursor is at with
+// read, one each, into a slice of its count (nil when empty).
+func eachOf[T any](d *decoder, read func() (T, error)) ([]T, error) {
+	c := &d.C
+	var out []T
 	if n := c.Count(); n > 0 {
-		out = make([]any, 0, n)
+		out = make([]T, 0, n)
 	}
 	c.Enter()
 	for c.Next() {
-		v, err := d.Any()
+		v, err := read()
 		if err != nil {
 			return nil, err
 		}
@@ -547,22 +554,10 @@ func (d *decoder) array() (any, error) {
 	case amqpsax.KindUUID:
 		return typedArray(d, func(c *stream.Cursor) UUID { return UUID(c.UUID()) })
 	case amqpsax.KindMap:
-		var out []map[any]any
-		if n := c.Count(); n > 0 {
-			out = make([]map[any]any, 0, n)
-		}
-		c.Enter()
-		for c.Next() {
-			m, err := d.anyMap()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
-		}
-		if err := d.done(); err != nil {
+		out, err := eachOf(d, d.anyMap)
+		if err != nil {
 			return nil, err
 		}
-		c.Exit()
 		return out, nil
 	}
 	if err := c.Err(); err != nil {
