@@ -426,6 +426,13 @@ const maxUnsent = 1024
 //
 // A Pending never waited for costs nothing but its memory, which the
 // garbage collector takes back.
+//
+// With nothing of the sender's on its way, the message is written at
+// once on the calling goroutine, as Send's is; behind messages awaiting
+// their outcome, the connection's goroutine writes it, with whatever
+// else is queued by then; behind messages held for want of credit it
+// waits in the queue for the peer's next grant (see "Sending" in the
+// package doc).
 func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *SendOptions) (Pending, error) {
 	return snd.sendAsync(ctx, msg, opts, false)
 }
