@@ -51,8 +51,13 @@ const (
 	// restFor is how long the read side rests, given back by a caller
 	// that has its answer (ReadUntil), before the reader reads again:
 	// a caller that makes its next request meanwhile takes it as it is.
-	// Input that comes meanwhile waits at most that long.
-	restFor = 250 * time.Microsecond
+	// Input that comes meanwhile waits at most that long: input nobody
+	// waits for, as a caller that waits reads itself (package client's
+	// Send and Receive do). Its timer fires about once a restFor while
+	// requests go on (set again only when it fires early), and each
+	// firing wakes the reader: 1 ms keeps that to one in tens of round
+	// trips on loopback.
+	restFor = time.Millisecond
 	// crowdFor is how long, after a caller of ReadUntil found another
 	// reading, no caller takes the read side: callers waiting at once
 	// are the reader's to serve.
@@ -104,7 +109,7 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // ([Driver.ReadUntil]), over a TCP or Unix socket: the reader goroutine
 // lends it the read side (its Read is interrupted by a read deadline in
 // the past), the caller reads and feeds the Conn until its answer is in,
-// then gives the read side back. It rests then for 250 µs before the
+// then gives the read side back. It rests then for 1 ms before the
 // reader reads again, and a caller that makes its next request meanwhile
 // takes it as it is. A run of such requests sets no timer and no
 // deadline per request: each would wake an idle processor of the Go

@@ -24,7 +24,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // until done reports true, ctx ends, or its time is up (1 to 2 ms: a
 // deadline set by the caller before it is kept while it is 1 ms away
 // or more); then it hands the read side back. It reports done(). Given
-// back with the answer in, the read side rests for 250 µs (from the
+// back with the answer in, the read side rests for 1 ms (from the
 // last caller's giving back) before the reader reads again: a
 // caller's next ReadUntil meanwhile takes it as it is, with no Read to
 // interrupt and no goroutine to wake. Input that comes while it rests
