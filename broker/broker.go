@@ -616,10 +616,11 @@ type incoming struct {
 }
 
 // scan reads payload's sections, or notes that it begins with its body.
+// in is a new incoming (zero): one that begins with its body keeps its
+// zero sections, not written again.
 func (in *incoming) scan(payload []byte) {
 	in.payload = payload
 	if in.later = bodyFirst(payload); in.later {
-		in.secs, in.err = message.Sections{}, nil
 		return
 	}
 	in.secs, in.err = message.Scan(payload)
@@ -696,6 +697,9 @@ func (b *Broker) routeLocked(p *producer, in *incoming) (*node, *engine.Error) {
 		if n, e = b.relayLocked(p, to); e != nil {
 			return nil, e
 		}
+	}
+	if b.opts.RouteKey == "" {
+		return n, nil
 	}
 	routed, byKey := in.route(b.opts.RouteKey)
 	if !byKey || string(routed) == n.name {

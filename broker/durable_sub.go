@@ -216,7 +216,7 @@ func (b *Broker) releaseLocked(c *consumer, acquired []msg, wake []*conn) []*con
 func (b *Broker) copyDetachedLocked(n *node, m msg) int32 {
 	var k int32
 	for _, c := range n.detached {
-		if c.filt != nil && !c.passes(m) {
+		if c.filt != nil && !c.passes(&m) {
 			n.c.filtered++
 			continue
 		}

@@ -79,7 +79,7 @@ func (b *Broker) now() time.Time {
 // in's scan found them, and allocates nothing; a message that does not
 // scan has the defaults.
 func lifeOf(in *incoming) (m msg, ttl, delay int64) {
-	m.prio = 4
+	m.prio = defaultPriority
 	if in.err != nil {
 		return m, 0, 0
 	}
@@ -112,6 +112,10 @@ func lifeOf(in *incoming) (m msg, ttl, delay int64) {
 	}
 	return m, ttl, delay
 }
+
+// defaultPriority is a message's priority when its header gives none,
+// or it has no header (part 3 §3.2.1).
+const defaultPriority = 4
 
 // absoluteExpiry reads the absolute-expiry-time of a properties section
 // (its ninth field, part 3 §3.2.4) alone, skipping the fields before it
@@ -182,13 +186,21 @@ func (b *Broker) expireMsgLocked(n *node, q *queue, m msg, wake []*conn) []*conn
 // sweepLocked expires the messages at the front of q (of node n) that
 // have expired by the broker's clock, at most limit of them (no bound
 // when negative). The clock is read only when the first has an expiry.
+// A queue none of whose messages has an expiry (q.r.timed) costs a
+// test.
 func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
-	if q.len() == 0 || q.r.at(0).expiry == 0 {
+	if !q.r.timed || q.len() == 0 || q.r.front().expiry == 0 {
 		return wake
 	}
+	return b.sweepFrontLocked(n, q, limit, wake)
+}
+
+// sweepFrontLocked is sweepLocked's work: q's first message has an
+// expiry.
+func (b *Broker) sweepFrontLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
 	now := b.nowMS()
-	for ; limit != 0 && q.len() > 0 && q.r.at(0).expired(now); limit-- {
-		wake = b.expireMsgLocked(n, q, q.r.remove(0), wake)
+	for ; limit != 0 && q.len() > 0 && q.r.front().expired(now); limit-- {
+		wake = b.expireMsgLocked(n, q, q.r.popFront(), wake)
 	}
 	return wake
 }
@@ -196,11 +208,14 @@ func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn
 // dueNowLocked is dueLocked at the broker's time, read only when a
 // message is scheduled.
 func (b *Broker) dueNowLocked(wake []*conn) []*conn {
-	if len(b.sched) == 0 {
+	if len(b.sched) == 0 { // inlined: most brokers schedule nothing
 		return wake
 	}
-	return b.dueLocked(b.nowMS(), wake)
+	return b.dueClockLocked(wake)
 }
+
+// dueClockLocked is dueLocked at the broker's time.
+func (b *Broker) dueClockLocked(wake []*conn) []*conn { return b.dueLocked(b.nowMS(), wake) }
 
 // deadLetterLocked stores a copy of m, which left node from, on the node
 // at addr, with message annotations saying why (reason, description)

@@ -147,7 +147,9 @@ func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
 	if n.parent != nil { // a shared subscription's room is its fan-out node's
 		n = n.parent
 	}
-	wake = b.memWakeLocked(wake)
+	if len(b.memWait) > 0 {
+		wake = b.memWakeLocked(wake)
+	}
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
 	}
@@ -188,7 +190,13 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 		return wake
 	}
 	wake = b.dueNowLocked(wake)
-	m, ttl, delay := lifeOf(in)
+	var m msg
+	var ttl, delay int64
+	if in.later { // the body first: nothing lifeOf reads
+		m.prio = defaultPriority
+	} else {
+		m, ttl, delay = lifeOf(in)
+	}
 	b.seq++
 	m.buf, m.seq = b.pool.get(payload), b.seq
 	m.buf.from = from
@@ -205,7 +213,7 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 			return wake
 		}
 	}
-	if !n.fanout {
+	if !n.fanout && n.q.r.timed {
 		// Messages that expired at the front go, two a message at most,
 		// so that a queue nobody consumes does not keep them all.
 		wake = b.sweepLocked(n, &n.q, 2, wake)
@@ -224,7 +232,7 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 	if !n.fanout {
 		n.q.r.pushBack(m)
 		n.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(n, m, wake)
+		wake = b.wakeOneLocked(n, &m, wake)
 		if n.browsing > 0 {
 			for _, c := range n.consumers {
 				if c.browse && c.hungry {
@@ -282,7 +290,7 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 		s.c.enqueued++
 		s.q.r.pushBack(m)
 		s.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(s, m, wake)
+		wake = b.wakeOneLocked(s, &m, wake)
 	}
 	b.pool.put(bf) // the hold: recycled at once when no one took a copy
 	return wake
@@ -292,7 +300,7 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 // longest for messages and may take m (those that may not stay ready,
 // behind it). Each consumer it looks at is either woken or taken off
 // the ready ring, but for those m does not suit.
-func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
+func (b *Broker) wakeOneLocked(n *node, m *msg, wake []*conn) []*conn {
 	for tries := n.q.ready.n; tries > 0; tries-- {
 		c := n.q.ready.pop()
 		b.visited++

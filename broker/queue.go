@@ -163,17 +163,36 @@ func (r *fifo) pushFront(m msg) {
 
 // remove takes out message i.
 func (r *fifo) remove(i int) msg {
-	m := *r.at(i)
 	if i == 0 {
-		*r.at(0) = msg{}
-		r.head = (r.head + 1) & (len(r.e) - 1)
-	} else {
-		for j := i; j < r.n-1; j++ {
-			*r.at(j) = *r.at(j + 1)
-		}
-		*r.at(r.n - 1) = msg{}
+		return r.popFront()
 	}
+	m := *r.at(i)
+	for j := i; j < r.n-1; j++ {
+		*r.at(j) = *r.at(j + 1)
+	}
+	*r.at(r.n - 1) = msg{}
 	r.n--
+	r.idle()
+	return m
+}
+
+// popFront takes out the first message; r must not be empty.
+func (r *fifo) popFront() msg {
+	e := &r.e[r.head]
+	m := *e
+	*e = msg{}
+	r.head = (r.head + 1) & (len(r.e) - 1)
+	r.n--
+	if len(r.e) > 1024 {
+		r.idle()
+	}
+	return m
+}
+
+// idle counts the removals r stays mostly empty for, and shrinks it
+// past as many as it has slots (or at once, a ring of maxIdleRing slots
+// or more that empties).
+func (r *fifo) idle() {
 	switch {
 	case len(r.e) <= 1024:
 	case r.n >= len(r.e)/4:
@@ -184,7 +203,6 @@ func (r *fifo) remove(i int) msg {
 			r.shrink()
 		}
 	}
-	return m
 }
 
 // shrink moves the messages to a ring a quarter the size.
@@ -205,7 +223,9 @@ const levels = 10
 // priority first, oldest first within a priority. It is a fifo a
 // priority, and a bit a priority that has messages, so that pushing is
 // O(1), taking the first O(1) and finding message i O(levels); nothing
-// is allocated once each priority's fifo has grown.
+// is allocated once each priority's fifo has grown. A queue of one
+// priority (most are: every message has the default, 4) finds message
+// i in its one fifo at once.
 type ring struct {
 	lv   [levels]fifo
 	n    int
@@ -220,6 +240,10 @@ type ring struct {
 	epoch    uint64
 	last     uint64
 	disorder bool
+	// timed is set while a message pushed since r was last empty has
+	// an expiry: without one, nothing in r expires and its front is not
+	// looked at for expiry (sweepLocked).
+	timed bool
 }
 
 // top returns the highest priority with messages; r must not be empty.
@@ -236,9 +260,17 @@ func (r *ring) find(i int) (int, int) {
 	panic("broker: ring index out of range")
 }
 
+// front returns the first message; r must not be empty.
+func (r *ring) front() *msg {
+	f := &r.lv[r.top()]
+	return &f.e[f.head]
+}
+
+// at returns message i: in the highest priority's fifo at once when it
+// is there (always, in a queue of one priority).
 func (r *ring) at(i int) *msg {
-	if i == 0 {
-		return r.lv[r.top()].at(0)
+	if f := &r.lv[r.top()]; i < f.n {
+		return f.at(i)
 	}
 	p, j := r.find(i)
 	return r.lv[p].at(j)
@@ -247,22 +279,33 @@ func (r *ring) at(i int) *msg {
 func (r *ring) pushBack(m msg) {
 	switch {
 	case r.n == 0:
-		r.disorder, r.last = false, m.seq
+		r.disorder, r.last, r.timed = false, m.seq, false
 	case m.seq < r.last:
 		r.disorder = true
 	default:
 		r.last = m.seq
 	}
-	r.lv[m.prio].pushBack(m)
+	if m.expiry != 0 {
+		r.timed = true
+	}
+	f := &r.lv[m.prio]
+	if f.n == len(f.e) {
+		f.grow()
+	}
+	f.e[(f.head+f.n)&(len(f.e)-1)] = m
+	f.n++
 	r.used |= 1 << m.prio
 	r.n++
 }
 
 func (r *ring) pushFront(m msg) {
 	if r.n == 0 {
-		r.disorder, r.last = false, m.seq
-	} else if m.seq > r.at(0).seq {
+		r.disorder, r.last, r.timed = false, m.seq, false
+	} else if m.seq > r.front().seq {
 		r.disorder = true
+	}
+	if m.expiry != 0 {
+		r.timed = true
 	}
 	r.epoch++
 	r.lv[m.prio].pushFront(m)
@@ -270,12 +313,32 @@ func (r *ring) pushFront(m msg) {
 	r.n++
 }
 
+// popFront takes out the first message; r must not be empty. It is
+// fifo's popFront written out, for a call less a message taken.
+func (r *ring) popFront() msg {
+	p := r.top()
+	f := &r.lv[p]
+	e := &f.e[f.head]
+	m := *e
+	*e = msg{}
+	f.head = (f.head + 1) & (len(f.e) - 1)
+	f.n--
+	if f.n == 0 {
+		r.used &^= 1 << p
+	}
+	if len(f.e) > 1024 {
+		f.idle()
+	}
+	r.n--
+	return m
+}
+
 // remove takes out message i.
 func (r *ring) remove(i int) msg {
-	p, j := r.top(), i
-	if i > 0 {
-		p, j = r.find(i)
+	if i == 0 {
+		return r.popFront()
 	}
+	p, j := r.find(i)
 	m := r.lv[p].remove(j)
 	if r.lv[p].n == 0 {
 		r.used &^= 1 << p

@@ -52,7 +52,7 @@ func TestReadyCompacts(t *testing.T) {
 		b.unreadyLocked(c)
 	}
 	require.LessOrEqual(t, n.q.ready.n, 2)
-	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, msg{buf: &buffer{}}, nil), "the one that stayed is woken")
+	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, &msg{buf: &buffer{}}, nil), "the one that stayed is woken")
 }
 
 // TestLinkStateCost: what the broker charges for a link covers its
