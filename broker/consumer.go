@@ -40,7 +40,7 @@ type consumer struct {
 	excluded map[uint64]struct{} // messages it called undeliverable-here
 
 	// The connection's goroutine's:
-	unacked map[uint32]msg // sent unsettled, by delivery-id
+	unacked sent // sent unsettled, by delivery-id
 
 	// A durable subscription's (durable_sub.go): its state, what it had
 	// acquired when it detached (under the broker's lock while it is
@@ -189,7 +189,7 @@ func (b *Broker) dispatch(c *consumer) {
 			if c.settled {
 				b.doneLocked(c, m)
 			} else {
-				c.unacked[ids[i]] = m
+				c.unacked.put(ids[i], m)
 			}
 		}
 		for i := k - 1; i >= sent; i-- {
@@ -338,7 +338,7 @@ func (b *Broker) browse(c *consumer) {
 			if c.settled {
 				b.pool.put(batch[i].buf)
 			} else {
-				c.unacked[ids[i]] = batch[i]
+				c.unacked.put(ids[i], batch[i])
 			}
 		}
 		if sent < k {

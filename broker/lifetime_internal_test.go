@@ -85,7 +85,7 @@ func TestLifetimePathAllocs(t *testing.T) {
 	n := b.nodeLocked([]byte("orders"), false)
 	dlq := b.nodeLocked([]byte("dlq"), false)
 	p := &producer{n: n, conn: &conn{}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
+	c := &consumer{n: n, q: &n.q, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	_, err := message.Scan(lifeMessage("orders", 7, 1, 1))
 	require.NoError(t, err)

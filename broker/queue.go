@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -399,6 +400,171 @@ func (r *cring) pop() *consumer {
 	r.head = (r.head + 1) & (len(r.e) - 1)
 	r.n--
 	return c
+}
+
+// sent is the messages a consumer sent and the peer has not settled,
+// by delivery-id (consumer.unacked), in the order they were sent: for
+// one link the order of their ids, which its session gives its
+// transfers in turn (part 2 §2.7.5), in a power-of-two ring. A peer
+// settles them mostly in that order, so the one settled is at the front
+// (one compare), else found by a binary search. One settled out of
+// order leaves a hole, gone once the holes before it are; the ring is
+// compacted when holes are more than half of it, so that it holds at
+// most about twice the messages unsettled, and work stays O(1) a
+// message amortized. An id that does not follow the last one put (no
+// session numbers so) is kept in a map instead. The zero value is
+// empty; once its ring has grown, nothing is allocated.
+type sent struct {
+	e     []sentMsg
+	head  int
+	n     int // entries from head, holes included
+	holes int
+	other map[uint32]msg
+}
+
+// sentMsg is an entry of sent: a message and its delivery-id, or a hole
+// (!live).
+type sentMsg struct {
+	id   uint32
+	live bool
+	m    msg
+}
+
+// len returns the messages s holds.
+func (s *sent) len() int { return s.n - s.holes + len(s.other) }
+
+// put adds m, sent with delivery-id id.
+func (s *sent) put(id uint32, m msg) {
+	if s.n > 0 {
+		// Ids ascend from the front's: their distance from it (mod
+		// 2^32) orders them, for find's binary search.
+		base := s.e[s.head].id
+		if last := s.e[(s.head+s.n-1)&(len(s.e)-1)].id; id-base <= last-base {
+			s.putOther(id, m)
+			return
+		}
+	}
+	if s.n == len(s.e) {
+		s.resize(max(16, 2*len(s.e)))
+	}
+	s.e[(s.head+s.n)&(len(s.e)-1)] = sentMsg{id: id, live: true, m: m}
+	s.n++
+}
+
+// putOther keeps m with an id that does not follow the last: in the
+// ring still when it holds that id, in the map otherwise.
+func (s *sent) putOther(id uint32, m msg) {
+	if j := s.find(id); j >= 0 {
+		s.e[j].m = m
+		return
+	}
+	if s.other == nil {
+		s.other = make(map[uint32]msg)
+	}
+	s.other[id] = m
+}
+
+// resize moves the messages to a ring of size slots, its holes left
+// out.
+func (s *sent) resize(size int) {
+	e := make([]sentMsg, size)
+	k := 0
+	for i := range s.n {
+		if x := s.e[(s.head+i)&(len(s.e)-1)]; x.live {
+			e[k] = x
+			k++
+		}
+	}
+	s.e, s.head, s.n, s.holes = e, 0, k, 0
+}
+
+// find returns where in s.e the message of id is, or -1.
+func (s *sent) find(id uint32) int {
+	if s.n == 0 {
+		return -1
+	}
+	mask := len(s.e) - 1
+	if f := &s.e[s.head]; f.id == id { // settled in order
+		if f.live {
+			return s.head
+		}
+		return -1
+	}
+	base := s.e[s.head].id
+	d := id - base
+	lo, hi := 1, s.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.e[(s.head+mid)&mask].id-base < d {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < s.n {
+		if j := (s.head + lo) & mask; s.e[j].id == id && s.e[j].live {
+			return j
+		}
+	}
+	return -1
+}
+
+// get returns the message of id.
+func (s *sent) get(id uint32) (msg, bool) {
+	if j := s.find(id); j >= 0 {
+		return s.e[j].m, true
+	}
+	if len(s.other) > 0 {
+		m, ok := s.other[id]
+		return m, ok
+	}
+	return msg{}, false
+}
+
+// take removes the message of id, when s holds it.
+func (s *sent) take(id uint32) {
+	j := s.find(id)
+	if j < 0 {
+		delete(s.other, id)
+		return
+	}
+	s.e[j] = sentMsg{id: id} // a hole keeps its place in the order
+	if j != s.head {
+		s.holes++
+		if s.holes > 16 && 2*s.holes > s.n {
+			s.resize(len(s.e)) // compacted
+		}
+		return
+	}
+	mask := len(s.e) - 1
+	s.head = (s.head + 1) & mask
+	s.n--
+	for s.n > 0 && !s.e[s.head].live {
+		s.head = (s.head + 1) & mask
+		s.n--
+		s.holes--
+	}
+}
+
+// all returns s's messages in the order of their ids (RFC 1982).
+func (s *sent) all() []msg {
+	ms := make([]sentMsg, 0, s.len())
+	for i := range s.n {
+		if x := s.e[(s.head+i)&(len(s.e)-1)]; x.live {
+			ms = append(ms, x)
+		}
+	}
+	if len(s.other) > 0 {
+		for id, m := range s.other {
+			ms = append(ms, sentMsg{id: id, live: true, m: m})
+		}
+		slices.SortFunc(ms, func(a, b sentMsg) int { return int(int32(a.id - b.id)) })
+	}
+	out := make([]msg, len(ms))
+	for i := range ms {
+		out[i] = ms[i].m
+	}
+	return out
 }
 
 // queue is the messages waiting on a queue node, or on one consumer's

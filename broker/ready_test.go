@@ -20,7 +20,7 @@ func TestWakeWork(t *testing.T) {
 		for range idle {
 			n.consumers = append(n.consumers, &consumer{n: n, q: &n.q, conn: &conn{}})
 		}
-		c := &consumer{n: n, q: &n.q, conn: &conn{}, unacked: map[uint32]msg{}}
+		c := &consumer{n: n, q: &n.q, conn: &conn{}}
 		n.consumers = append(n.consumers, c)
 		m := data1k()
 		for range 1000 {
