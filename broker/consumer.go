@@ -407,7 +407,7 @@ func (b *Broker) doneLocked(c *consumer, m msg) {
 // when undeliverable-here, for other consumers only; none (settled with
 // no outcome) is the source's default outcome, which the broker takes
 // as accepted.
-func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake []*conn) []*conn {
+func (b *Broker) settleLocked(c *consumer, m msg, st *frame.DeliveryState, wake []*conn) []*conn {
 	switch st.Type {
 	case frame.StateRejected:
 		c.n.c.rejected++

@@ -118,7 +118,7 @@ func (b *Broker) resumeSome(c *consumer) bool {
 				return false
 			}
 			b.mu.Lock()
-			wake = b.settleLocked(c, m, st, wake)
+			wake = b.settleLocked(c, m, &st, wake)
 			b.mu.Unlock()
 		} else {
 			id, err := l.SendResume(tag, m.buf.b, c.settled)

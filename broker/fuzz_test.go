@@ -401,9 +401,6 @@ func (b *Broker) checkQuiet() error {
 			if i > 0 && q.r.at(i-1).prio < m.prio {
 				return fmt.Errorf("node %q: priority %d after %d", n.name, m.prio, q.r.at(i-1).prio)
 			}
-			if m.at != 0 {
-				return fmt.Errorf("node %q: a scheduled message queued", n.name)
-			}
 			bytes += int64(m.size())
 		}
 		acquired := 0

@@ -548,7 +548,7 @@ func (h handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()
-	wake = b.settleLocked(c, m, d.State, wake)
+	wake = b.settleLocked(c, m, &d.State, wake)
 	b.mu.Unlock()
 	b.wake(c.conn, wake)
 }

@@ -111,8 +111,8 @@ func TestLifetimePathAllocs(t *testing.T) {
 		}
 		now = now.Add(time.Second) // short expires
 		b.doneLocked(c, take())
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
 		if n.q.len() != 1 {
 			t.Fatalf("%d left", n.q.len())
 		}

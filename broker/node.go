@@ -191,25 +191,25 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 	}
 	wake = b.dueNowLocked(wake)
 	var m msg
-	var ttl, delay int64
+	var at, ttl, delay int64
 	if in.later { // the body first: nothing lifeOf reads
 		m.prio = defaultPriority
 	} else {
-		m, ttl, delay = lifeOf(in)
+		m, at, ttl, delay = lifeOf(in)
 	}
 	b.seq++
 	m.buf, m.seq = b.pool.get(payload), b.seq
 	m.buf.from = from
 	n.c.enqueued++
-	if ttl > 0 || delay > 0 || m.expiry != 0 || m.at != 0 { // the clock is read for these only
+	if ttl > 0 || delay > 0 || m.expiry != 0 || at != 0 { // the clock is read for these only
 		now := b.nowMS()
-		m.finish(ttl, delay, now)
+		at = m.finish(at, ttl, delay, now)
 		switch {
 		case m.expired(now):
 			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
 			return b.expireMsgLocked(n, &n.q, m, wake)
-		case m.at != 0:
-			b.scheduleLocked(n, m)
+		case at != 0:
+			b.scheduleLocked(n, m, at)
 			return wake
 		}
 	}

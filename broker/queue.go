@@ -99,9 +99,9 @@ type msg struct {
 	seq uint64 // the broker's number for it, for undeliverable-here
 	// expiry is when it expires, in ms since the epoch (its ttl from
 	// when the broker received it, or its absolute-expiry-time, the
-	// earlier); 0: never. at is when a scheduled message becomes
-	// visible (lifetime.go), 0 once it is.
-	expiry, at int64
+	// earlier); 0: never. (A scheduled message's time is its sched's:
+	// lifetime.go.)
+	expiry int64
 	// count is its header's delivery-count, as the broker last wrote it.
 	count uint32
 	prio  uint8 // its header's priority, 0-9 (higher clamped to 9)
