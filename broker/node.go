@@ -142,8 +142,17 @@ func (b *Broker) resumableLocked(n *node) bool {
 }
 
 // unblockLocked hands the producers waiting on n to wake when n has room
-// again (or is gone), appending their connections to wake.
+// again (or is gone), appending their connections to wake. With none
+// waiting it is a test, inlined (it runs for every message settled).
 func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	if len(n.blocked)+len(b.memWait) == 0 && n.parent == nil {
+		return wake
+	}
+	return b.unblockSomeLocked(n, wake)
+}
+
+// unblockSomeLocked is unblockLocked when a producer may wait.
+func (b *Broker) unblockSomeLocked(n *node, wake []*conn) []*conn {
 	if n.parent != nil { // a shared subscription's room is its fan-out node's
 		n = n.parent
 	}
@@ -218,6 +227,15 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 		// so that a queue nobody consumes does not keep them all.
 		wake = b.sweepLocked(n, &n.q, 2, wake)
 	}
+	if !n.fanout { // placeLocked's first case, written out: a call less
+		n.q.r.pushBack(m)
+		n.q.bytes += int64(m.size())
+		wake = b.wakeOneLocked(n, &m, wake)
+		if n.browsing > 0 {
+			wake = b.wakeBrowsersLocked(n, wake)
+		}
+		return wake
+	}
 	return b.placeLocked(n, m, in, wake)
 }
 
@@ -234,12 +252,7 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 		n.q.bytes += int64(m.size())
 		wake = b.wakeOneLocked(n, &m, wake)
 		if n.browsing > 0 {
-			for _, c := range n.consumers {
-				if c.browse && c.hungry {
-					c.hungry = false
-					wake = append(wake, c.conn)
-				}
-			}
+			wake = b.wakeBrowsersLocked(n, wake)
 		}
 		return wake
 	}
@@ -293,6 +306,18 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 		wake = b.wakeOneLocked(s, &m, wake)
 	}
 	b.pool.put(bf) // the hold: recycled at once when no one took a copy
+	return wake
+}
+
+// wakeBrowsersLocked wakes the browsers of queue node n that wait for
+// messages.
+func (b *Broker) wakeBrowsersLocked(n *node, wake []*conn) []*conn {
+	for _, c := range n.consumers {
+		if c.browse && c.hungry {
+			c.hungry = false
+			wake = append(wake, c.conn)
+		}
+	}
 	return wake
 }
 
