@@ -24,7 +24,7 @@ func TestPriorityRing(t *testing.T) {
 	var model []e
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 20000 {
-		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels))}
+		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels)), expiry: int64(rng.IntN(8) / 7)}
 		switch op := rng.IntN(10); {
 		case op < 5:
 			r.pushBack(m)

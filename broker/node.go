@@ -227,7 +227,7 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 		// so that a queue nobody consumes does not keep them all.
 		wake = b.sweepLocked(n, &n.q, 2, wake)
 	}
-	if !n.fanout { // placeLocked's first case, written out: a call less
+	if !n.fanout { // queueLocked written out (too large to inline): a call less
 		n.q.r.pushBack(m)
 		n.q.bytes += int64(m.size())
 		wake = b.wakeOneLocked(n, &m, wake)
@@ -248,13 +248,7 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn {
 	bf := m.buf
 	if !n.fanout {
-		n.q.r.pushBack(m)
-		n.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(n, &m, wake)
-		if n.browsing > 0 {
-			wake = b.wakeBrowsersLocked(n, wake)
-		}
-		return wake
+		return b.queueLocked(n, &m, wake)
 	}
 	bf.refs = 1 // held while the copies are made
 	if len(n.detached) > 0 {
@@ -306,6 +300,18 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 		wake = b.wakeOneLocked(s, &m, wake)
 	}
 	b.pool.put(bf) // the hold: recycled at once when no one took a copy
+	return wake
+}
+
+// queueLocked puts m on queue node n and wakes a consumer that may
+// take it (and its browsers that wait).
+func (b *Broker) queueLocked(n *node, m *msg, wake []*conn) []*conn {
+	n.q.r.pushBack(*m)
+	n.q.bytes += int64(m.size())
+	wake = b.wakeOneLocked(n, m, wake)
+	if n.browsing > 0 {
+		wake = b.wakeBrowsersLocked(n, wake)
+	}
 	return wake
 }
 

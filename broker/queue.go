@@ -349,12 +349,18 @@ func (r *ring) remove(i int) msg {
 }
 
 // check reports an error when r's count or its bits of priorities with
-// messages are not its fifos' (for the fuzz test's invariants).
+// messages are not its fifos', or it holds a message with an expiry and
+// is not timed (for the fuzz test's invariants).
 func (r *ring) check() error {
 	k := 0
 	for p := range r.lv {
 		if (r.lv[p].n > 0) != (r.used&(1<<p) != 0) {
 			return fmt.Errorf("ring: priority %d holds %d, bit %v", p, r.lv[p].n, r.used&(1<<p) != 0)
+		}
+		for i := range r.lv[p].n {
+			if r.lv[p].at(i).expiry != 0 && !r.timed {
+				return fmt.Errorf("ring: a message with an expiry, not timed")
+			}
 		}
 		k += r.lv[p].n
 	}

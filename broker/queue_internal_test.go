@@ -190,3 +190,22 @@ func TestSentAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, step))
 	require.Zero(t, s.len())
 }
+
+// A ring is timed (looked at for expiry) while it may hold a message
+// with an expiry: from the first pushed, at either end, until it
+// empties.
+func TestRingTimed(t *testing.T) {
+	var r ring
+	r.pushBack(msg{seq: 1})
+	require.False(t, r.timed, "nothing expires")
+	r.pushBack(msg{seq: 2, expiry: 5, prio: 7})
+	require.True(t, r.timed)
+	r.popFront()
+	require.True(t, r.timed, "kept until r empties")
+	r.popFront()
+	r.pushFront(msg{seq: 3})
+	require.False(t, r.timed, "emptied, then a message that does not expire")
+	r.pushFront(msg{seq: 4, expiry: 9})
+	require.True(t, r.timed)
+	require.NoError(t, r.check())
+}
