@@ -525,26 +525,33 @@ func (h handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 		}
 		return
 	}
-	m, ok := c.unacked.get(d.ID)
-	if !ok {
-		return
-	}
-	if c.browse { // the message is the queue's still: only the reference goes
-		if d.Settled || d.State.Type.Terminal() {
-			c.unacked.take(d.ID)
-			b.mu.Lock()
-			b.pool.put(m.buf)
-			b.mu.Unlock()
+	final := d.Settled || d.State.Type.Terminal()
+	var m msg
+	if final && !c.browse && d.TxnID == nil { // most: looked up and taken at once
+		if m, ok = c.unacked.take(d.ID); !ok {
+			return
 		}
-		return
+	} else {
+		if m, ok = c.unacked.get(d.ID); !ok {
+			return
+		}
+		if c.browse { // the message is the queue's still: only the reference goes
+			if final {
+				c.unacked.take(d.ID)
+				b.mu.Lock()
+				b.pool.put(m.buf)
+				b.mu.Unlock()
+			}
+			return
+		}
+		if d.TxnID != nil && b.txnDisposition(c, &d) {
+			return // txn.go: applied at the commit
+		}
+		if !final {
+			return
+		}
+		c.unacked.take(d.ID)
 	}
-	if d.TxnID != nil && b.txnDisposition(c, &d) {
-		return // txn.go: applied at the commit
-	}
-	if !d.Settled && !d.State.Type.Terminal() {
-		return
-	}
-	c.unacked.take(d.ID)
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()

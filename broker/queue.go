@@ -527,20 +527,25 @@ func (s *sent) get(id uint32) (msg, bool) {
 	return msg{}, false
 }
 
-// take removes the message of id, when s holds it.
-func (s *sent) take(id uint32) {
+// take removes the message of id and returns it, when s holds it.
+func (s *sent) take(id uint32) (msg, bool) {
 	j := s.find(id)
 	if j < 0 {
+		if len(s.other) == 0 {
+			return msg{}, false
+		}
+		m, ok := s.other[id]
 		delete(s.other, id)
-		return
+		return m, ok
 	}
+	m := s.e[j].m
 	s.e[j] = sentMsg{id: id} // a hole keeps its place in the order
 	if j != s.head {
 		s.holes++
 		if s.holes > 16 && 2*s.holes > s.n {
 			s.resize(len(s.e)) // compacted
 		}
-		return
+		return m, true
 	}
 	mask := len(s.e) - 1
 	s.head = (s.head + 1) & mask
@@ -550,6 +555,7 @@ func (s *sent) take(id uint32) {
 		s.n--
 		s.holes--
 	}
+	return m, true
 }
 
 // all returns s's messages in the order of their ids (RFC 1982).
