@@ -25,7 +25,7 @@ func TestPriorityRing(t *testing.T) {
 	var model []e
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 20000 {
-		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels))}
+		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels)), expiry: int64(rng.IntN(8) / 7)}
 		switch op := rng.IntN(10); {
 		case op < 5:
 			r.pushBack(m)
@@ -86,7 +86,7 @@ func TestLifetimePathAllocs(t *testing.T) {
 	n := b.nodeLocked([]byte("orders"), false)
 	dlq := b.nodeLocked([]byte("dlq"), false)
 	p := &producer{n: n, conn: &conn{}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
+	c := &consumer{n: n, q: &n.q, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	_, err := message.Scan(lifeMessage("orders", 7, 1, 1))
 	require.NoError(t, err)
@@ -112,8 +112,8 @@ func TestLifetimePathAllocs(t *testing.T) {
 		}
 		now = now.Add(time.Second) // short expires
 		b.doneLocked(c, take())
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
 		if n.q.len() != 1 {
 			t.Fatalf("%d left", n.q.len())
 		}
