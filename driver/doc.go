@@ -22,9 +22,10 @@
 // Unix socket with one write that does not block, what the socket does
 // not take going to a writer goroutine, which blocks in the write (over
 // TLS and other net.Conns the writer writes it all). On such a socket the
-// reader's reads and these writes are raw system calls on the
-// non-blocking descriptor (the reader waits for it through the runtime's
-// poller, as the connection's Read does): they never block, and the
+// reads (the reader's, and a caller's in ReadUntil) and these writes are
+// raw system calls on the non-blocking descriptor (a read waits for it
+// through the runtime's poller, as the connection's Read does): they
+// never block, and the
 // scheduler's bookkeeping for calls that may (entersyscall) would wake
 // its monitor thread each time an idle process turns busy. No goroutine blocks
 // in a read or a write while it holds the Conn, so the engine's timers

@@ -976,9 +976,10 @@ func (d *Driver) reader() {
 	}
 }
 
-// readNet is the reader goroutine's read of the network connection:
-// through the raw socket when there is one (rawWriter.read: no
-// scheduler bookkeeping for a call that does not block), else its Read.
+// readNet is a read of the network connection by whoever holds the
+// read side (the reader goroutine, or a caller in ReadUntil): through
+// the raw socket when there is one (rawWriter.read: no scheduler
+// bookkeeping for a call that does not block), else its Read.
 func (d *Driver) readNet(buf []byte) (int, error) {
 	if r := d.raw; r != nil {
 		return r.read(buf)
@@ -1230,7 +1231,7 @@ type rawWriter struct {
 	fn func(fd uintptr) bool // w.try, made once: a method value allocates
 	b  []byte
 	n  int
-	// read's, the reader goroutine's only
+	// read's: of whoever holds the read side (the reader, or a caller in ReadUntil)
 	rfn  func(fd uintptr) bool // w.tryRead
 	rb   []byte
 	rn   int
@@ -1247,10 +1248,11 @@ func (w *rawWriter) write(b []byte) int {
 	return w.n
 }
 
-// read is the reader goroutine's Read of the socket: it waits, as Read
-// does, for the socket to be readable within the read deadline (an
-// error matching os.ErrDeadlineExceeded past it, net.ErrClosed once
-// closed), and reads with one raw system call (tryRead).
+// read is the Read of the socket by whoever holds the read side: it
+// waits, as Read does, for the socket to be readable within the read
+// deadline (an error matching os.ErrDeadlineExceeded past it,
+// net.ErrClosed once closed), and reads with one raw system call
+// (tryRead).
 func (w *rawWriter) read(b []byte) (int, error) {
 	w.rb, w.rn, w.rerr = b, 0, nil
 	err := w.rc.Read(w.rfn)
