@@ -62,3 +62,47 @@ func TestRawReadEnds(t *testing.T) {
 		})
 	}
 }
+
+// hbServer hands the value x points at, read when each delivery comes,
+// to got.
+type hbServer struct {
+	engine.NopHandler
+	x   *int
+	got chan int
+}
+
+func (h *hbServer) OnDelivery(*engine.Link, engine.Delivery) { h.got <- *h.x }
+
+// What a goroutine wrote before its request went out over a socket
+// happens before what the peer's handler reads when the request comes,
+// for the race detector too: the raw reads and writes tell it (under
+// -race they are package syscall's), as package net's do. A client and
+// a server in one process (amqptest, a broker beside its clients) hand
+// each other values that way. This test means something under -race.
+func TestRawIOHappensBefore(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	x := 0
+	srv := &hbServer{x: &x, got: make(chan int, 1)}
+	cli := dialSender(t, &Server{Config: engine.Config{Credit: 1000, Window: 1000, AutoAccept: true}, Handler: srv}, h)
+	<-h.ready
+	payload := make([]byte, 10)
+	for i := 1; i <= 20; i++ {
+		x = i // no lock: the socket orders it
+		if !cli.DoNow(func(*engine.Conn) {
+			if _, err := h.link.Send(nil, payload, false); err != nil {
+				t.Error(err)
+			}
+		}) {
+			t.Fatal("DoNow on a running Driver returned false")
+		}
+		select {
+		case got := <-srv.got:
+			if got != i {
+				t.Fatalf("the server read %d, want %d", got, i)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no delivery in 20 s")
+		}
+	}
+}

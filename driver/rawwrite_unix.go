@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // newRawWriter returns the inline writer of a stream socket (a
@@ -39,22 +38,24 @@ func newRawWriter(nc net.Conn) *rawWriter {
 // keeps non-blocking): what the socket takes at once. It reports true
 // whatever happened, so RawConn.Write never waits for the socket.
 //
-// The system call is made raw (syscall.RawSyscall), as the runtime makes
-// its own epoll calls: a call on a non-blocking socket returns at once,
-// and the scheduler's syscall bookkeeping (entersyscall) would only wake
-// its monitor thread (sysmon) each time the process turns from idle to
-// busy, which then polls every 20 µs for a millisecond or more: between
-// batches of messages a connection's process idles and wakes again
-// thousands of times a second, and those polls were a fifth of a busy
-// broker's CPU time.
+// The system call is made raw (sysWrite: syscall.RawSyscall), as the
+// runtime makes its own epoll calls: a call on a non-blocking socket
+// returns at once, and the scheduler's syscall bookkeeping
+// (entersyscall) would only wake its monitor thread (sysmon) each time
+// the process turns from idle to busy, which then polls every 20 µs for
+// a millisecond or more: between batches of messages a connection's
+// process idles and wakes again thousands of times a second, and those
+// polls were a fifth of a busy broker's CPU time. Under the race
+// detector the calls are package syscall's (rawsys_race.go), which tell
+// it what a write hands a read.
 func (w *rawWriter) try(fd uintptr) bool {
 	w.n = 0
 	if len(w.b) == 0 {
 		return true
 	}
-	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.b[0])), uintptr(len(w.b)))
-	if errno == 0 && int(n) > 0 {
-		w.n = int(n)
+	n, errno := sysWrite(fd, w.b)
+	if errno == 0 && n > 0 {
+		w.n = n
 	} // else EAGAIN (full), EINTR, or a failure: the writer finds out which
 	return true
 }
@@ -68,9 +69,9 @@ func (w *rawWriter) tryRead(fd uintptr) bool {
 	if len(w.rb) == 0 {
 		return true
 	}
-	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&w.rb[0])), uintptr(len(w.rb)))
+	n, errno := sysRead(fd, w.rb)
 	for errno == syscall.EINTR { // at once again, as package net does: epoll reports no new edge for what is there
-		n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&w.rb[0])), uintptr(len(w.rb)))
+		n, errno = sysRead(fd, w.rb)
 	}
 	switch {
 	case errno == syscall.EAGAIN:
@@ -80,7 +81,7 @@ func (w *rawWriter) tryRead(fd uintptr) bool {
 	case n == 0:
 		w.rerr = io.EOF
 	default:
-		w.rn = int(n)
+		w.rn = n
 	}
 	return true
 }
