@@ -531,11 +531,13 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 			return ctxErr(ctx)
 		}
 		if w := r.waker.Load(); w != nil {
-			// The next delivery is read on this goroutine when it can
-			// be (driver.Driver.ReadUntil), as Send reads its outcome:
-			// a reply to a request this goroutine has just sent comes
-			// with no hand-off from the reader.
-			w.Driver().ReadUntil(ctx, r.woken)
+			// When the read side rests after a blocking request (a
+			// Send's), the next delivery is read on this goroutine
+			// (driver.Driver.ReadUntilRested): a reply to a request
+			// this goroutine has just sent comes with no hand-off and
+			// no wait for the rest to end. A stream of deliveries is
+			// left to the reader that reads it.
+			w.Driver().ReadUntilRested(ctx, r.woken)
 		}
 		select {
 		case <-r.notify:

@@ -53,6 +53,24 @@ var aLongTimeAgo = time.Unix(1, 0)
 // error value (one allocation), which a run of requests, each taking
 // the read side as it rests, does not pay.
 func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
+	return d.readUntil(ctx, done, true)
+}
+
+// ReadUntilRested is ReadUntil for a caller that waits for what the
+// peer sends unasked (a delivery, where a receiver has given credit):
+// it reads only when the read side rests, given back by a caller of
+// ReadUntil before it, and never interrupts the reader goroutine's
+// Read. So a reply to a request the same goroutine has just made (a
+// request on one link, its reply on another) is read by the caller,
+// not left to wait out the rest; and input that streams in, which the
+// reader is reading, is left to the reader, as taking the read side
+// from it would only add hand-offs.
+func (d *Driver) ReadUntilRested(ctx context.Context, done func() bool) bool {
+	return d.readUntil(ctx, done, false)
+}
+
+// readUntil is ReadUntil, and with interrupt false ReadUntilRested.
+func (d *Driver) readUntil(ctx context.Context, done func() bool, interrupt bool) bool {
 	if done() {
 		return true
 	}
@@ -93,6 +111,9 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		d.returned, d.leading = false, true
 		buf, d.leadBuf = d.leadBuf, nil
 		d.stats.retaken++ // a wake-up of the reader to come finds it taken
+	} else if !interrupt {
+		d.emu.Unlock()
+		return done() // the reader reads: it serves this caller
 	} else {
 		d.leadWant = true
 		d.setReadDeadline(aLongTimeAgo) // the reader's Read returns: see reader

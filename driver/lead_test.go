@@ -292,3 +292,63 @@ func TestDriverReadUntilSetsNoTimerPerRequest(t *testing.T) {
 		t.Fatalf("closed while the read side rests: the reader read nothing more (the peer's close was left to the shutdown's grace): %+v %+v", c1, c2)
 	}
 }
+
+// ReadUntilRested takes the read side only as it rests: with the reader
+// reading, it reads nothing and lends nothing; given back by a ReadUntil
+// before it (resting for an hour here), it takes it as it is and reads
+// its answer itself.
+func TestDriverReadUntilRested(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	cli, srv := pair(t, h)
+	cli.emu.Lock()
+	cli.leadFor, cli.restFor = time.Hour, time.Hour
+	cli.emu.Unlock()
+	payload := make([]byte, 100)
+	send := func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	settled := func() bool { return len(h.settled) > 0 }
+	waitFree(t, cli)
+	waitFree(t, srv)
+	c0 := statsOf(cli)
+	// The reader reads: nothing taken.
+	if cli.ReadUntilRested(context.Background(), settled) {
+		t.Fatal("done with nothing sent")
+	}
+	if c1 := statsOf(cli); c1.led != c0.led || c1.retaken != c0.retaken || c1.leadFeeds != c0.leadFeeds {
+		t.Fatalf("with the reader reading, ReadUntilRested took the read side: %+v -> %+v", c0, c1)
+	}
+	// A round trip by ReadUntil leaves the read side resting.
+	waitFree(t, cli)
+	if !cli.DoNow(send) {
+		t.Fatal("DoNow on a running Driver returned false")
+	}
+	for !cli.ReadUntil(context.Background(), settled) {
+		runtime.Gosched()
+	}
+	waitSettled(t, h)
+	c1 := statsOf(cli)
+	for range 10 {
+		waitFree(t, cli)
+		if !cli.DoNow(send) {
+			t.Fatal("DoNow on a running Driver returned false")
+		}
+		for !cli.ReadUntilRested(context.Background(), settled) {
+			runtime.Gosched()
+		}
+		waitSettled(t, h)
+	}
+	c2 := statsOf(cli)
+	if got := c2.retaken - c1.retaken; got != 10 {
+		t.Errorf("ReadUntilRested took the resting read side %d times in 10, want 10", got)
+	}
+	if got := c2.leadFeeds - c1.leadFeeds; got < 10 {
+		t.Errorf("ReadUntilRested's callers fed %d reads in 10 round trips", got)
+	}
+	if c2.led != c1.led {
+		t.Errorf("the reader lent the read side %d times: ReadUntilRested interrupted it", c2.led-c1.led)
+	}
+}
