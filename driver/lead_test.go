@@ -236,6 +236,24 @@ func TestDriverReadUntilConcurrent(t *testing.T) {
 	waitLeading(t, cli, false)
 }
 
+// hourPair is pair with a client whose read side rests, and whose
+// ReadUntil holds it, for an hour (so that no timer of theirs fires on
+// a slow machine), and send, which sends a 100-byte message on h's link.
+func hourPair(t *testing.T) (h *oneSender, cli, srv *Driver, send func(*engine.Conn)) {
+	h = newOneSender()
+	cli, srv = pair(t, h)
+	cli.emu.Lock()
+	cli.leadFor, cli.restFor = time.Hour, time.Hour
+	cli.emu.Unlock()
+	payload := make([]byte, 100)
+	send = func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	return h, cli, srv, send
+}
+
 // A run of round trips, each a request and a ReadUntil on the same
 // goroutine, takes the read side as it rests every time after the
 // first, and sets neither a read deadline nor the rest's timer again:
@@ -245,17 +263,7 @@ func TestDriverReadUntilConcurrent(t *testing.T) {
 // cleanly, the rest notwithstanding.
 func TestDriverReadUntilSetsNoTimerPerRequest(t *testing.T) {
 	t.Parallel()
-	h := newOneSender()
-	cli, srv := pair(t, h)
-	cli.emu.Lock()
-	cli.leadFor, cli.restFor = time.Hour, time.Hour
-	cli.emu.Unlock()
-	payload := make([]byte, 100)
-	send := func(*engine.Conn) {
-		if _, err := h.link.Send(nil, payload, false); err != nil {
-			t.Error(err)
-		}
-	}
+	h, cli, srv, send := hourPair(t)
 	waitFree(t, cli)
 	waitFree(t, srv)
 	c0 := statsOf(cli)
@@ -299,17 +307,7 @@ func TestDriverReadUntilSetsNoTimerPerRequest(t *testing.T) {
 // its answer itself.
 func TestDriverReadUntilRested(t *testing.T) {
 	t.Parallel()
-	h := newOneSender()
-	cli, srv := pair(t, h)
-	cli.emu.Lock()
-	cli.leadFor, cli.restFor = time.Hour, time.Hour
-	cli.emu.Unlock()
-	payload := make([]byte, 100)
-	send := func(*engine.Conn) {
-		if _, err := h.link.Send(nil, payload, false); err != nil {
-			t.Error(err)
-		}
-	}
+	h, cli, srv, send := hourPair(t)
 	settled := func() bool { return len(h.settled) > 0 }
 	waitFree(t, cli)
 	waitFree(t, srv)
