@@ -205,7 +205,9 @@ func (m *Message) UnmarshalBinary(data []byte) error {
 
 // unmarshal is UnmarshalBinary with d, whose st and views Receive sets.
 func (m *Message) unmarshal(d *decoder, data []byte) error {
-	d.src, d.strEnd = data, bodyAt(&d.C, data)
+	if !d.views { // else strings are views into data
+		d.src, d.strEnd = data, bodyAt(&d.C, data)
+	}
 	d.C.Reset(data)
 	for d.C.Next() {
 		if err := m.section(d); err != nil {

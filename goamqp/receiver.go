@@ -98,9 +98,9 @@ var undecoded = &client.ReceiveOptions{Undecoded: true}
 // message makes the Message of a delivery, settled with d's methods.
 //
 // The Message's bytes are a copy of its own (d's are reused once it is
-// settled); its binaries are views into that copy, and the Message, its
-// header and properties, its delivery tag and what they point to are
-// one allocation.
+// settled); its binaries and strings are views into that copy, and the
+// Message, its header and properties, its delivery tag and what they
+// point to are one allocation.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 	st := new(received)
 	m := &st.m

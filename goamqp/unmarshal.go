@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/stream"
@@ -25,8 +26,10 @@ type decoder struct {
 	// sections before the body, are slices of one copy of those bytes
 	// (strs, made at the first string read there) rather than a copy
 	// each; st is storage for what the Message points to, allocated
-	// with it (Receive's); views makes binaries views into the input
-	// (Receive's, whose input is the Message's own) rather than copies.
+	// with it (Receive's); views makes binaries and strings views into
+	// the input (Receive's, whose input is the Message's own, never
+	// written: a binary's view ends with it, so no append reaches a
+	// string's bytes) rather than copies.
 	src    []byte
 	strEnd int
 	strs   string
@@ -112,10 +115,14 @@ func (d *decoder) Str() (string, error) {
 	return "", d.fault("string or symbol")
 }
 
-// str returns the text of the current string or symbol: a slice of
-// d.strs when it lies in src[:strEnd], else a copy of its own.
+// str returns the text of the current string or symbol: with d.views
+// its bytes in the input, else a slice of d.strs when it lies in
+// src[:strEnd], else a copy of its own.
 func (d *decoder) str() string {
 	b := d.C.Bytes()
+	if d.views {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
 	at := d.C.Offset() + len(d.C.Raw()) - len(b) // the text ends the value's bytes
 	if len(b) == 0 || at < 0 || at+len(b) > d.strEnd {
 		return string(b)
