@@ -242,15 +242,18 @@ func bodyAt(c *stream.Cursor, data []byte) int {
 
 // received is a received Message and what it points to, allocated as
 // one: Receive's decoder puts the header, the properties and their
-// strings, times and group sequence, and the first data section's
-// slice here.
+// times and group sequence, the first strings that need a place of
+// their own (the properties' *string fields, and strings put in an
+// interface: a message-id, a map's values), and the first data
+// section's slice here.
 type received struct {
 	m        Message
 	header   MessageHeader
 	props    MessageProperties
-	strs     [7]string // To, Subject, ReplyTo, ContentType, ContentEncoding, GroupID, ReplyToGroupID
+	strs     [8]string // in the order read; once full, a string costs an allocation
 	times    [2]time.Time
 	groupSeq uint32
+	nstrs    uint8 // strs in use
 	data     [1][]byte
 	tag      [32]byte // the delivery tag: client keeps at most 32 bytes of it
 }
@@ -586,21 +589,15 @@ func (p *MessageProperties) Unmarshal(r *buffer) error {
 // read reads the properties section at d's cursor (part 3 §3.2.4).
 func (p *MessageProperties) read(d *decoder) error {
 	// Received (d.st), the fields point into the storage allocated
-	// with the Message; slot is the field's there.
-	// (new, not the address of a local: that would be allocated
-	// whichever branch runs.)
-	str := func(dst **string, slot int) error {
+	// with the Message (d.stringPtr; a time's slot is the field's
+	// there). (new, not the address of a local: that would be
+	// allocated whichever branch runs.)
+	str := func(dst **string) error {
 		s, err := d.Str()
 		if err != nil {
 			return err
 		}
-		var p *string
-		if d.st != nil {
-			p = &d.st.strs[slot]
-		} else {
-			p = new(string)
-		}
-		*p, *dst = s, p
+		*dst = d.stringPtr(s)
 		return nil
 	}
 	ts := func(dst **time.Time, slot int) error {
@@ -625,23 +622,23 @@ func (p *MessageProperties) read(d *decoder) error {
 		case 1:
 			p.UserID, err = d.Binary()
 		case 2:
-			err = str(&p.To, 0)
+			err = str(&p.To)
 		case 3:
-			err = str(&p.Subject, 1)
+			err = str(&p.Subject)
 		case 4:
-			err = str(&p.ReplyTo, 2)
+			err = str(&p.ReplyTo)
 		case 5:
 			p.CorrelationID, err = d.Any()
 		case 6:
-			err = str(&p.ContentType, 3)
+			err = str(&p.ContentType)
 		case 7:
-			err = str(&p.ContentEncoding, 4)
+			err = str(&p.ContentEncoding)
 		case 8:
 			err = ts(&p.AbsoluteExpiryTime, 0)
 		case 9:
 			err = ts(&p.CreationTime, 1)
 		case 10:
-			err = str(&p.GroupID, 5)
+			err = str(&p.GroupID)
 		case 11:
 			var n uint32
 			if n, err = d.Uint32(); err == nil {
@@ -654,7 +651,7 @@ func (p *MessageProperties) read(d *decoder) error {
 				*q, p.GroupSequence = n, q
 			}
 		case 12:
-			err = str(&p.ReplyToGroupID, 6)
+			err = str(&p.ReplyToGroupID)
 		}
 		return err
 	})

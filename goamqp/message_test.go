@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/amqpsax/amqpsax/client"
 )
@@ -276,6 +278,41 @@ func TestReceivedMessage(t *testing.T) {
 	fast := testing.AllocsPerRun(100, func() { receive() })
 	if fast >= plain {
 		t.Errorf("Receive's decoding: %v allocations, UnmarshalBinary's %v", fast, plain)
+	}
+}
+
+// TestStringAt: a string put in an interface by stringAt is that
+// string to everything that reads an interface (type switches,
+// comparison, hashing as a map key, fmt, reflect), allocates nothing,
+// and keeps its storage alive through a collection.
+func TestStringAt(t *testing.T) {
+	st := new(received)
+	d := decoder{st: st}
+	text := strings.Repeat("x", 3) + "yz"
+	var v any
+	if n := testing.AllocsPerRun(100, func() { st.nstrs = 0; v = d.boxed(text) }); n != 0 {
+		t.Errorf("boxed: %v allocations", n)
+	}
+	if p := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]; p != unsafe.Pointer(&st.strs[0]) {
+		t.Fatalf("boxed's data word is %p, not the first of received's strings at %p", p, &st.strs[0])
+	}
+	st, d.st = nil, nil // v alone keeps received
+	runtime.GC()
+	s, ok := v.(string)
+	if !ok || s != "xxxyz" || v != any("xxxyz") || fmt.Sprint(v) != "xxxyz" ||
+		reflect.TypeOf(v) != reflect.TypeOf("") || reflect.ValueOf(v).String() != "xxxyz" ||
+		!reflect.DeepEqual(v, any("xxxyz")) {
+		t.Errorf("boxed(%q) reads as %T %#v", "xxxyz", v, v)
+	}
+	if m := map[any]int{"xxxyz": 1}; m[v] != 1 {
+		t.Error("boxed: not the same map key as the string")
+	}
+	// Past received's strings, and without storage, as any(s).
+	full := decoder{st: &received{nstrs: uint8(len(received{}.strs))}}
+	for _, d := range []*decoder{&full, {}} {
+		if v := d.boxed("k"); v != any("k") {
+			t.Errorf("boxed: %#v", v)
+		}
 	}
 }
 

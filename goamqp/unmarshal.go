@@ -133,6 +133,46 @@ func (d *decoder) str() string {
 	return d.strs[at : at+len(b)]
 }
 
+// stringPtr returns a pointer to s: to a place in d.st's strings while
+// one is free, else to one of its own.
+func (d *decoder) stringPtr(s string) *string {
+	if st := d.st; st != nil && int(st.nstrs) < len(st.strs) {
+		p := &st.strs[st.nstrs]
+		st.nstrs++
+		*p = s
+		return p
+	}
+	p := new(string)
+	*p = s
+	return p
+}
+
+// boxed returns s in an interface, as any(s) does, but with its header
+// in a place of d.st's strings while one is free (stringAt) rather than
+// in an allocation of its own.
+func (d *decoder) boxed(s string) any {
+	if st := d.st; st != nil && int(st.nstrs) < len(st.strs) {
+		p := &st.strs[st.nstrs]
+		st.nstrs++
+		*p = s
+		return stringAt(p)
+	}
+	return s
+}
+
+// stringAt returns the string *p in an interface whose data word is p
+// itself, where any(*p) would copy the string's header to an allocation
+// of its own. *p must not change afterwards: the interface's value is
+// *p. This relies on the gc toolchain's layout of an interface (a type
+// word, then a word pointing to the value when the type is not
+// pointer-shaped, as a string is not), which reflect's packEface shares;
+// TestStringAt checks it.
+func stringAt(p *string) any {
+	v := any("") // a constant: the type word, no allocation
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = unsafe.Pointer(p)
+	return v
+}
+
 // maxKeys bounds the annotation keys kept in keys, and maxKeyLen their
 // length.
 const (
@@ -159,7 +199,7 @@ func (d *decoder) key() any {
 		}
 	}
 	if len(b) > maxKeyLen || (m != nil && len(*m) >= maxKeys) {
-		return d.str()
+		return d.boxed(d.str())
 	}
 	s := string(b) // its own copy: kept for good, not a slice of d.strs
 	keysMu.Lock()
@@ -255,7 +295,7 @@ func (d *decoder) Any() (any, error) {
 	case amqpsax.KindBinary:
 		return d.Binary()
 	case amqpsax.KindString, amqpsax.KindSymbol:
-		return d.str(), nil
+		return d.boxed(d.str()), nil
 	case amqpsax.KindList:
 		return d.List()
 	case amqpsax.KindMap:
