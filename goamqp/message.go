@@ -240,22 +240,38 @@ func bodyAt(c *stream.Cursor, data []byte) int {
 	return end
 }
 
-// received is a received Message and what it points to, allocated as
-// one: Receive's decoder puts the header, the properties and their
-// times and group sequence, the first strings that need a place of
-// their own (the properties' *string fields, and strings put in an
-// interface: a message-id, a map's values), and the first data
-// section's slice here.
+// receivedMsg is a received Message, its first data section's slice and
+// its delivery tag, allocated as one: all that a message whose body
+// comes first (no header, annotations or properties: NewMessage's)
+// needs.
+type receivedMsg struct {
+	m    Message
+	data [1][]byte
+	tag  [32]byte // the delivery tag: client keeps at most 32 bytes of it
+}
+
+// received is receivedMsg with room for the sections before the body,
+// allocated as one: Receive's decoder puts the header, the properties
+// and their times and group sequence, and the first strings that need
+// a place of their own (the properties' *string fields, and strings put
+// in an interface: a message-id, a map's values) here.
 type received struct {
-	m        Message
+	receivedMsg
 	header   MessageHeader
 	props    MessageProperties
 	strs     [8]string // in the order read; once full, a string costs an allocation
 	times    [2]time.Time
 	groupSeq uint32
 	nstrs    uint8 // strs in use
-	data     [1][]byte
-	tag      [32]byte // the delivery tag: client keeps at most 32 bytes of it
+}
+
+// bodyFirst reports whether a message's first section is a body section
+// (data, amqp-sequence or amqp-value, with a smallulong descriptor):
+// then it has no header, annotations or properties before it, and a
+// receivedMsg holds what it points to.
+func bodyFirst(data []byte) bool {
+	return len(data) > 2 && data[0] == byte(amqpsax.CodeDescribed) && data[1] == byte(amqpsax.CodeSmallUlong) &&
+		data[2] >= codeData && data[2] <= codeValue
 }
 
 // Unmarshal decodes the message from a buffer, reading it to its end. It
@@ -342,8 +358,8 @@ func (m *Message) section(d *decoder) error {
 		if !null {
 			p, err = d.Binary()
 		}
-		if m.Data == nil && d.st != nil {
-			m.Data = d.st.data[:0:1]
+		if m.Data == nil && d.data != nil {
+			m.Data = d.data[:0:1]
 		}
 		m.Data = append(m.Data, p)
 	case codeSequence:

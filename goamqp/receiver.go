@@ -96,32 +96,44 @@ func (r *Receiver) receive(ctx context.Context) (*Message, error) {
 var undecoded = &client.ReceiveOptions{Undecoded: true}
 
 // message makes the Message of a delivery, settled with d's methods.
-//
-// The Message's bytes are a copy of its own (d's are reused once it is
-// settled); its binaries and strings are views into that copy, and the
-// Message, its header and properties, its delivery tag and what they
-// point to are one allocation.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
-	st := new(received)
-	m := &st.m
-	m.Format = d.MessageFormat
-	m.DeliveryTag = append(st.tag[:0:len(st.tag)], d.DeliveryTag...)
-	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
-	payload := d.Payload()
-	buf := make([]byte, len(payload))
-	copy(buf, payload)
-	dec := getDecoder()
-	dec.st, dec.views = st, true
-	err := m.unmarshal(dec, buf)
-	dec.free()
+	m, err := decodeReceived(d.Payload(), d.DeliveryTag, d.MessageFormat)
 	if err != nil || d.Settled {
 		deliveries.Put(d)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
+		return m, err
 	}
 	m.rcv, m.dlv = r, d
+	return m, nil
+}
+
+// decodeReceived decodes a received message, encoded as payload, with
+// its delivery tag and message format.
+//
+// The Message's bytes are a copy of its own (payload is the Delivery's,
+// reused once it is settled); its binaries and strings are views into
+// that copy, and the Message, its header and properties, its delivery
+// tag and what they point to are one allocation (a smaller one when the
+// body comes first).
+func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
+	dec := getDecoder()
+	defer dec.free()
+	var rm *receivedMsg
+	if bodyFirst(payload) {
+		rm = new(receivedMsg) // a third of received's size
+	} else {
+		st := new(received)
+		rm, dec.st = &st.receivedMsg, st
+	}
+	dec.data, dec.views = &rm.data, true
+	m := &rm.m
+	m.Format = format
+	m.DeliveryTag = append(rm.tag[:0:len(rm.tag)], tag...)
+	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
+	buf := make([]byte, len(payload))
+	copy(buf, payload)
+	if err := m.unmarshal(dec, buf); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

@@ -25,8 +25,9 @@ type decoder struct {
 	// other readers do): the strings and symbols in src[:strEnd], the
 	// sections before the body, are slices of one copy of those bytes
 	// (strs, made at the first string read there) rather than a copy
-	// each; st is storage for what the Message points to, allocated
-	// with it (Receive's); views makes binaries and strings views into
+	// each; st is storage for what the Message points to, and data for
+	// its first data section's slice, allocated with it (Receive's;
+	// either may be nil); views makes binaries and strings views into
 	// the input (Receive's, whose input is the Message's own, never
 	// written: a binary's view ends with it, so no append reaches a
 	// string's bytes) rather than copies.
@@ -34,6 +35,7 @@ type decoder struct {
 	strEnd int
 	strs   string
 	st     *received
+	data   *[1][]byte
 	views  bool
 }
 
@@ -50,7 +52,7 @@ func getDecoder() *decoder { return decoders.Get().(*decoder) }
 // puts it back in the pool.
 func (d *decoder) free() {
 	d.C.Reset(nil)
-	d.src, d.strEnd, d.strs, d.st, d.views = nil, 0, "", nil, false
+	d.src, d.strEnd, d.strs, d.st, d.data, d.views = nil, 0, "", nil, nil, false
 	decoders.Put(d)
 }
 
