@@ -2,9 +2,11 @@ package amqp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 
+	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/client"
 )
 
@@ -114,27 +116,57 @@ func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 // that copy, and the Message, its header and properties, its delivery
 // tag and what they point to are one allocation (a smaller one when the
 // body comes first).
+//
+// A message of one data section alone (NewMessage's) is not decoded:
+// its bytes are the section's binary, copied.
 func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
-	dec := getDecoder()
-	defer dec.free()
 	var rm *receivedMsg
+	var st *received
 	if bodyFirst(payload) {
 		rm = new(receivedMsg) // a third of received's size
 	} else {
-		st := new(received)
-		rm, dec.st = &st.receivedMsg, st
+		st = new(received)
+		rm = &st.receivedMsg
 	}
-	dec.data, dec.views = &rm.data, true
 	m := &rm.m
 	m.Format = format
 	m.DeliveryTag = append(rm.tag[:0:len(rm.tag)], tag...)
 	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
+	if p := dataOnly(payload); len(p) > 0 {
+		buf := make([]byte, len(p))
+		copy(buf, p)
+		rm.data[0] = buf
+		m.Data = rm.data[:]
+		return m, nil
+	}
 	buf := make([]byte, len(payload))
 	copy(buf, payload)
+	dec := getDecoder()
+	defer dec.free()
+	dec.st, dec.data, dec.views = st, &rm.data, true
 	if err := m.unmarshal(dec, buf); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// dataOnly returns the binary of a message that is one data section
+// alone, as encoded in data (with a smallulong descriptor), or nil.
+func dataOnly(data []byte) []byte {
+	if len(data) < 5 || data[0] != byte(amqpsax.CodeDescribed) || data[1] != byte(amqpsax.CodeSmallUlong) || data[2] != codeData {
+		return nil
+	}
+	switch amqpsax.Code(data[3]) {
+	case amqpsax.CodeVbin8:
+		if int(data[4]) == len(data)-5 {
+			return data[5:]
+		}
+	case amqpsax.CodeVbin32:
+		if len(data) >= 8 && uint64(binary.BigEndian.Uint32(data[4:8])) == uint64(len(data)-8) {
+			return data[8:]
+		}
+	}
+	return nil
 }
 
 // Prefetched returns the next message that is stored in the Receiver's
