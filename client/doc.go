@@ -21,7 +21,8 @@
 // writes it itself (driver.Driver.DoNow), so a blocking Send on an idle
 // connection is written by its caller, and over TCP its outcome is read
 // by its caller too (driver.Driver.ReadUntil; else the reader goroutine
-// that read it hands it over). No goroutine is started per
+// that read it hands it over), as is the delivery a waiting Receive
+// gets. No goroutine is started per
 // session, link or message. Every method of Conn, Session, Sender, Receiver and
 // Delivery is safe from any goroutine. When the connection ends (closed,
 // lost, or closed by the peer) every blocked call wakes with its error.

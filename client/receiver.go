@@ -470,6 +470,21 @@ func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOp
 	return err
 }
 
+// woken reports whether Receive has a reason to look again: a delivery
+// queued, or the link's end. It is ReadUntil's done: cheap, and takes
+// no lock.
+func (r *Receiver) woken() bool {
+	if len(r.notify) > 0 {
+		return true
+	}
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // next takes the next delivery off the queue, waiting within ctx.
 func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 	for {
@@ -514,6 +529,13 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 		}
 		if e := ctx.Err(); e != nil {
 			return ctxErr(ctx)
+		}
+		if w := r.waker.Load(); w != nil {
+			// The next delivery is read on this goroutine when it can
+			// be (driver.Driver.ReadUntil), as Send reads its outcome:
+			// a reply to a request this goroutine has just sent comes
+			// with no hand-off from the reader.
+			w.Driver().ReadUntil(ctx, r.woken)
 		}
 		select {
 		case <-r.notify:

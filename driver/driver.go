@@ -51,8 +51,13 @@ const (
 	// restFor is how long the read side rests, given back by a caller
 	// that has its answer (ReadUntil), before the reader reads again:
 	// a caller that makes its next request meanwhile takes it as it is.
-	// Input that comes meanwhile waits at most that long.
-	restFor = 100 * time.Microsecond
+	// Input that comes meanwhile waits at most that long: input nobody
+	// waits for, as a caller that waits reads itself (package client's
+	// Send and Receive do). Its timer fires about once a restFor while
+	// requests go on (set again only when it fires early), and each
+	// firing wakes the reader: 1 ms keeps that to one in tens of round
+	// trips on loopback.
+	restFor = time.Millisecond
 	// crowdFor is how long, after a caller of ReadUntil found another
 	// reading, no caller takes the read side: callers waiting at once
 	// are the reader's to serve.
@@ -104,9 +109,11 @@ var errShutdownGrace = errors.New("driver: no answer to close within the shutdow
 // ([Driver.ReadUntil]), over a TCP or Unix socket: the reader goroutine
 // lends it the read side (its Read is interrupted by a read deadline in
 // the past), the caller reads and feeds the Conn until its answer is in,
-// then gives the read side back. It rests then for 100 µs before the
+// then gives the read side back. It rests then for 1 ms before the
 // reader reads again, and a caller that makes its next request meanwhile
-// takes it as it is. So a blocking caller's round trips on an idle
+// takes it as it is. A run of such requests sets no timer and no
+// deadline per request: each would wake an idle processor of the Go
+// runtime (a timer reset wakes the network poller). So a blocking caller's round trips on an idle
 // connection are made on its own goroutine, woken by the network as a
 // bare TCP ping-pong is: no hand-off between goroutines.
 //
@@ -224,7 +231,21 @@ type Driver struct {
 	back     chan struct{} // 1-buffered: the reader looks at free
 	leadWait *time.Timer   // bounds a caller's wait for lead (one at a time)
 	leadFor  time.Duration // leadFor, set by NewDriver
-	rest     *time.Timer   // wakes the reader when the read side has rested restFor
+	rest     *time.Timer   // wakes the reader when the read side may have rested restFor
+	// restArmed: rest is set (or has fired and the reader has yet to
+	// look); restUntil: when the read side, given back last, has rested
+	// restFor. A caller that gives it back moves restUntil and sets
+	// rest only when it is not set: the reader, woken early, sets it
+	// again for what is left (lend), so a run of requests resets no
+	// timer a request.
+	restArmed bool
+	restUntil time.Time
+	// rdl is the read deadline set on nc (zero: none; aLongTimeAgo: an
+	// interrupt). A caller that takes the read side keeps the one it
+	// finds while it is at least leadFor/2 away (ReadUntil), so a run of
+	// requests sets no deadline a request: each would reset a runtime
+	// timer, and a reset timer wakes an idle P.
+	rdl time.Time
 	// until when callers wait at once (crowdFor): none takes the read side
 	crowdUntil time.Time
 	// For tests (hops_test.go): the hand-offs between goroutines the
@@ -622,7 +643,7 @@ func (d *Driver) turn() bool {
 			// Another goroutine ran the engine while a caller reads
 			// (ReadUntil): the caller's answer may be in; its Read
 			// returns, and it looks.
-			d.nc.SetReadDeadline(aLongTimeAgo)
+			d.setReadDeadline(aLongTimeAgo)
 		}
 	}
 	look := false
@@ -957,7 +978,7 @@ func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
 		return nil, true
 	}
 	if !d.leadWant {
-		d.nc.SetReadDeadline(time.Time{})
+		d.setReadDeadline(time.Time{})
 		d.emu.Unlock()
 		return buf, false
 	}
@@ -968,11 +989,21 @@ func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
 	for {
 		select {
 		case <-d.back:
-		case <-d.rest.C:
+			d.emu.Lock()
+		case now := <-d.rest.C:
+			d.emu.Lock()
+			d.restArmed = false
+			if d.returned && now.Before(d.restUntil) {
+				// Given back again since the timer was set: it
+				// rests on, for what is left.
+				d.restArmed = true
+				d.rest.Reset(d.restUntil.Sub(now))
+				d.emu.Unlock()
+				continue
+			}
 		case <-d.done:
 			return nil, true
 		}
-		d.emu.Lock()
 		if !d.live || !d.reading {
 			d.emu.Unlock()
 			return nil, true
@@ -980,12 +1011,22 @@ func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
 		if d.returned { // not taken again meanwhile: the reader's again
 			d.returned = false
 			buf, d.leadBuf = d.leadBuf, nil
-			d.nc.SetReadDeadline(time.Time{})
+			d.setReadDeadline(time.Time{})
 			d.emu.Unlock()
 			return buf, false
 		}
 		d.emu.Unlock()
 	}
+}
+
+// setReadDeadline sets nc's read deadline to t unless it is set to t
+// already; the Conn is held.
+func (d *Driver) setReadDeadline(t time.Time) {
+	if t.Equal(d.rdl) {
+		return
+	}
+	d.rdl = t
+	d.nc.SetReadDeadline(t)
 }
 
 // readInline feeds the Conn a read on the reader's goroutine and reports

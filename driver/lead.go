@@ -21,9 +21,11 @@ var aLongTimeAgo = time.Unix(1, 0)
 // side from the reader goroutine (interrupting its Read with a read
 // deadline in the past), reads the network connection on the calling
 // goroutine and feeds the Conn there, holding it as the reader does,
-// until done reports true, ctx ends, or 2 ms have passed; then it hands
-// the read side back. It reports done(). Given back with the answer in,
-// the read side rests for 100 µs before the reader reads again: a
+// until done reports true, ctx ends, or its time is up (1 to 2 ms: a
+// deadline set by the caller before it is kept while it is 1 ms away
+// or more); then it hands the read side back. It reports done(). Given
+// back with the answer in, the read side rests for 1 ms (from the
+// last caller's giving back) before the reader reads again: a
 // caller's next ReadUntil meanwhile takes it as it is, with no Read to
 // interrupt and no goroutine to wake. Input that comes while it rests
 // waits that long at most.
@@ -38,7 +40,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 // directly, without the reader goroutine's hand-off to it. A slow
 // answer is left to the reader goroutine, and so is every read the
 // Conn does not want yet (engine.Conn.WantRead): those go to the loop,
-// in order, as the reader's do. ctx's end is seen within the 2 ms.
+// in order, as the reader's do. ctx's end is seen within 2 ms.
 // Over any other net.Conn, or when it cannot have the read side, it
 // reads nothing and reports done() at once.
 //
@@ -75,7 +77,12 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		d.emu.Unlock()
 		return done()
 	}
-	end := now.Add(d.leadFor)
+	// The read deadline a caller before this one set is kept while it
+	// is at least leadFor/2 away: see rdl.
+	end := d.rdl
+	if end.Sub(now) < d.leadFor/2 {
+		end = now.Add(d.leadFor)
+	}
 	if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
 		end = dl
 	}
@@ -85,11 +92,10 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		// again: taken as it is, with no Read to interrupt.
 		d.returned, d.leading = false, true
 		buf, d.leadBuf = d.leadBuf, nil
-		d.stats.retaken++
-		d.rest.Stop() // a wake-up of the reader to come finds it taken
+		d.stats.retaken++ // a wake-up of the reader to come finds it taken
 	} else {
 		d.leadWant = true
-		d.nc.SetReadDeadline(aLongTimeAgo) // the reader's Read returns: see reader
+		d.setReadDeadline(aLongTimeAgo) // the reader's Read returns: see reader
 		d.emu.Unlock()
 		t := d.leadWait
 		t.Reset(d.leadFor)
@@ -117,7 +123,7 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 		d.giveBack(buf, buf != nil)
 		return done()
 	}
-	d.nc.SetReadDeadline(end) // with the Conn held: after any interrupt (see turn)
+	d.setReadDeadline(end) // with the Conn held: after any interrupt (see turn)
 	d.emu.Unlock()
 	for {
 		n, err := d.nc.Read(buf)
@@ -178,7 +184,7 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 				d.emu.Unlock()
 				break
 			}
-			d.nc.SetReadDeadline(end)
+			d.setReadDeadline(end)
 			d.emu.Unlock()
 		}
 	}
@@ -218,7 +224,11 @@ func (d *Driver) giveBack(buf []byte, rest bool) {
 		rest = false // others wait too: the reader reads for them
 	}
 	if rest {
-		d.rest.Reset(restFor)
+		d.restUntil = time.Now().Add(restFor)
+		if !d.restArmed {
+			d.restArmed = true
+			d.rest.Reset(restFor)
+		}
 		d.emu.Unlock()
 		return
 	}
