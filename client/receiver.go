@@ -457,9 +457,14 @@ func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOp
 	d.tagBuf = append(d.tagBuf[:0], in.tag[:in.tagLen]...)
 	d.fill(r, &in, d.tagBuf)
 	if opts != nil && opts.Undecoded {
+		// The queued bytes become d's, and the buffer d had goes
+		// back for reuse in their place: no copy.
 		d.Message.Reset()
-		d.payload = append(d.payload[:0], in.buf...)
-		r.release(in.buf)
+		old := d.payload
+		d.payload = in.buf
+		if cap(old) > 0 {
+			r.release(old[:0])
+		}
 		return nil
 	}
 	err := d.Message.Decode(in.buf)
