@@ -50,7 +50,7 @@ func TestMessagePathAllocs(t *testing.T) {
 	b := New(Options{RouteKey: "to", Permissions: perms.Allow})
 	n := b.nodeLocked([]byte("orders"), false)
 	p := &producer{n: b.nodeLocked([]byte("in"), false), conn: &conn{identity: "alice"}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
+	c := &consumer{n: n, q: &n.q, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	m := routed("orders", 1000)
 	var id uint32
@@ -69,11 +69,11 @@ func TestMessagePathAllocs(t *testing.T) {
 		if k != 1 {
 			t.Fatal("nothing taken")
 		}
-		c.unacked[id] = c.conn.batch[0]
+		c.unacked.put(id, c.conn.batch[0])
 		b.mu.Unlock()
 		b.mu.Lock()
-		got := c.unacked[id]
-		delete(c.unacked, id)
+		got, _ := c.unacked.get(id)
+		c.unacked.take(id)
 		b.doneLocked(c, got)
 		b.mu.Unlock()
 		id++
@@ -142,7 +142,7 @@ func BenchmarkMessagePath(b *testing.B) {
 	br := New(Options{RouteKey: "to", Permissions: perms.Allow})
 	n := br.nodeLocked([]byte("orders"), false)
 	p := &producer{n: br.nodeLocked([]byte("in"), false), conn: &conn{identity: "alice"}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
+	c := &consumer{n: n, q: &n.q, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	m := routed("orders", 100)
 	b.ReportAllocs()
@@ -156,9 +156,9 @@ func BenchmarkMessagePath(b *testing.B) {
 		_ = br.enqueueLocked(dst, &in, 1, wb[:0])
 		_ = br.creditLocked(dst)
 		br.takeLocked(c, c.conn.batch[:1], nil)
-		c.unacked[uint32(i)] = c.conn.batch[0]
-		got := c.unacked[uint32(i)]
-		delete(c.unacked, uint32(i))
+		c.unacked.put(uint32(i), c.conn.batch[0])
+		got, _ := c.unacked.get(uint32(i))
+		c.unacked.take(uint32(i))
 		br.doneLocked(c, got)
 		br.mu.Unlock()
 	}

@@ -616,20 +616,23 @@ type incoming struct {
 }
 
 // scan reads payload's sections, or notes that it begins with its body.
+// in is a new incoming (zero): one that begins with its body keeps its
+// zero sections, not written again.
 func (in *incoming) scan(payload []byte) {
 	in.payload = payload
-	if in.later = bodyFirst(payload); in.later {
-		in.secs, in.err = message.Sections{}, nil
-		return
+	if in.later = bodyFirst(payload); !in.later {
+		in.scanNow()
 	}
-	in.secs, in.err = message.Scan(payload)
 }
+
+// scanNow reads in's sections.
+func (in *incoming) scanNow() { in.secs, in.err = message.Scan(in.payload) }
 
 // sections returns payload's sections and Scan's error, scanning a
 // message whose body comes first now.
 func (in *incoming) sections() (*message.Sections, error) {
 	if in.later {
-		in.secs, in.err = message.Scan(in.payload)
+		in.scanNow()
 		in.later = false
 	}
 	return &in.secs, in.err
@@ -639,7 +642,7 @@ func (in *incoming) sections() (*message.Sections, error) {
 // amqp-sequence or amqp-value by their small-ulong descriptors), so that
 // it has no section before the body.
 func bodyFirst(p []byte) bool {
-	return len(p) >= 3 && p[0] == 0x00 && p[1] == 0x53 && p[2] >= 0x75 && p[2] <= 0x77
+	return len(p) >= 3 && p[0] == 0x00 && p[1] == 0x53 && p[2]-0x75 <= 0x77-0x75
 }
 
 // route is Route of a scanned message.
@@ -660,7 +663,10 @@ func (in *incoming) route(key string) ([]byte, bool) {
 // node's with RejectWhenFull. A message in a transaction takes this
 // path too.
 func (b *Broker) admitLocked(p *producer, in *incoming) (*node, *engine.Error) {
-	n, e := b.routeLocked(p, in)
+	n, e := p.n, (*engine.Error)(nil)
+	if n == nil || b.opts.RouteKey != "" { // else routeLocked returns p.n
+		n, e = b.routeLocked(p, in)
+	}
 	if e != nil {
 		if p.n != nil {
 			p.n.c.refused++
@@ -696,6 +702,9 @@ func (b *Broker) routeLocked(p *producer, in *incoming) (*node, *engine.Error) {
 		if n, e = b.relayLocked(p, to); e != nil {
 			return nil, e
 		}
+	}
+	if b.opts.RouteKey == "" {
+		return n, nil
 	}
 	routed, byKey := in.route(b.opts.RouteKey)
 	if !byKey || string(routed) == n.name {

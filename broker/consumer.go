@@ -40,7 +40,7 @@ type consumer struct {
 	excluded map[uint64]struct{} // messages it called undeliverable-here
 
 	// The connection's goroutine's:
-	unacked map[uint32]msg // sent unsettled, by delivery-id
+	unacked sent // sent unsettled, by delivery-id
 
 	// A durable subscription's (durable_sub.go): its state, what it had
 	// acquired when it detached (under the broker's lock while it is
@@ -59,13 +59,13 @@ type consumer struct {
 // mayTake reports that c may be sent m: not above its max-message-size,
 // not called undeliverable-here by it, not left by its filters. Under
 // the broker's lock.
-func (c *consumer) mayTake(m msg) bool {
+func (c *consumer) mayTake(m *msg) bool {
 	return c.fits(m) && (c.own != nil || c.passes(m))
 }
 
 // fits reports that m is not above c's max-message-size and not called
 // undeliverable-here by c.
-func (c *consumer) fits(m msg) bool {
+func (c *consumer) fits(m *msg) bool {
 	if c.maxSize > 0 && uint64(m.size()) > c.maxSize {
 		return false
 	}
@@ -79,7 +79,7 @@ func (c *consumer) fits(m msg) bool {
 
 // passes reports that c's filters take m (a message that does not scan
 // passes none).
-func (c *consumer) passes(m msg) bool {
+func (c *consumer) passes(m *msg) bool {
 	if c.filt == nil {
 		return true
 	}
@@ -149,7 +149,7 @@ func (b *Broker) dispatch(c *consumer) {
 			// it goes to another consumer that waits.
 			c.hungry = false
 			if c.own == nil && c.q.len() > 0 {
-				wake = b.wakeOneLocked(c.n, *c.q.r.at(0), wake)
+				wake = b.wakeOneLocked(c.n, c.q.r.front(), wake)
 			}
 			b.mu.Unlock()
 			b.wake(c.conn, wake)
@@ -189,7 +189,7 @@ func (b *Broker) dispatch(c *consumer) {
 			if c.settled {
 				b.doneLocked(c, m)
 			} else {
-				c.unacked[ids[i]] = m
+				c.unacked.put(ids[i], m)
 			}
 		}
 		for i := k - 1; i >= sent; i-- {
@@ -231,23 +231,32 @@ func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn)
 	q := c.q
 	k := 0
 	now := int64(-1)
-	if c.maxSize == 0 && len(c.excluded) == 0 && c.filt == nil {
+	selective := c.filt != nil && c.own == nil
+	if !selective {
+		// The front, while c may take it: a consumer with no filters of
+		// its own looks further only past a message it may not take.
 		for k < len(out) && q.len() > 0 {
-			m := q.r.remove(0)
-			if m.expiry != 0 && now < 0 {
-				now = b.nowMS()
+			f := q.r.front()
+			if f.expiry != 0 {
+				if now < 0 {
+					now = b.nowMS()
+				}
+				if f.expired(now) {
+					wake = b.expireMsgLocked(c.n, q, q.r.popFront(), wake)
+					continue
+				}
 			}
-			if m.expired(now) {
-				wake = b.expireMsgLocked(c.n, q, m, wake)
-				continue
+			if !c.fits(f) {
+				break
 			}
-			out[k] = m
+			out[k] = q.r.popFront()
 			k++
 		}
-		q.unsettled += k
-		return k, wake
+		if k == len(out) || q.len() == 0 {
+			q.unsettled += k
+			return k, wake
+		}
 	}
-	selective := c.filt != nil && c.own == nil
 	ordered := q.ordered()
 	i := 0
 	if selective && c.epoch == q.r.epoch && ordered {
@@ -256,22 +265,24 @@ func (b *Broker) takeLocked(c *consumer, out []msg, wake []*conn) (int, []*conn)
 		c.seen = 0
 	}
 	for k < len(out) && i < q.len() {
-		if q.r.at(i).expiry != 0 && now < 0 {
-			now = b.nowMS()
+		mp := q.r.at(i)
+		if mp.expiry != 0 {
+			if now < 0 {
+				now = b.nowMS()
+			}
+			if mp.expired(now) {
+				wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
+				continue
+			}
 		}
-		if q.r.at(i).expired(now) {
-			wake = b.expireMsgLocked(c.n, q, q.r.remove(i), wake)
-			continue
-		}
-		m := *q.r.at(i)
 		if selective && ordered {
-			c.seen = m.seq
+			c.seen = mp.seq
 		}
-		if !c.fits(m) {
+		if !c.fits(mp) {
 			i++
 			continue
 		}
-		if selective && !c.passes(m) {
+		if selective && !c.passes(mp) {
 			c.n.c.filtered++
 			i++
 			continue
@@ -327,7 +338,7 @@ func (b *Broker) browse(c *consumer) {
 			if c.settled {
 				b.pool.put(batch[i].buf)
 			} else {
-				c.unacked[ids[i]] = batch[i]
+				c.unacked.put(ids[i], batch[i])
 			}
 		}
 		if sent < k {
@@ -356,7 +367,7 @@ func (b *Broker) browseLocked(c *consumer, out []msg) int {
 	k := 0
 	take := func(m msg) {
 		c.seen = m.seq
-		if c.mayTake(m) {
+		if c.mayTake(&m) {
 			m.buf.refs++
 			out[k] = m
 			k++
@@ -396,7 +407,7 @@ func (b *Broker) doneLocked(c *consumer, m msg) {
 // when undeliverable-here, for other consumers only; none (settled with
 // no outcome) is the source's default outcome, which the broker takes
 // as accepted.
-func (b *Broker) settleLocked(c *consumer, m msg, st frame.DeliveryState, wake []*conn) []*conn {
+func (b *Broker) settleLocked(c *consumer, m msg, st *frame.DeliveryState, wake []*conn) []*conn {
 	switch st.Type {
 	case frame.StateRejected:
 		c.n.c.rejected++
@@ -469,5 +480,5 @@ func (b *Broker) modifyLocked(c *consumer, m msg, failed, undeliverable bool, an
 	if c.own != nil {
 		return wake
 	}
-	return b.wakeOneLocked(c.n, m, wake)
+	return b.wakeOneLocked(c.n, &m, wake)
 }

@@ -81,7 +81,7 @@ func (b *Broker) reattachConsumer(l *engine.Link, cn *conn, key durKey, addr []b
 	c.link, c.conn, c.gone, c.hungry = l, cn, false, false
 	c.settled = l.SndSettleMode() == frame.SndSettled
 	c.maxSize = l.RemoteAttach().MaxMessageSize.Or(0)
-	c.unacked = make(map[uint32]msg)
+	c.unacked = sent{}
 	c.resume = c.resume[:0]
 	for i := len(c.acquired) - 1; i >= 0; i-- {
 		m := c.acquired[i]
@@ -118,7 +118,7 @@ func (b *Broker) resumeSome(c *consumer) bool {
 				return false
 			}
 			b.mu.Lock()
-			wake = b.settleLocked(c, m, st, wake)
+			wake = b.settleLocked(c, m, &st, wake)
 			b.mu.Unlock()
 		} else {
 			id, err := l.SendResume(tag, m.buf.b, c.settled)
@@ -131,7 +131,7 @@ func (b *Broker) resumeSome(c *consumer) bool {
 			if c.settled {
 				b.doneLocked(c, m)
 			} else {
-				c.unacked[id] = m
+				c.unacked.put(id, m)
 			}
 			b.mu.Unlock()
 		}
@@ -160,7 +160,7 @@ func (b *Broker) detachSubLocked(c *consumer, acquired []msg, wake []*conn) []*c
 	}
 	clear(c.resume)
 	c.resume = c.resume[:0]
-	c.unacked = nil
+	c.unacked = sent{}
 	n := c.n
 	n.detached = append(n.detached, c)
 	wake = b.wakeAllLocked(n, wake) // what it left is for the others
@@ -197,7 +197,7 @@ func (b *Broker) releaseLocked(c *consumer, acquired []msg, wake []*conn) []*con
 		wake = b.requeueLocked(c, acquired[i], true, false, wake)
 	}
 	clear(acquired)
-	c.acquired, c.unacked = nil, nil
+	c.acquired, c.unacked = nil, sent{}
 	if c.own != nil {
 		b.dropLocked(n, c.own)
 		wake = b.unblockLocked(n, wake) // it may have been the fullest
@@ -216,7 +216,7 @@ func (b *Broker) releaseLocked(c *consumer, acquired []msg, wake []*conn) []*con
 func (b *Broker) copyDetachedLocked(n *node, m msg) int32 {
 	var k int32
 	for _, c := range n.detached {
-		if c.filt != nil && !c.passes(m) {
+		if c.filt != nil && !c.passes(&m) {
 			n.c.filtered++
 			continue
 		}

@@ -29,7 +29,7 @@ func take(b *Broker, c *consumer, out []msg) int {
 func selective(t testing.TB, n *node, sel string) *consumer {
 	f, _, refuse := parseFilters(filterSet(filterEntry{"s", "apache.org:selector-filter:string", 0, str(sel)}), nil)
 	require.Nil(t, refuse)
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{id: 7}, filt: &f}
+	c := &consumer{n: n, q: &n.q, conn: &conn{id: 7}, filt: &f}
 	n.consumers = append(n.consumers, c)
 	return c
 }
@@ -59,7 +59,7 @@ func TestSelectiveConsumerCost(t *testing.T) {
 	require.EqualValues(t, 10_000, n.c.filtered, "no message looked at again")
 	require.Equal(t, 10_000, n.q.len(), "the blue messages stay for other consumers")
 
-	other := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{id: 8}}
+	other := &consumer{n: n, q: &n.q, conn: &conn{id: 8}}
 	require.Equal(t, 1, take(b, other, out))
 	b.requeueLocked(other, out[0], false, false, nil)
 	require.Zero(t, take(b, c, out))

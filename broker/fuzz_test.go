@@ -401,9 +401,6 @@ func (b *Broker) checkQuiet() error {
 			if i > 0 && q.r.at(i-1).prio < m.prio {
 				return fmt.Errorf("node %q: priority %d after %d", n.name, m.prio, q.r.at(i-1).prio)
 			}
-			if m.at != 0 {
-				return fmt.Errorf("node %q: a scheduled message queued", n.name)
-			}
 			bytes += int64(m.size())
 		}
 		acquired := 0
@@ -461,8 +458,8 @@ func (b *Broker) checkQuiet() error {
 			if !c.gone || c.dur == nil || b.durables[c.dur.key] != c.dur || c.dur.c != c || c.n != n {
 				return fmt.Errorf("node %q: a detached consumer the broker does not keep", name)
 			}
-			if len(c.resume) != 0 || len(c.unacked) != 0 {
-				return fmt.Errorf("node %q: a detached consumer with %d to resume, %d unacked", name, len(c.resume), len(c.unacked))
+			if len(c.resume) != 0 || c.unacked.len() != 0 {
+				return fmt.Errorf("node %q: a detached consumer with %d to resume, %d unacked", name, len(c.resume), c.unacked.len())
 			}
 		}
 		if n.fanout {

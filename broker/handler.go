@@ -295,7 +295,7 @@ func (h handler) OnLinkAttach(l *engine.Link) {
 			}
 		}
 		c := &consumer{link: l, conn: cn, settled: l.SndSettleMode() == frame.SndSettled,
-			unacked: make(map[uint32]msg), filt: filt}
+			filt: filt}
 		if m, ok := l.RemoteAttach().MaxMessageSize.Get(); ok {
 			c.maxSize = m
 		}
@@ -525,30 +525,37 @@ func (h handler) OnDisposition(l *engine.Link, d engine.DeliveryUpdate) {
 		}
 		return
 	}
-	m, ok := c.unacked[d.ID]
-	if !ok {
-		return
-	}
-	if c.browse { // the message is the queue's still: only the reference goes
-		if d.Settled || d.State.Type.Terminal() {
-			delete(c.unacked, d.ID)
-			b.mu.Lock()
-			b.pool.put(m.buf)
-			b.mu.Unlock()
+	final := d.Settled || d.State.Type.Terminal()
+	var m msg
+	if final && !c.browse && d.TxnID == nil { // most: looked up and taken at once
+		if m, ok = c.unacked.take(d.ID); !ok {
+			return
 		}
-		return
+	} else {
+		if m, ok = c.unacked.get(d.ID); !ok {
+			return
+		}
+		if c.browse { // the message is the queue's still: only the reference goes
+			if final {
+				c.unacked.take(d.ID)
+				b.mu.Lock()
+				b.pool.put(m.buf)
+				b.mu.Unlock()
+			}
+			return
+		}
+		if d.TxnID != nil && b.txnDisposition(c, &d) {
+			return // txn.go: applied at the commit
+		}
+		if !final {
+			return
+		}
+		c.unacked.take(d.ID)
 	}
-	if d.TxnID != nil && b.txnDisposition(c, &d) {
-		return // txn.go: applied at the commit
-	}
-	if !d.Settled && !d.State.Type.Terminal() {
-		return
-	}
-	delete(c.unacked, d.ID)
 	var wb [8]*conn
 	wake := wb[:0]
 	b.mu.Lock()
-	wake = b.settleLocked(c, m, d.State, wake)
+	wake = b.settleLocked(c, m, &d.State, wake)
 	b.mu.Unlock()
 	b.wake(c.conn, wake)
 }
@@ -569,15 +576,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 				cn.consumers = slices.Delete(cn.consumers, i, i+1)
 			}
 		}
-		ids := make([]uint32, 0, len(x.unacked))
-		for id := range x.unacked {
-			ids = append(ids, id)
-		}
-		slices.SortFunc(ids, func(a, b uint32) int { return int(int32(a - b)) }) // RFC 1982 order
-		acquired := make([]msg, len(ids))
-		for i, id := range ids {
-			acquired[i] = x.unacked[id]
-		}
+		acquired := x.unacked.all() // in the order of their ids
 		b.mu.Lock()
 		x.gone = true // under the lock: other connections' wakeOneLocked reads it
 		n := x.n
@@ -592,7 +591,7 @@ func (h handler) OnLinkDetach(l *engine.Link, _ *engine.Error) {
 			for _, m := range acquired {
 				b.pool.put(m.buf)
 			}
-			x.unacked = nil
+			x.unacked = sent{}
 			wake = b.autoDeleteLocked(n, wake)
 		} else if d := x.dur; d != nil && b.durables[d.key] == d && !l.RemoteClosed() && !n.deleted {
 			wake = b.detachSubLocked(x, acquired, wake) // durable_sub.go: kept

@@ -258,9 +258,13 @@ func (b *Broker) Wait(ctx context.Context, address string, cond func(QueueStats)
 // notify tells the waiters of Wait that something changed; one load
 // when none waits (b.wake calls it).
 func (b *Broker) notify() {
-	if b.ext.watching.Load() == 0 {
-		return
+	if b.ext.watching.Load() != 0 { // inlined: most brokers have no watcher
+		b.notifyWatchers()
 	}
+}
+
+// notifyWatchers signals each watcher (notify).
+func (b *Broker) notifyWatchers() {
 	b.ext.mu.Lock()
 	for ch := range b.ext.watchers {
 		select {

@@ -6,6 +6,7 @@ import (
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/encode"
 	"github.com/amqpsax/amqpsax/frame"
+	"github.com/amqpsax/amqpsax/internal/wire"
 	"github.com/amqpsax/amqpsax/message"
 	"github.com/amqpsax/amqpsax/stream"
 )
@@ -71,17 +72,17 @@ func (b *Broker) now() time.Time {
 
 // lifeOf returns a msg with what the broker keeps of payload's lifetime:
 // its priority (part 3 §3.2.1, 4 by default, above 9 taken as 9),
-// delivery-count, expiry (the properties' absolute-expiry-time; a time of
-// 0 is none, as ActiveMQ Artemis reads it) and the time it is scheduled
-// for (its message annotations' absolute times); and the durations from
-// its receipt that complete them (finish): its header's ttl (0: none)
-// and its delivery delay. It reads the sections before the body, as
-// in's scan found them, and allocates nothing; a message that does not
-// scan has the defaults.
-func lifeOf(in *incoming) (m msg, ttl, delay int64) {
-	m.prio = 4
+// delivery-count and expiry (the properties' absolute-expiry-time; a
+// time of 0 is none, as ActiveMQ Artemis reads it); the time it is
+// scheduled for (at: its message annotations' absolute times, 0 for
+// none); and the durations from its receipt that complete them
+// (finish): its header's ttl (0: none) and its delivery delay. It reads
+// the sections before the body, as in's scan found them, and allocates
+// nothing; a message that does not scan has the defaults.
+func lifeOf(in *incoming) (m msg, at, ttl, delay int64) {
+	m.prio = defaultPriority
 	if in.err != nil {
-		return m, 0, 0
+		return m, 0, 0, 0
 	}
 	s := &in.secs
 	if s.Header != nil {
@@ -99,55 +100,78 @@ func lifeOf(in *incoming) (m msg, ttl, delay int64) {
 	}
 	if s.MessageAnnotations != nil {
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryTime); err == nil {
-			m.at, _ = msOf(v)
+			at, _ = msOf(v)
 		}
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationScheduledEnqueueTime); err == nil {
 			if t, ok := msOf(v); ok {
-				m.at = max(m.at, t)
+				at = max(at, t)
 			}
 		}
 		if v, err := message.Lookup(s.MessageAnnotations, AnnotationDeliveryDelay); err == nil {
 			delay, _ = msOf(v)
 		}
 	}
-	return m, ttl, delay
+	return m, at, ttl, delay
 }
 
+// defaultPriority is a message's priority when its header gives none,
+// or it has no header (part 3 §3.2.1).
+const defaultPriority = 4
+
 // absoluteExpiry reads the absolute-expiry-time of a properties section
-// (its ninth field, part 3 §3.2.4) alone, skipping the fields before it
-// by their sizes: on every message stored, a whole ParseProperties was
-// most of the cost of reading its lifetime.
+// (its ninth field, part 3 §3.2.4) alone, from the bytes: a list of
+// fewer than nine fields has none, which is most messages' (read in
+// constant time); else the eight fields before it are skipped by their
+// sizes. On every message stored, a whole ParseProperties, then a
+// cursor's walk to the field, was most of the cost of reading its
+// lifetime. Any fault, or a field of another type, is no expiry.
 func absoluteExpiry(sec []byte) (int64, bool) {
-	var c stream.Cursor
-	c.Reset(sec)
-	if !c.Next() || !c.Enter() || !c.Next() || !c.Next() || !c.Enter() {
+	if len(sec) < 2 || sec[0] != byte(amqpsax.CodeDescribed) {
 		return 0, false
 	}
-	for range 9 {
-		if !c.Next() {
+	_, _, n, _ := wire.Descriptor(sec[1:])
+	if n < 0 {
+		return 0, false
+	}
+	i := 1 + n
+	if i >= len(sec) || wire.Table[sec[i]].Kind() != amqpsax.KindList {
+		return 0, false
+	}
+	hdr, size, count := wire.Body(amqpsax.Code(sec[i]), sec[i+1:])
+	if hdr < 0 || count < 9 {
+		return 0, false
+	}
+	p := i + 1 + hdr
+	list := sec[:p+size]
+	for range 8 {
+		n, _ := wire.Skip(list[p:])
+		if n < 0 {
 			return 0, false
 		}
+		p += n
 	}
-	if c.Kind() != amqpsax.KindTimestamp {
+	if p+9 > len(list) || list[p] != byte(amqpsax.CodeTimestamp) {
 		return 0, false
 	}
-	return c.Timestamp(), true
+	return wire.Timestamp(list[p+1:]), true
 }
 
 // finish completes m's lifetime (lifeOf) at now, when it was received:
 // its expiry is its ttl from now, or its absolute-expiry-time, the
-// earlier; it is scheduled for the latest of its delivery time and its
-// delay from now, when that is after now.
-func (m *msg) finish(ttl, delay, now int64) {
+// earlier. It returns the time m is scheduled for: the latest of its
+// delivery time (at) and its delay from now, when that is after now;
+// else 0.
+func (m *msg) finish(at, ttl, delay, now int64) int64 {
 	if ttl > 0 && (m.expiry == 0 || now+ttl < m.expiry) {
 		m.expiry = now + ttl
 	}
 	if delay > 0 {
-		m.at = max(m.at, now+delay)
+		at = max(at, now+delay)
 	}
-	if m.at <= now {
-		m.at = 0
+	if at <= now {
+		return 0
 	}
+	return at
 }
 
 // msOf returns a time or duration in ms: a timestamp, or an integer.
@@ -182,13 +206,21 @@ func (b *Broker) expireMsgLocked(n *node, q *queue, m msg, wake []*conn) []*conn
 // sweepLocked expires the messages at the front of q (of node n) that
 // have expired by the broker's clock, at most limit of them (no bound
 // when negative). The clock is read only when the first has an expiry.
+// A queue none of whose messages has an expiry (q.r.timed) costs a
+// test.
 func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
-	if q.len() == 0 || q.r.at(0).expiry == 0 {
+	if !q.r.timed || q.len() == 0 || q.r.front().expiry == 0 {
 		return wake
 	}
+	return b.sweepFrontLocked(n, q, limit, wake)
+}
+
+// sweepFrontLocked is sweepLocked's work: q's first message has an
+// expiry.
+func (b *Broker) sweepFrontLocked(n *node, q *queue, limit int, wake []*conn) []*conn {
 	now := b.nowMS()
-	for ; limit != 0 && q.len() > 0 && q.r.at(0).expired(now); limit-- {
-		wake = b.expireMsgLocked(n, q, q.r.remove(0), wake)
+	for ; limit != 0 && q.len() > 0 && q.r.front().expired(now); limit-- {
+		wake = b.expireMsgLocked(n, q, q.r.popFront(), wake)
 	}
 	return wake
 }
@@ -196,11 +228,14 @@ func (b *Broker) sweepLocked(n *node, q *queue, limit int, wake []*conn) []*conn
 // dueNowLocked is dueLocked at the broker's time, read only when a
 // message is scheduled.
 func (b *Broker) dueNowLocked(wake []*conn) []*conn {
-	if len(b.sched) == 0 {
+	if len(b.sched) == 0 { // inlined: most brokers schedule nothing
 		return wake
 	}
-	return b.dueLocked(b.nowMS(), wake)
+	return b.dueClockLocked(wake)
 }
+
+// dueClockLocked is dueLocked at the broker's time.
+func (b *Broker) dueClockLocked(wake []*conn) []*conn { return b.dueLocked(b.nowMS(), wake) }
 
 // deadLetterLocked stores a copy of m, which left node from, on the node
 // at addr, with message annotations saying why (reason, description)
@@ -248,21 +283,23 @@ func (b *Broker) deadLetterLocked(from *node, m msg, addr []byte, reason, descri
 	return b.placeLocked(n, nm, nil, wake)
 }
 
-// sched is a scheduled message and its node, in the broker's heap of
-// them (earliest first, then in the order they came).
+// sched is a scheduled message, the time it becomes visible at (ms
+// since the epoch) and its node, in the broker's heap of them (earliest
+// first, then in the order they came).
 type sched struct {
-	m msg
-	n *node
+	m  msg
+	at int64
+	n  *node
 }
 
-func schedLess(a, b *sched) bool { return a.m.at < b.m.at || (a.m.at == b.m.at && a.m.seq < b.m.seq) }
+func schedLess(a, b *sched) bool { return a.at < b.at || (a.at == b.at && a.m.seq < b.m.seq) }
 
-// scheduleLocked holds m (stored for n, m.at in the future) until its
-// time: counted in n's bounds (queue.sched), not delivered.
-func (b *Broker) scheduleLocked(n *node, m msg) {
+// scheduleLocked holds m (stored for n) until at, in the future: counted
+// in n's bounds (queue.sched), not delivered.
+func (b *Broker) scheduleLocked(n *node, m msg, at int64) {
 	n.q.sched++
 	n.q.schedBytes += int64(m.size())
-	h := append(b.sched, sched{m: m, n: n})
+	h := append(b.sched, sched{m: m, at: at, n: n})
 	for i := len(h) - 1; i > 0; { // sift up
 		p := (i - 1) / 2
 		if !schedLess(&h[i], &h[p]) {
@@ -306,13 +343,12 @@ func (b *Broker) popSchedLocked() sched {
 // just been sent, unless its node was removed since (dropped) or it
 // expired meanwhile. It costs O(1) when none is due.
 func (b *Broker) dueLocked(now int64, wake []*conn) []*conn {
-	if len(b.sched) == 0 || b.sched[0].m.at > now {
+	if len(b.sched) == 0 || b.sched[0].at > now {
 		return wake
 	}
-	for len(b.sched) > 0 && b.sched[0].m.at <= now {
+	for len(b.sched) > 0 && b.sched[0].at <= now {
 		e := b.popSchedLocked()
 		n, m := e.n, e.m
-		m.at = 0
 		n.q.sched--
 		n.q.schedBytes -= int64(m.size())
 		switch {
@@ -341,7 +377,7 @@ func (b *Broker) armLocked() {
 	if len(b.sched) == 0 || b.closed {
 		return
 	}
-	at := b.sched[0].m.at
+	at := b.sched[0].at
 	if b.timerAt != 0 && b.timerAt <= at {
 		return
 	}

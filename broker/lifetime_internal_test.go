@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -24,7 +25,7 @@ func TestPriorityRing(t *testing.T) {
 	var model []e
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 20000 {
-		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels))}
+		m := msg{seq: uint64(i), prio: uint8(rng.IntN(levels)), expiry: int64(rng.IntN(8) / 7)}
 		switch op := rng.IntN(10); {
 		case op < 5:
 			r.pushBack(m)
@@ -85,7 +86,7 @@ func TestLifetimePathAllocs(t *testing.T) {
 	n := b.nodeLocked([]byte("orders"), false)
 	dlq := b.nodeLocked([]byte("dlq"), false)
 	p := &producer{n: n, conn: &conn{}}
-	c := &consumer{n: n, q: &n.q, unacked: map[uint32]msg{}, conn: &conn{}}
+	c := &consumer{n: n, q: &n.q, conn: &conn{}}
 	n.consumers = append(n.consumers, c)
 	_, err := message.Scan(lifeMessage("orders", 7, 1, 1))
 	require.NoError(t, err)
@@ -111,8 +112,8 @@ func TestLifetimePathAllocs(t *testing.T) {
 		}
 		now = now.Add(time.Second) // short expires
 		b.doneLocked(c, take())
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
-		b.settleLocked(c, take(), frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateRejected}, wb[:0])
+		b.settleLocked(c, take(), &frame.DeliveryState{Type: frame.StateModified, DeliveryFailed: true}, wb[:0])
 		if n.q.len() != 1 {
 			t.Fatalf("%d left", n.q.len())
 		}
@@ -141,6 +142,11 @@ func TestAbsoluteExpiry(t *testing.T) {
 		{MessageID: message.StringID("m"), To: []byte("q"), AbsoluteExpiryTime: 1700000000123, HasAbsoluteExpiryTime: true},
 		{AbsoluteExpiryTime: 5, HasAbsoluteExpiryTime: true, GroupID: []byte("g")},
 		{CreationTime: 9, HasCreationTime: true, Subject: []byte("s")},
+		{MessageID: message.UlongID(7), UserID: []byte("u"), To: []byte("q"), Subject: []byte("s"), ReplyTo: []byte("r"),
+			CorrelationID: message.StringID("c"), ContentType: []byte("text/plain"), ContentEncoding: []byte("gzip"),
+			AbsoluteExpiryTime: 1 << 40, HasAbsoluteExpiryTime: true, CreationTime: 3, HasCreationTime: true,
+			GroupID: []byte("g"), GroupSequence: 4, HasGroupSequence: true, ReplyToGroupID: []byte("rg")},
+		{MessageID: message.UlongID(7), To: []byte("q"), ContentType: []byte("text/plain"), GroupID: []byte("g")},
 	} {
 		m := message.Message{Properties: p, Body: message.Body{Kind: message.BodyData, Data: [][]byte{[]byte("x")}}}
 		b, err := m.Append(nil)
@@ -152,5 +158,29 @@ func TestAbsoluteExpiry(t *testing.T) {
 		got, ok := absoluteExpiry(s.Properties)
 		require.Equal(t, want.HasAbsoluteExpiryTime, ok, "%+v", p)
 		require.Equal(t, want.AbsoluteExpiryTime, got, "%+v", p)
+		// Cut anywhere, or with its list's count broken: no expiry
+		// read from past the section, and no panic.
+		for k := range len(s.Properties) {
+			cut := s.Properties[:k]
+			if _, err := message.ParseProperties(cut); err == nil {
+				continue
+			}
+			_, ok := absoluteExpiry(cut)
+			require.False(t, ok, "% x", cut)
+		}
+		if len(s.Properties) > 5 && s.Properties[3] == 0xc0 {
+			broken := bytes.Clone(s.Properties)
+			broken[5] = 0xff
+			_, ok := absoluteExpiry(broken)
+			require.False(t, ok, "% x", broken)
+		}
 	}
+	// A list32, as some peers write a properties section.
+	wide := []byte{0x00, 0x53, 0x73, 0xd0, 0, 0, 0, 21, 0, 0, 0, 9, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x83, 0, 0, 0, 0, 0, 0, 0x30, 0x39}
+	got, ok := absoluteExpiry(wide)
+	require.True(t, ok)
+	require.Equal(t, int64(12345), got)
+	want, err := message.ParseProperties(wide)
+	require.NoError(t, err)
+	require.Equal(t, want.AbsoluteExpiryTime, got)
 }

@@ -142,12 +142,23 @@ func (b *Broker) resumableLocked(n *node) bool {
 }
 
 // unblockLocked hands the producers waiting on n to wake when n has room
-// again (or is gone), appending their connections to wake.
+// again (or is gone), appending their connections to wake. With none
+// waiting it is a test, inlined (it runs for every message settled).
 func (b *Broker) unblockLocked(n *node, wake []*conn) []*conn {
+	if len(n.blocked)+len(b.memWait) == 0 && n.parent == nil {
+		return wake
+	}
+	return b.unblockSomeLocked(n, wake)
+}
+
+// unblockSomeLocked is unblockLocked when a producer may wait.
+func (b *Broker) unblockSomeLocked(n *node, wake []*conn) []*conn {
 	if n.parent != nil { // a shared subscription's room is its fan-out node's
 		n = n.parent
 	}
-	wake = b.memWakeLocked(wake)
+	if len(b.memWait) > 0 {
+		wake = b.memWakeLocked(wake)
+	}
 	if len(n.blocked) == 0 || (!n.deleted && !b.resumableLocked(n)) {
 		return wake
 	}
@@ -188,27 +199,42 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 		return wake
 	}
 	wake = b.dueNowLocked(wake)
-	m, ttl, delay := lifeOf(in)
+	var m msg
+	var at, ttl, delay int64
+	if in.later { // the body first: nothing lifeOf reads
+		m.prio = defaultPriority
+	} else {
+		m, at, ttl, delay = lifeOf(in)
+	}
 	b.seq++
 	m.buf, m.seq = b.pool.get(payload), b.seq
 	m.buf.from = from
 	n.c.enqueued++
-	if ttl > 0 || delay > 0 || m.expiry != 0 || m.at != 0 { // the clock is read for these only
+	if ttl > 0 || delay > 0 || m.expiry != 0 || at != 0 { // the clock is read for these only
 		now := b.nowMS()
-		m.finish(ttl, delay, now)
+		at = m.finish(at, ttl, delay, now)
 		switch {
 		case m.expired(now):
 			n.q.bytes += int64(m.size()) // expireMsgLocked takes it off
 			return b.expireMsgLocked(n, &n.q, m, wake)
-		case m.at != 0:
-			b.scheduleLocked(n, m)
+		case at != 0:
+			b.scheduleLocked(n, m, at)
 			return wake
 		}
 	}
-	if !n.fanout {
+	if !n.fanout && n.q.r.timed {
 		// Messages that expired at the front go, two a message at most,
 		// so that a queue nobody consumes does not keep them all.
 		wake = b.sweepLocked(n, &n.q, 2, wake)
+	}
+	if !n.fanout { // queueLocked written out (too large to inline): a call less
+		n.q.r.pushBack(m)
+		n.q.bytes += int64(m.size())
+		wake = b.wakeOneLocked(n, &m, wake)
+		if n.browsing > 0 {
+			wake = b.wakeBrowsersLocked(n, wake)
+		}
+		return wake
 	}
 	return b.placeLocked(n, m, in, wake)
 }
@@ -222,18 +248,7 @@ func (b *Broker) enqueueLocked(n *node, in *incoming, from uint64, wake []*conn)
 func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn {
 	bf := m.buf
 	if !n.fanout {
-		n.q.r.pushBack(m)
-		n.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(n, m, wake)
-		if n.browsing > 0 {
-			for _, c := range n.consumers {
-				if c.browse && c.hungry {
-					c.hungry = false
-					wake = append(wake, c.conn)
-				}
-			}
-		}
-		return wake
+		return b.queueLocked(n, &m, wake)
 	}
 	bf.refs = 1 // held while the copies are made
 	if len(n.detached) > 0 {
@@ -282,9 +297,33 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 		s.c.enqueued++
 		s.q.r.pushBack(m)
 		s.q.bytes += int64(m.size())
-		wake = b.wakeOneLocked(s, m, wake)
+		wake = b.wakeOneLocked(s, &m, wake)
 	}
 	b.pool.put(bf) // the hold: recycled at once when no one took a copy
+	return wake
+}
+
+// queueLocked puts m on queue node n and wakes a consumer that may
+// take it (and its browsers that wait).
+func (b *Broker) queueLocked(n *node, m *msg, wake []*conn) []*conn {
+	n.q.r.pushBack(*m)
+	n.q.bytes += int64(m.size())
+	wake = b.wakeOneLocked(n, m, wake)
+	if n.browsing > 0 {
+		wake = b.wakeBrowsersLocked(n, wake)
+	}
+	return wake
+}
+
+// wakeBrowsersLocked wakes the browsers of queue node n that wait for
+// messages.
+func (b *Broker) wakeBrowsersLocked(n *node, wake []*conn) []*conn {
+	for _, c := range n.consumers {
+		if c.browse && c.hungry {
+			c.hungry = false
+			wake = append(wake, c.conn)
+		}
+	}
 	return wake
 }
 
@@ -292,7 +331,7 @@ func (b *Broker) placeLocked(n *node, m msg, in *incoming, wake []*conn) []*conn
 // longest for messages and may take m (those that may not stay ready,
 // behind it). Each consumer it looks at is either woken or taken off
 // the ready ring, but for those m does not suit.
-func (b *Broker) wakeOneLocked(n *node, m msg, wake []*conn) []*conn {
+func (b *Broker) wakeOneLocked(n *node, m *msg, wake []*conn) []*conn {
 	for tries := n.q.ready.n; tries > 0; tries-- {
 		c := n.q.ready.pop()
 		b.visited++

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -98,9 +99,9 @@ type msg struct {
 	seq uint64 // the broker's number for it, for undeliverable-here
 	// expiry is when it expires, in ms since the epoch (its ttl from
 	// when the broker received it, or its absolute-expiry-time, the
-	// earlier); 0: never. at is when a scheduled message becomes
-	// visible (lifetime.go), 0 once it is.
-	expiry, at int64
+	// earlier); 0: never. (A scheduled message's time is its sched's:
+	// lifetime.go.)
+	expiry int64
 	// count is its header's delivery-count, as the broker last wrote it.
 	count uint32
 	prio  uint8 // its header's priority, 0-9 (higher clamped to 9)
@@ -163,17 +164,36 @@ func (r *fifo) pushFront(m msg) {
 
 // remove takes out message i.
 func (r *fifo) remove(i int) msg {
-	m := *r.at(i)
 	if i == 0 {
-		*r.at(0) = msg{}
-		r.head = (r.head + 1) & (len(r.e) - 1)
-	} else {
-		for j := i; j < r.n-1; j++ {
-			*r.at(j) = *r.at(j + 1)
-		}
-		*r.at(r.n - 1) = msg{}
+		return r.popFront()
 	}
+	m := *r.at(i)
+	for j := i; j < r.n-1; j++ {
+		*r.at(j) = *r.at(j + 1)
+	}
+	*r.at(r.n - 1) = msg{}
 	r.n--
+	r.idle()
+	return m
+}
+
+// popFront takes out the first message; r must not be empty.
+func (r *fifo) popFront() msg {
+	e := &r.e[r.head]
+	m := *e
+	*e = msg{}
+	r.head = (r.head + 1) & (len(r.e) - 1)
+	r.n--
+	if len(r.e) > 1024 {
+		r.idle()
+	}
+	return m
+}
+
+// idle counts the removals r stays mostly empty for, and shrinks it
+// past as many as it has slots (or at once, a ring of maxIdleRing slots
+// or more that empties).
+func (r *fifo) idle() {
 	switch {
 	case len(r.e) <= 1024:
 	case r.n >= len(r.e)/4:
@@ -184,7 +204,6 @@ func (r *fifo) remove(i int) msg {
 			r.shrink()
 		}
 	}
-	return m
 }
 
 // shrink moves the messages to a ring a quarter the size.
@@ -205,7 +224,9 @@ const levels = 10
 // priority first, oldest first within a priority. It is a fifo a
 // priority, and a bit a priority that has messages, so that pushing is
 // O(1), taking the first O(1) and finding message i O(levels); nothing
-// is allocated once each priority's fifo has grown.
+// is allocated once each priority's fifo has grown. A queue of one
+// priority (most are: every message has the default, 4) finds message
+// i in its one fifo at once.
 type ring struct {
 	lv   [levels]fifo
 	n    int
@@ -220,6 +241,10 @@ type ring struct {
 	epoch    uint64
 	last     uint64
 	disorder bool
+	// timed is set while a message pushed since r was last empty has
+	// an expiry: without one, nothing in r expires and its front is not
+	// looked at for expiry (sweepLocked).
+	timed bool
 }
 
 // top returns the highest priority with messages; r must not be empty.
@@ -236,9 +261,17 @@ func (r *ring) find(i int) (int, int) {
 	panic("broker: ring index out of range")
 }
 
+// front returns the first message; r must not be empty.
+func (r *ring) front() *msg {
+	f := &r.lv[r.top()]
+	return &f.e[f.head]
+}
+
+// at returns message i: in the highest priority's fifo at once when it
+// is there (always, in a queue of one priority).
 func (r *ring) at(i int) *msg {
-	if i == 0 {
-		return r.lv[r.top()].at(0)
+	if f := &r.lv[r.top()]; i < f.n {
+		return f.at(i)
 	}
 	p, j := r.find(i)
 	return r.lv[p].at(j)
@@ -247,22 +280,33 @@ func (r *ring) at(i int) *msg {
 func (r *ring) pushBack(m msg) {
 	switch {
 	case r.n == 0:
-		r.disorder, r.last = false, m.seq
+		r.disorder, r.last, r.timed = false, m.seq, false
 	case m.seq < r.last:
 		r.disorder = true
 	default:
 		r.last = m.seq
 	}
-	r.lv[m.prio].pushBack(m)
+	if m.expiry != 0 {
+		r.timed = true
+	}
+	f := &r.lv[m.prio]
+	if f.n == len(f.e) {
+		f.grow()
+	}
+	f.e[(f.head+f.n)&(len(f.e)-1)] = m
+	f.n++
 	r.used |= 1 << m.prio
 	r.n++
 }
 
 func (r *ring) pushFront(m msg) {
 	if r.n == 0 {
-		r.disorder, r.last = false, m.seq
-	} else if m.seq > r.at(0).seq {
+		r.disorder, r.last, r.timed = false, m.seq, false
+	} else if m.seq > r.front().seq {
 		r.disorder = true
+	}
+	if m.expiry != 0 {
+		r.timed = true
 	}
 	r.epoch++
 	r.lv[m.prio].pushFront(m)
@@ -270,12 +314,32 @@ func (r *ring) pushFront(m msg) {
 	r.n++
 }
 
+// popFront takes out the first message; r must not be empty. It is
+// fifo's popFront written out, for a call less a message taken.
+func (r *ring) popFront() msg {
+	p := r.top()
+	f := &r.lv[p]
+	e := &f.e[f.head]
+	m := *e
+	*e = msg{}
+	f.head = (f.head + 1) & (len(f.e) - 1)
+	f.n--
+	if f.n == 0 {
+		r.used &^= 1 << p
+	}
+	if len(f.e) > 1024 {
+		f.idle()
+	}
+	r.n--
+	return m
+}
+
 // remove takes out message i.
 func (r *ring) remove(i int) msg {
-	p, j := r.top(), i
-	if i > 0 {
-		p, j = r.find(i)
+	if i == 0 {
+		return r.popFront()
 	}
+	p, j := r.find(i)
 	m := r.lv[p].remove(j)
 	if r.lv[p].n == 0 {
 		r.used &^= 1 << p
@@ -285,12 +349,18 @@ func (r *ring) remove(i int) msg {
 }
 
 // check reports an error when r's count or its bits of priorities with
-// messages are not its fifos' (for the fuzz test's invariants).
+// messages are not its fifos', or it holds a message with an expiry and
+// is not timed (for the fuzz test's invariants).
 func (r *ring) check() error {
 	k := 0
 	for p := range r.lv {
 		if (r.lv[p].n > 0) != (r.used&(1<<p) != 0) {
 			return fmt.Errorf("ring: priority %d holds %d, bit %v", p, r.lv[p].n, r.used&(1<<p) != 0)
+		}
+		for i := range r.lv[p].n {
+			if r.lv[p].at(i).expiry != 0 && !r.timed {
+				return fmt.Errorf("ring: a message with an expiry, not timed")
+			}
 		}
 		k += r.lv[p].n
 	}
@@ -336,6 +406,177 @@ func (r *cring) pop() *consumer {
 	r.head = (r.head + 1) & (len(r.e) - 1)
 	r.n--
 	return c
+}
+
+// sent is the messages a consumer sent and the peer has not settled,
+// by delivery-id (consumer.unacked), in the order they were sent: for
+// one link the order of their ids, which its session gives its
+// transfers in turn (part 2 §2.7.5), in a power-of-two ring. A peer
+// settles them mostly in that order, so the one settled is at the front
+// (one compare), else found by a binary search. One settled out of
+// order leaves a hole, gone once the holes before it are; the ring is
+// compacted when holes are more than half of it, so that it holds at
+// most about twice the messages unsettled, and work stays O(1) a
+// message amortized. An id that does not follow the last one put (no
+// session numbers so) is kept in a map instead. The zero value is
+// empty; once its ring has grown, nothing is allocated.
+type sent struct {
+	e     []sentMsg
+	head  int
+	n     int // entries from head, holes included
+	holes int
+	other map[uint32]msg
+}
+
+// sentMsg is an entry of sent: a message and its delivery-id, or a hole
+// (!live).
+type sentMsg struct {
+	id   uint32
+	live bool
+	m    msg
+}
+
+// len returns the messages s holds.
+func (s *sent) len() int { return s.n - s.holes + len(s.other) }
+
+// put adds m, sent with delivery-id id.
+func (s *sent) put(id uint32, m msg) {
+	if s.n > 0 {
+		// Ids ascend from the front's: their distance from it (mod
+		// 2^32) orders them, for find's binary search.
+		base := s.e[s.head].id
+		if last := s.e[(s.head+s.n-1)&(len(s.e)-1)].id; id-base <= last-base {
+			s.putOther(id, m)
+			return
+		}
+	}
+	if s.n == len(s.e) {
+		s.resize(max(16, 2*len(s.e)))
+	}
+	s.e[(s.head+s.n)&(len(s.e)-1)] = sentMsg{id: id, live: true, m: m}
+	s.n++
+}
+
+// putOther keeps m with an id that does not follow the last: in the
+// ring still when it holds that id, in the map otherwise.
+func (s *sent) putOther(id uint32, m msg) {
+	if j := s.find(id); j >= 0 {
+		s.e[j].m = m
+		return
+	}
+	if s.other == nil {
+		s.other = make(map[uint32]msg)
+	}
+	s.other[id] = m
+}
+
+// resize moves the messages to a ring of size slots, its holes left
+// out.
+func (s *sent) resize(size int) {
+	e := make([]sentMsg, size)
+	k := 0
+	for i := range s.n {
+		if x := s.e[(s.head+i)&(len(s.e)-1)]; x.live {
+			e[k] = x
+			k++
+		}
+	}
+	s.e, s.head, s.n, s.holes = e, 0, k, 0
+}
+
+// find returns where in s.e the message of id is, or -1.
+func (s *sent) find(id uint32) int {
+	if s.n == 0 {
+		return -1
+	}
+	mask := len(s.e) - 1
+	if f := &s.e[s.head]; f.id == id { // settled in order
+		if f.live {
+			return s.head
+		}
+		return -1
+	}
+	base := s.e[s.head].id
+	d := id - base
+	lo, hi := 1, s.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.e[(s.head+mid)&mask].id-base < d {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < s.n {
+		if j := (s.head + lo) & mask; s.e[j].id == id && s.e[j].live {
+			return j
+		}
+	}
+	return -1
+}
+
+// get returns the message of id.
+func (s *sent) get(id uint32) (msg, bool) {
+	if j := s.find(id); j >= 0 {
+		return s.e[j].m, true
+	}
+	if len(s.other) > 0 {
+		m, ok := s.other[id]
+		return m, ok
+	}
+	return msg{}, false
+}
+
+// take removes the message of id and returns it, when s holds it.
+func (s *sent) take(id uint32) (msg, bool) {
+	j := s.find(id)
+	if j < 0 {
+		if len(s.other) == 0 {
+			return msg{}, false
+		}
+		m, ok := s.other[id]
+		delete(s.other, id)
+		return m, ok
+	}
+	m := s.e[j].m
+	s.e[j] = sentMsg{id: id} // a hole keeps its place in the order
+	if j != s.head {
+		s.holes++
+		if s.holes > 16 && 2*s.holes > s.n {
+			s.resize(len(s.e)) // compacted
+		}
+		return m, true
+	}
+	mask := len(s.e) - 1
+	s.head = (s.head + 1) & mask
+	s.n--
+	for s.n > 0 && !s.e[s.head].live {
+		s.head = (s.head + 1) & mask
+		s.n--
+		s.holes--
+	}
+	return m, true
+}
+
+// all returns s's messages in the order of their ids (RFC 1982).
+func (s *sent) all() []msg {
+	ms := make([]sentMsg, 0, s.len())
+	for i := range s.n {
+		if x := s.e[(s.head+i)&(len(s.e)-1)]; x.live {
+			ms = append(ms, x)
+		}
+	}
+	if len(s.other) > 0 {
+		for id, m := range s.other {
+			ms = append(ms, sentMsg{id: id, live: true, m: m})
+		}
+		slices.SortFunc(ms, func(a, b sentMsg) int { return int(int32(a.id - b.id)) })
+	}
+	out := make([]msg, len(ms))
+	for i := range ms {
+		out[i] = ms[i].m
+	}
+	return out
 }
 
 // queue is the messages waiting on a queue node, or on one consumer's

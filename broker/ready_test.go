@@ -20,7 +20,7 @@ func TestWakeWork(t *testing.T) {
 		for range idle {
 			n.consumers = append(n.consumers, &consumer{n: n, q: &n.q, conn: &conn{}})
 		}
-		c := &consumer{n: n, q: &n.q, conn: &conn{}, unacked: map[uint32]msg{}}
+		c := &consumer{n: n, q: &n.q, conn: &conn{}}
 		n.consumers = append(n.consumers, c)
 		m := data1k()
 		for range 1000 {
@@ -52,7 +52,7 @@ func TestReadyCompacts(t *testing.T) {
 		b.unreadyLocked(c)
 	}
 	require.LessOrEqual(t, n.q.ready.n, 2)
-	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, msg{buf: &buffer{}}, nil), "the one that stayed is woken")
+	require.Equal(t, []*conn{nil}, b.wakeOneLocked(n, &msg{buf: &buffer{}}, nil), "the one that stayed is woken")
 }
 
 // TestLinkStateCost: what the broker charges for a link covers its

@@ -231,6 +231,7 @@ type Driver struct {
 	back     chan struct{} // 1-buffered: the reader looks at free
 	leadWait *time.Timer   // bounds a caller's wait for lead (one at a time)
 	leadFor  time.Duration // leadFor, set by NewDriver
+	restFor  time.Duration // restFor, set by NewDriver
 	rest     *time.Timer   // wakes the reader when the read side may have rested restFor
 	// restArmed: rest is set (or has fired and the reader has yet to
 	// look); restUntil: when the read side, given back last, has rested
@@ -255,12 +256,15 @@ type Driver struct {
 
 // hops counts the Driver's hand-offs between goroutines.
 type hops struct {
-	loopRuns  int // queued functions and wake-ups the loop ran
-	loopFeeds int // reads the loop fed
-	handed    int // writes handed to the writer goroutine
-	led       int // read sides lent to a caller by the reader (ReadUntil)
-	retaken   int // read sides taken by a caller before the reader read again
-	leadFeeds int // reads a caller fed while it held the read side
+	loopRuns    int // queued functions and wake-ups the loop ran
+	loopFeeds   int // reads the loop fed
+	handed      int // writes handed to the writer goroutine
+	led         int // read sides lent to a caller by the reader (ReadUntil)
+	retaken     int // read sides taken by a caller before the reader read again
+	leadFeeds   int // reads a caller fed while it held the read side
+	readerFeeds int // reads the reader goroutine fed
+	deadlines   int // read deadlines set on the network connection
+	restArms    int // times the rest timer was set
 }
 
 type readResult struct {
@@ -292,7 +296,7 @@ func NewDriver(nc net.Conn, c *engine.Conn) *Driver {
 	d.leadWait.Stop()
 	d.rest = time.NewTimer(time.Hour)
 	d.rest.Stop()
-	d.leadFor = leadFor
+	d.leadFor, d.restFor = leadFor, restFor
 	c.SetDriver(d)
 	return d
 }
@@ -635,6 +639,14 @@ func (d *Driver) turn() bool {
 	}
 	if !d.writing {
 		d.write()
+	}
+	if d.returned && c.Closing() {
+		// The read side rests, and the peer's close is to come: the
+		// reader reads it now, not once the rest is over.
+		select {
+		case d.back <- struct{}{}:
+		default:
+		}
 	}
 	if d.leading {
 		if d.leaderIn {
@@ -997,6 +1009,7 @@ func (d *Driver) lend(buf []byte) (_ []byte, over bool) {
 				// Given back again since the timer was set: it
 				// rests on, for what is left.
 				d.restArmed = true
+				d.stats.restArms++
 				d.rest.Reset(d.restUntil.Sub(now))
 				d.emu.Unlock()
 				continue
@@ -1026,6 +1039,7 @@ func (d *Driver) setReadDeadline(t time.Time) {
 		return
 	}
 	d.rdl = t
+	d.stats.deadlines++
 	d.nc.SetReadDeadline(t)
 }
 
@@ -1045,6 +1059,7 @@ func (d *Driver) readInline(r readResult) (fed, over bool) {
 		d.emu.Unlock()
 		return false, false
 	}
+	d.stats.readerFeeds++
 	if r.n > 0 {
 		d.c.Feed(r.buf[:r.n], time.Now())
 	}

@@ -220,14 +220,17 @@ func (d *Driver) giveBack(buf []byte, rest bool) {
 	d.emu.Lock()
 	d.leading, d.leaderIn = false, false
 	d.returned, d.leadBuf = true, buf
-	if rest && time.Now().Before(d.crowdUntil) {
-		rest = false // others wait too: the reader reads for them
+	var now time.Time
+	if rest {
+		now = time.Now()
+		rest = !now.Before(d.crowdUntil) // else others wait too: the reader reads for them
 	}
 	if rest {
-		d.restUntil = time.Now().Add(restFor)
+		d.restUntil = now.Add(d.restFor)
 		if !d.restArmed {
 			d.restArmed = true
-			d.rest.Reset(restFor)
+			d.stats.restArms++
+			d.rest.Reset(d.restFor)
 		}
 		d.emu.Unlock()
 		return

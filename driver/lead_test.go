@@ -235,3 +235,60 @@ func TestDriverReadUntilConcurrent(t *testing.T) {
 	}
 	waitLeading(t, cli, false)
 }
+
+// A run of round trips, each a request and a ReadUntil on the same
+// goroutine, takes the read side as it rests every time after the
+// first, and sets neither a read deadline nor the rest's timer again:
+// each would reset a runtime timer, and a reset timer wakes an idle
+// processor of the Go runtime. (With a rest and a lead of an hour, so
+// that no timer fires on a slow machine.) Closed then, it closes
+// cleanly, the rest notwithstanding.
+func TestDriverReadUntilSetsNoTimerPerRequest(t *testing.T) {
+	t.Parallel()
+	h := newOneSender()
+	cli, srv := pair(t, h)
+	cli.emu.Lock()
+	cli.leadFor, cli.restFor = time.Hour, time.Hour
+	cli.emu.Unlock()
+	payload := make([]byte, 100)
+	send := func(*engine.Conn) {
+		if _, err := h.link.Send(nil, payload, false); err != nil {
+			t.Error(err)
+		}
+	}
+	waitFree(t, cli)
+	waitFree(t, srv)
+	c0 := statsOf(cli)
+	const n = 100
+	for range n {
+		waitFree(t, cli)
+		if !cli.DoNow(send) {
+			t.Fatal("DoNow on a running Driver returned false")
+		}
+		for !cli.ReadUntil(context.Background(), func() bool { return len(h.settled) > 0 }) {
+			runtime.Gosched() // the Conn was held for a moment (the loop): again
+		}
+		waitSettled(t, h)
+	}
+	c1 := statsOf(cli)
+	if got := c1.retaken - c0.retaken; got < n-1 {
+		t.Errorf("the read side was taken as it rested %d times in %d round trips, want %d", got, n, n-1)
+	}
+	// The first ReadUntil interrupts the reader and sets its deadline.
+	if got := c1.deadlines - c0.deadlines; got > 2 {
+		t.Errorf("%d read deadlines set in %d round trips, want at most 2", got, n)
+	}
+	if got := c1.restArms - c0.restArms; got > 1 {
+		t.Errorf("the rest's timer set %d times in %d round trips, want at most 1", got, n)
+	}
+	// Closed while the read side rests (for an hour): the reader reads
+	// the peer's close at once, and the close is clean, not cut short
+	// by the shutdown's grace.
+	cli.Close()
+	if err := cli.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if c2 := statsOf(cli); c2.readerFeeds == c1.readerFeeds {
+		t.Fatalf("closed while the read side rests: the reader read nothing more (the peer's close was left to the shutdown's grace): %+v %+v", c1, c2)
+	}
+}

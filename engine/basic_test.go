@@ -86,8 +86,18 @@ func TestMinimalPath(t *testing.T) {
 	p.run()
 	snd.Detach(nil)
 	p.run()
+	if p.c.Closing() || p.s.Closing() {
+		t.Fatal("Closing before Close")
+	}
 	p.c.Close(nil)
+	// The client's close is out, the server's to come.
+	if !p.c.Closing() || p.c.Closed() || p.s.Closing() {
+		t.Fatalf("after Close: client Closing %v Closed %v, server Closing %v", p.c.Closing(), p.c.Closed(), p.s.Closing())
+	}
 	p.run()
+	if !p.c.Closed() || !p.s.Closing() || !p.s.Closed() {
+		t.Fatalf("after the exchange: client Closed %v, server Closing %v Closed %v", p.c.Closed(), p.s.Closing(), p.s.Closed())
+	}
 	t.Log("server:\n" + strings.Join(srv.log, "\n"))
 	t.Log("client:\n" + strings.Join(cli.log, "\n"))
 	if len(srv.got) != 3 || !p.c.Done() || !p.s.Done() {

@@ -775,6 +775,11 @@ func (c *Conn) Done() bool { return c.in == phDone && c.outHead == len(c.out) &&
 // fired), output perhaps still to be written.
 func (c *Conn) Closed() bool { return c.in == phDone }
 
+// Closing reports that this end has closed the connection (Close, or a
+// fault of the peer): its close is in the output, and what is left to
+// come is the peer's close. A driver reads on for it.
+func (c *Conn) Closing() bool { return c.st.local == closed }
+
 // Phase returns the stage the connection has reached: what it reads next
 // from the peer. Once the connection is over (Closed), it returns the
 // stage the connection was in when it ended, so that a failure can be

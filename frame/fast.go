@@ -73,20 +73,9 @@ func ParseTransferHead(body []byte) (h TransferHead, payload []byte, ok bool) {
 // false, h is zero.
 func (h *TransferHead) Parse(body []byte) (payload []byte, ok bool) {
 	*h = TransferHead{}
-	var rest, count, i int
-	if len(body) < 6 {
-		return h.fail()
-	}
-	switch binary.BigEndian.Uint32(body) {
-	case transferList8:
-		rest, count = wire.Compound8(body[4:])
-		i = 6
-	case transferList32:
-		rest, count = wire.Compound32(body[4:])
-		i, h.wide = 12, true
-	default: // list0 has no handle; anything else is not a plain transfer
-		return h.fail()
-	}
+	// list0 has no handle; anything else is not a plain transfer.
+	i, rest, count := performativeList(body, transferList8, transferList32)
+	h.wide = i == 12
 	if count < 1 || count > 11 { // a fault (count 0: -1 rest), or fields beyond the spec's
 		return h.fail()
 	}
@@ -161,6 +150,25 @@ done:
 		return h.fail()
 	}
 	return body[end:], true
+}
+
+// performativeList reads the head of the performative at the start of
+// body when its first four bytes are list8's or list32's (descriptor
+// and list code): where its elements start (6 or 12), their size and
+// their count. count is below 1 for another head, and for a list that
+// does not fit in body.
+func performativeList(body []byte, list8, list32 uint32) (i, rest, count int) {
+	if len(body) >= 6 {
+		switch binary.BigEndian.Uint32(body) {
+		case list8:
+			rest, count = wire.Compound8(body[4:])
+			return 6, rest, count
+		case list32:
+			rest, count = wire.Compound32(body[4:])
+			return 12, rest, count
+		}
+	}
+	return 0, 0, -1
 }
 
 // fail zeroes h and reports that Parse did not take the body.
@@ -268,4 +276,99 @@ func restAt(b []byte, i, count int, f *Fields) int {
 		i, f.set = j, f.set|1<<k
 	}
 	return i
+}
+
+// The first four bytes of a disposition body in a list8 and in a list32.
+const (
+	dispositionList8  = 0x00<<24 | uint32(amqpsax.CodeSmallUlong)<<16 | uint32(amqpsax.DescriptorDisposition)<<8 | uint32(amqpsax.CodeList8)
+	dispositionList32 = 0x00<<24 | uint32(amqpsax.CodeSmallUlong)<<16 | uint32(amqpsax.DescriptorDisposition)<<8 | uint32(amqpsax.CodeList32)
+)
+
+// parseDispositionFast is ParseDisposition's fast path, for the
+// dispositions peers write for outcomes: descriptor 0x00 0x53 0x15, a
+// list8 or list32 of two to six fields that fill body, role, settled and
+// batchable as boolAt reads them, first and last as uintAt does, and a
+// state that is null or an accepted or released with no fields (0x00
+// 0x53 0x24 or 0x26, then list0). For anything else ok is false, and
+// ParseDisposition decodes the body through the spec table, which takes
+// every encoding and names any fault. FuzzDispositionFast holds the two
+// to the same Disposition, Fields included.
+func parseDispositionFast(body []byte) (d Disposition, ok bool) {
+	i, rest, count := performativeList(body, dispositionList8, dispositionList32)
+	d.wide = i == 12
+	// role and first are mandatory; a fault gives count 0.
+	if count < 2 || count > int(DispositionBatchable)+1 || i+rest != len(body) {
+		return Disposition{}, false
+	}
+	d.n = uint8(count)
+	b := body
+	var j int
+	var has, v bool
+	if v, j, has = boolAt(b, i); !has {
+		return Disposition{}, false
+	}
+	d.Role, i, d.set = Role(v), j, 1<<DispositionRole
+	if d.First, j, has = uintAt(b, i); !has {
+		return Disposition{}, false
+	}
+	i, d.set = j, d.set|1<<DispositionFirst
+	if count > int(DispositionLast) {
+		var last uint32
+		if last, j, has = uintAt(b, i); j < 0 {
+			return Disposition{}, false
+		}
+		if i = j; has {
+			d.Last, d.set = Some(last), d.set|1<<DispositionLast
+		}
+	}
+	if count > int(DispositionSettled) {
+		if d.Settled, j, has = boolAt(b, i); j < 0 {
+			return Disposition{}, false
+		}
+		if i = j; has {
+			d.set |= 1 << DispositionSettled
+		}
+	}
+	if count > int(DispositionState) {
+		if i, ok = stateAt(b, i, &d.State); !ok {
+			return Disposition{}, false
+		}
+		if d.State.Type != StateNone {
+			d.set |= 1 << DispositionState
+		}
+	}
+	if count > int(DispositionBatchable) {
+		if d.Batchable, j, has = boolAt(b, i); j < 0 {
+			return Disposition{}, false
+		}
+		if i = j; has {
+			d.set |= 1 << DispositionBatchable
+		}
+	}
+	if i != len(b) { // the elements fill the list's size exactly
+		return Disposition{}, false
+	}
+	return d, true
+}
+
+// stateAt reads, at b[i], a null or an accepted or released with no
+// fields (0x00 0x53 0x24 or 0x26, then list0) into s, and returns where
+// it ends; ok is false for anything else.
+func stateAt(b []byte, i int, s *DeliveryState) (j int, ok bool) {
+	if i < len(b) && b[i] == byte(amqpsax.CodeNull) {
+		return i + 1, true
+	}
+	if i+4 > len(b) || b[i] != 0x00 || b[i+1] != byte(amqpsax.CodeSmallUlong) || b[i+3] != byte(amqpsax.CodeList0) {
+		return -1, false
+	}
+	switch d := amqpsax.Descriptor(b[i+2]); d {
+	case amqpsax.DescriptorAccepted:
+		s.Type = StateAccepted
+	case amqpsax.DescriptorReleased:
+		s.Type = StateReleased
+	default:
+		return -1, false
+	}
+	s.Descriptor, s.Raw = amqpsax.Descriptor(b[i+2]), b[i:i+4:i+4]
+	return i + 4, true
 }

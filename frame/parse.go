@@ -447,6 +447,15 @@ func ParseFlow(body []byte) (f Flow, err error) {
 
 // ParseDisposition decodes the disposition performative body holds, as ParseOpen does.
 func ParseDisposition(body []byte) (d Disposition, err error) {
+	if d, ok := parseDispositionFast(body); ok {
+		return d, nil
+	}
+	return parseDispositionSlow(body)
+}
+
+// parseDispositionSlow is ParseDisposition through the spec table: every
+// encoding, every field, and the fault named.
+func parseDispositionSlow(body []byte) (d Disposition, err error) {
 	var p parser
 	end, ok := p.start(body, 0, amqpsax.DescriptorDisposition, specDisposition)
 	if !ok {
