@@ -58,7 +58,12 @@
 // sender holds at most 1,024 messages unsent (waiting for credit): past
 // that SendAsync waits, within its ctx, for the link to take one, so a
 // burst of 100,000 costs no more memory than that and runs as fast as a
-// window of 1,000.
+// window of 1,000. A message that finds nothing of the sender's on its
+// way is written at once on the caller's goroutine, as Send's always is;
+// one behind messages awaiting their outcome goes to the connection's
+// goroutine, and one behind messages held for want of credit only
+// queues (the peer's next grant sends it with them): so a burst of
+// SendAsync goes out in a few large writes, not a write each.
 //
 // # Receiving
 //

@@ -128,6 +128,20 @@ type Sender struct {
 	// callers waiting for room, woken one at a time through room.
 	reserved, held, waiters int
 	room                    chan struct{} // cap 1
+	// stalled: the connection's goroutine holds messages unsent for
+	// want of credit, the session window, output room or the unsettled
+	// cap (as of its last pump), so the event that lifts it (OnFlow,
+	// OnWritable, an outcome) pumps again and takes the queue with
+	// them: SendAsync queues behind them without a kick.
+	stalled bool
+	// flying: messages sent are awaiting their outcome, as of the
+	// connection's goroutine's last look (a hint: SendAsync hands a
+	// message behind them to the connection's goroutine rather than
+	// writing it on the caller's).
+	flying atomic.Bool
+	// runs counts the runs of the link's work (run) that SendAsync and
+	// Send kicked, for tests (pipeline_test.go).
+	runs atomic.Int64
 
 	// the connection's goroutine only
 	backlog  []*sendReq // taken, waiting for credit, window or output room
@@ -236,8 +250,9 @@ func (snd *Sender) lost(err error) {
 	snd.mu.Lock()
 	snd.queue = append(snd.backlog, snd.queue...)
 	snd.backlog = nil
-	snd.held = 0
+	snd.held, snd.stalled = 0, false
 	snd.mu.Unlock()
+	snd.flying.Store(false)
 	for id, r := range snd.inflight {
 		delete(snd.inflight, id)
 		snd.complete(r, err)
@@ -311,7 +326,7 @@ func (snd *Sender) Err() error { return snd.linkCore.Err() }
 //
 // An ended ctx given to Send sends nothing.
 func (snd *Sender) Send(ctx context.Context, msg *message.Message, opts *SendOptions) error {
-	p, err := snd.SendAsync(ctx, msg, opts)
+	p, err := snd.sendAsync(ctx, msg, opts, true)
 	if err != nil {
 		return err
 	}
@@ -411,7 +426,23 @@ const maxUnsent = 1024
 //
 // A Pending never waited for costs nothing but its memory, which the
 // garbage collector takes back.
+//
+// With nothing of the sender's on its way, the message is written at
+// once on the calling goroutine, as Send's is; behind messages awaiting
+// their outcome, the connection's goroutine writes it, with whatever
+// else is queued by then; behind messages held for want of credit it
+// waits in the queue for the peer's next grant (see "Sending" in the
+// package doc).
 func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *SendOptions) (Pending, error) {
+	return snd.sendAsync(ctx, msg, opts, false)
+}
+
+// sendAsync is SendAsync; now (Send, which waits for the outcome at
+// once) writes the message on the caller's goroutine when the
+// connection is free, as SendAsync does only when no message is on its
+// way: a message behind others goes to the connection's goroutine, so
+// that a burst of SendAsync goes out in a few writes, made there.
+func (snd *Sender) sendAsync(ctx context.Context, msg *message.Message, opts *SendOptions, now bool) (Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return Pending{}, ctxErr(ctx)
 	}
@@ -468,8 +499,15 @@ func (snd *Sender) SendAsync(ctx context.Context, msg *message.Message, opts *Se
 		return Pending{}, err
 	}
 	snd.queue = append(snd.queue, r)
+	stalled := snd.stalled
 	snd.mu.Unlock()
-	snd.kickNow() // no lock held
+	switch {
+	case stalled:
+	case now || !snd.flying.Load():
+		snd.kickNow() // no lock held
+	default:
+		snd.kick()
+	}
 	return p, nil
 }
 
@@ -536,6 +574,7 @@ func (snd *Sender) recycle(r *sendReq) {
 
 // run is the Waker's function: SendAsync kicks it.
 func (snd *Sender) run(ec *engine.Conn) {
+	snd.runs.Add(1)
 	if ec.Closed() {
 		// A lost connection's Driver runs what was queued on it as it
 		// ends; the link may be on the next connection by now, whose
@@ -568,6 +607,7 @@ func (snd *Sender) pump() {
 	snd.backlog = append(snd.backlog, snd.queue...)
 	clear(snd.queue)
 	snd.queue = snd.queue[:0]
+	snd.stalled = false // what SendAsync queues from now on kicks
 	snd.mu.Unlock()
 	i := 0
 	for ; i < len(snd.backlog); i++ {
@@ -622,8 +662,10 @@ out:
 	n := copy(snd.backlog, snd.backlog[i:])
 	clear(snd.backlog[n:])
 	snd.backlog = snd.backlog[:n]
+	snd.flying.Store(len(snd.inflight) > 0)
 	snd.mu.Lock()
 	snd.held = n
+	snd.stalled = n > 0
 	snd.roomLocked()
 	snd.mu.Unlock()
 }
@@ -671,6 +713,9 @@ func (snd *Sender) disposed(d engine.DeliveryUpdate) {
 		return // received, or a state of no outcome yet
 	}
 	delete(snd.inflight, d.ID)
+	if len(snd.inflight) == 0 {
+		snd.flying.Store(false)
+	}
 	snd.complete(r, outcome(&d.State))
 	if snd.capped {
 		snd.capped = false
@@ -686,8 +731,9 @@ func (snd *Sender) ended(err error) {
 	snd.backlog = append(snd.backlog, snd.queue...)
 	clear(snd.queue)
 	snd.queue = snd.queue[:0]
-	snd.held = 0
+	snd.held, snd.stalled = 0, false
 	snd.mu.Unlock()
+	snd.flying.Store(false)
 	for _, r := range snd.backlog {
 		snd.complete(r, err)
 	}

@@ -661,6 +661,7 @@ func (snd *Sender) withdrawTxn(t *Transaction, abandonedOnly bool) {
 	snd.backlog = keep(snd.backlog)
 	snd.mu.Lock()
 	snd.held = len(snd.backlog)
+	snd.stalled = snd.stalled && snd.held > 0
 	snd.roomLocked()
 	snd.mu.Unlock()
 	for _, r := range out {

@@ -21,7 +21,13 @@
 // Conn is free. Whoever ran the engine writes its output: to a TCP or
 // Unix socket with one write that does not block, what the socket does
 // not take going to a writer goroutine, which blocks in the write (over
-// TLS and other net.Conns the writer writes it all). No goroutine blocks
+// TLS and other net.Conns the writer writes it all). On such a socket the
+// reads (the reader's, and a caller's in ReadUntil) and these writes are
+// raw system calls on the non-blocking descriptor (a read waits for it
+// through the runtime's poller, as the connection's Read does): they
+// never block, and the
+// scheduler's bookkeeping for calls that may (entersyscall) would wake
+// its monitor thread each time an idle process turns busy. No goroutine blocks
 // in a read or a write while it holds the Conn, so the engine's timers
 // fire however slow the peer is. A handler may rely on its events coming
 // one at a time per connection, never on the goroutine they come on. It

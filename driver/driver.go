@@ -931,7 +931,7 @@ func (d *Driver) reader() {
 				return
 			}
 		}
-		n, err := d.nc.Read(buf)
+		n, err := d.readNet(buf)
 		if err != nil && d.raw != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			// A caller asks for the read side (ReadUntil), or asked
 			// and has given up: nothing else sets a read deadline on a
@@ -974,6 +974,17 @@ func (d *Driver) reader() {
 			return
 		}
 	}
+}
+
+// readNet is a read of the network connection by whoever holds the
+// read side (the reader goroutine, or a caller in ReadUntil): through
+// the raw socket when there is one (rawWriter.read: no scheduler
+// bookkeeping for a call that does not block), else its Read.
+func (d *Driver) readNet(buf []byte) (int, error) {
+	if r := d.raw; r != nil {
+		return r.read(buf)
+	}
+	return d.nc.Read(buf)
 }
 
 // lend hands the read side, with buf (nil: none), to the caller that
@@ -1213,12 +1224,18 @@ func VerifiedPeer(cs tls.ConnectionState) []*x509.Certificate {
 
 // rawWriter writes to a socket without blocking, on the goroutine that
 // holds the Conn (rawwrite_unix.go): one write system call, what the
-// socket takes at once.
+// socket takes at once. The reader goroutine reads through it too (read).
 type rawWriter struct {
 	rc syscall.RawConn
+	nc net.Conn              // for the addresses of a read's error
 	fn func(fd uintptr) bool // w.try, made once: a method value allocates
 	b  []byte
 	n  int
+	// read's: of whoever holds the read side (the reader, or a caller in ReadUntil)
+	rfn  func(fd uintptr) bool // w.tryRead
+	rb   []byte
+	rn   int
+	rerr error
 }
 
 // write writes what of b the socket takes at once and returns how much
@@ -1229,4 +1246,22 @@ func (w *rawWriter) write(b []byte) int {
 	w.rc.Write(w.fn) // an error: nothing written, and the writer finds out
 	w.b = nil
 	return w.n
+}
+
+// read is the Read of the socket by whoever holds the read side: it
+// waits, as Read does, for the socket to be readable within the read
+// deadline (an error matching os.ErrDeadlineExceeded past it,
+// net.ErrClosed once closed), and reads with one raw system call
+// (tryRead).
+func (w *rawWriter) read(b []byte) (int, error) {
+	w.rb, w.rn, w.rerr = b, 0, nil
+	err := w.rc.Read(w.rfn)
+	w.rb = nil
+	if err != nil {
+		if oe, ok := err.(*net.OpError); ok && oe.Op == "raw-read" {
+			oe.Op = "read" // as the connection's Read says it
+		}
+		return 0, err
+	}
+	return w.rn, w.rerr
 }

@@ -126,7 +126,7 @@ func (d *Driver) ReadUntil(ctx context.Context, done func() bool) bool {
 	d.setReadDeadline(end) // with the Conn held: after any interrupt (see turn)
 	d.emu.Unlock()
 	for {
-		n, err := d.nc.Read(buf)
+		n, err := d.readNet(buf)
 		timeout := err != nil && errors.Is(err, os.ErrDeadlineExceeded)
 		if timeout {
 			err = nil
