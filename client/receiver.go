@@ -448,7 +448,10 @@ func (r *Receiver) Receive(ctx context.Context, opts *ReceiveOptions) (*Delivery
 // ReceiveInto is Receive into a Delivery the caller reuses: its Message
 // is decoded into again (Message.Decode: storage reused), so that, once
 // warm, receiving allocates nothing. What d held before is overwritten:
-// keep nothing of it past the call. A nil or zero *Delivery works.
+// keep nothing of it past the call. With ReceiveOptions.Undecoded, d's
+// bytes are a receive buffer that d keeps until its next ReceiveInto
+// gives it back for reuse: receive into a Delivery, never into a copy
+// of one. A nil or zero *Delivery works.
 func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOptions) error {
 	var in inDelivery
 	if err := r.next(ctx, &in); err != nil {
@@ -457,9 +460,14 @@ func (r *Receiver) ReceiveInto(ctx context.Context, d *Delivery, opts *ReceiveOp
 	d.tagBuf = append(d.tagBuf[:0], in.tag[:in.tagLen]...)
 	d.fill(r, &in, d.tagBuf)
 	if opts != nil && opts.Undecoded {
+		// The queued bytes become d's, and the buffer d had from an
+		// earlier ReceiveInto goes back for reuse in their place: no
+		// copy.
 		d.Message.Reset()
-		d.payload = append(d.payload[:0], in.buf...)
-		r.release(in.buf)
+		if old := d.payload; d.ownPayload && cap(old) > 0 {
+			r.release(old[:0])
+		}
+		d.payload, d.ownPayload = in.buf, true
 		return nil
 	}
 	err := d.Message.Decode(in.buf)
@@ -802,7 +810,10 @@ type Delivery struct {
 	r       *Receiver
 	epoch   uint32
 	tagBuf  []byte
-	payload []byte // a message that did not decode
+	payload []byte // a message that did not decode, or received undecoded
+	// payload is a receive buffer ReceiveInto gave d, its own to hand
+	// back (not a share of Receive's chunks)
+	ownPayload bool
 }
 
 func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {

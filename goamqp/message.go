@@ -205,7 +205,9 @@ func (m *Message) UnmarshalBinary(data []byte) error {
 
 // unmarshal is UnmarshalBinary with d, whose st and views Receive sets.
 func (m *Message) unmarshal(d *decoder, data []byte) error {
-	d.src, d.strEnd = data, bodyAt(&d.C, data)
+	if !d.views { // else strings are views into data
+		d.src, d.strEnd = data, bodyAt(&d.C, data)
+	}
 	d.C.Reset(data)
 	for d.C.Next() {
 		if err := m.section(d); err != nil {
@@ -238,19 +240,38 @@ func bodyAt(c *stream.Cursor, data []byte) int {
 	return end
 }
 
-// received is a received Message and what it points to, allocated as
-// one: Receive's decoder puts the header, the properties and their
-// strings, times and group sequence, and the first data section's
-// slice here.
+// receivedMsg is a received Message, its first data section's slice and
+// its delivery tag, allocated as one: all that a message whose body
+// comes first (no header, annotations or properties: NewMessage's)
+// needs.
+type receivedMsg struct {
+	m    Message
+	data [1][]byte
+	tag  [32]byte // the delivery tag: client keeps at most 32 bytes of it
+}
+
+// received is receivedMsg with room for the sections before the body,
+// allocated as one: Receive's decoder puts the header, the properties
+// and their times and group sequence, and the first strings that need
+// a place of their own (the properties' *string fields, and strings put
+// in an interface: a message-id, a map's values) here.
 type received struct {
-	m        Message
+	receivedMsg
 	header   MessageHeader
 	props    MessageProperties
-	strs     [7]string // To, Subject, ReplyTo, ContentType, ContentEncoding, GroupID, ReplyToGroupID
+	strs     [8]string // in the order read; once full, a string costs an allocation
 	times    [2]time.Time
 	groupSeq uint32
-	data     [1][]byte
-	tag      [32]byte // the delivery tag: client keeps at most 32 bytes of it
+	nstrs    uint8 // strs in use
+}
+
+// bodyFirst reports whether a message's first section is a body section
+// (data, amqp-sequence or amqp-value, with a smallulong descriptor):
+// then it has no header, annotations or properties before it, and a
+// receivedMsg holds what it points to.
+func bodyFirst(data []byte) bool {
+	return len(data) > 2 && data[0] == byte(amqpsax.CodeDescribed) && data[1] == byte(amqpsax.CodeSmallUlong) &&
+		data[2] >= codeData && data[2] <= codeValue
 }
 
 // Unmarshal decodes the message from a buffer, reading it to its end. It
@@ -337,8 +358,8 @@ func (m *Message) section(d *decoder) error {
 		if !null {
 			p, err = d.Binary()
 		}
-		if m.Data == nil && d.st != nil {
-			m.Data = d.st.data[:0:1]
+		if m.Data == nil && d.data != nil {
+			m.Data = d.data[:0:1]
 		}
 		m.Data = append(m.Data, p)
 	case codeSequence:
@@ -584,21 +605,15 @@ func (p *MessageProperties) Unmarshal(r *buffer) error {
 // read reads the properties section at d's cursor (part 3 §3.2.4).
 func (p *MessageProperties) read(d *decoder) error {
 	// Received (d.st), the fields point into the storage allocated
-	// with the Message; slot is the field's there.
-	// (new, not the address of a local: that would be allocated
-	// whichever branch runs.)
-	str := func(dst **string, slot int) error {
+	// with the Message (d.stringPtr; a time's slot is the field's
+	// there). (new, not the address of a local: that would be
+	// allocated whichever branch runs.)
+	str := func(dst **string) error {
 		s, err := d.Str()
 		if err != nil {
 			return err
 		}
-		var p *string
-		if d.st != nil {
-			p = &d.st.strs[slot]
-		} else {
-			p = new(string)
-		}
-		*p, *dst = s, p
+		*dst = d.stringPtr(s)
 		return nil
 	}
 	ts := func(dst **time.Time, slot int) error {
@@ -623,23 +638,23 @@ func (p *MessageProperties) read(d *decoder) error {
 		case 1:
 			p.UserID, err = d.Binary()
 		case 2:
-			err = str(&p.To, 0)
+			err = str(&p.To)
 		case 3:
-			err = str(&p.Subject, 1)
+			err = str(&p.Subject)
 		case 4:
-			err = str(&p.ReplyTo, 2)
+			err = str(&p.ReplyTo)
 		case 5:
 			p.CorrelationID, err = d.Any()
 		case 6:
-			err = str(&p.ContentType, 3)
+			err = str(&p.ContentType)
 		case 7:
-			err = str(&p.ContentEncoding, 4)
+			err = str(&p.ContentEncoding)
 		case 8:
 			err = ts(&p.AbsoluteExpiryTime, 0)
 		case 9:
 			err = ts(&p.CreationTime, 1)
 		case 10:
-			err = str(&p.GroupID, 5)
+			err = str(&p.GroupID)
 		case 11:
 			var n uint32
 			if n, err = d.Uint32(); err == nil {
@@ -652,7 +667,7 @@ func (p *MessageProperties) read(d *decoder) error {
 				*q, p.GroupSequence = n, q
 			}
 		case 12:
-			err = str(&p.ReplyToGroupID, 6)
+			err = str(&p.ReplyToGroupID)
 		}
 		return err
 	})

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/amqpsax/amqpsax/client"
 )
@@ -111,28 +113,28 @@ func TestNewMessage(t *testing.T) {
 // decoded message that encodes (as in go-amqp, one whose annotations
 // have keys of a type other than string and int does not) decodes again.
 func FuzzUnmarshal(f *testing.F) {
-	b, _ := sample().MarshalBinary()
-	f.Add(b)
+	for _, m := range []*Message{sample(), NewMessage([]byte("data")), NewMessage(bytes.Repeat([]byte{1}, 300))} {
+		b, _ := m.MarshalBinary()
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
 		err := m.UnmarshalBinary(b)
 		// Receive's decoding (storage allocated with the Message,
-		// binaries as views) reads what UnmarshalBinary reads.
-		st := new(received)
-		d := getDecoder()
-		d.st, d.views = st, true
-		rerr := st.m.unmarshal(d, b)
-		d.free()
+		// binaries and strings as views) reads what UnmarshalBinary
+		// reads.
+		got, rerr := decodeReceived(b, nil, 0)
 		if (err == nil) != (rerr == nil) {
 			t.Fatalf("UnmarshalBinary: %v; Receive's decoding: %v\n%x", err, rerr, b)
 		}
 		if err != nil {
 			return
 		}
+		got.DeliveryTag = nil
 		// (A NaN is not DeepEqual to itself.)
-		if !reflect.DeepEqual(&st.m, &m) && !strings.Contains(fmt.Sprint(m.DeliveryAnnotations, m.Annotations, m.Properties,
+		if !reflect.DeepEqual(got, &m) && !strings.Contains(fmt.Sprint(m.DeliveryAnnotations, m.Annotations, m.Properties,
 			m.ApplicationProperties, m.Value, m.Sequence, m.Footer), "NaN") {
-			t.Fatalf("Receive's decoding\n%+v\nUnmarshalBinary\n%+v\n%x", &st.m, &m, b)
+			t.Fatalf("Receive's decoding\n%+v\nUnmarshalBinary\n%+v\n%x", got, &m, b)
 		}
 		b2, err := m.MarshalBinary()
 		if err != nil {
@@ -236,46 +238,116 @@ func TestSendDataOnly(t *testing.T) {
 }
 
 // TestReceivedMessage: Receive's decoding (storage allocated with the
-// Message, binaries as views) gives the Message UnmarshalBinary gives,
-// with no binary whose capacity reaches past it, and allocates less.
+// Message, binaries and strings as views) gives the Message
+// UnmarshalBinary gives, with the delivery tag and format, no binary
+// whose capacity reaches past it, and allocates no more: for a message
+// with every section, one whose body comes first (NewMessage's), and
+// one whose header comes after its body.
 func TestReceivedMessage(t *testing.T) {
-	b, err := sample().MarshalBinary()
+	sampleBytes, err := sample().MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want Message
-	if err := want.UnmarshalBinary(b); err != nil {
+	data, err := NewMessage([]byte("data")).MarshalBinary()
+	if err != nil {
 		t.Fatal(err)
 	}
-	receive := func() *Message {
-		st := new(received)
-		d := getDecoder()
-		d.st, d.views = st, true
-		defer d.free()
-		if err := st.m.unmarshal(d, b); err != nil {
+	header, err := (&Message{Header: &MessageHeader{Durable: true}}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := NewMessage(bytes.Repeat([]byte{1}, 300)).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := (&Message{Data: [][]byte{[]byte("one"), []byte("two")}}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := NewMessage([]byte{}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"sample":            sampleBytes,
+		"body first":        data,
+		"body first vbin32": long,
+		"two data sections": two,
+		"empty data":        empty,
+		"header after body": append(append([]byte{}, data...), header...),
+	} {
+		var want Message
+		if err := want.UnmarshalBinary(b); err != nil {
 			t.Fatal(err)
 		}
-		return &st.m
-	}
-	got := receive()
-	if !reflect.DeepEqual(got, &want) {
-		t.Errorf("received\n%+v\nwant\n%+v", got, &want)
-	}
-	for i, p := range got.Data {
-		if cap(p) != len(p) {
-			t.Errorf("Data[%d]: capacity %d past its length %d", i, cap(p), len(p))
+		want.DeliveryTag, want.Format = []byte{7, 8}, 3
+		receive := func() *Message {
+			m, err := decodeReceived(b, want.DeliveryTag, want.Format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		got := receive()
+		if !reflect.DeepEqual(got, &want) {
+			t.Errorf("%s: received\n%+v\nwant\n%+v", name, got, &want)
+		}
+		for i, p := range append(got.Data, got.DeliveryTag) {
+			if cap(p) != len(p) {
+				t.Errorf("%s: Data[%d] or the tag: capacity %d past its length %d", name, i, cap(p), len(p))
+			}
+		}
+		var m Message
+		plain := testing.AllocsPerRun(100, func() {
+			m = Message{}
+			if err := m.UnmarshalBinary(b); err != nil {
+				t.Fatal(err)
+			}
+		})
+		fast := testing.AllocsPerRun(100, func() { receive() })
+		// Never more than UnmarshalBinary into a Message of the
+		// caller's, or than two (the Message's storage and its bytes);
+		// fewer with sections before the body; a message whose body
+		// comes first gets the smaller storage (the Message with its
+		// data slice and tag), and its bytes.
+		if fast > max(plain, 2) || name == "sample" && fast >= plain || strings.HasPrefix(name, "body first") && fast != 2 {
+			t.Errorf("%s: Receive's decoding: %v allocations, UnmarshalBinary's %v", name, fast, plain)
 		}
 	}
-	var m Message
-	plain := testing.AllocsPerRun(100, func() {
-		m = Message{}
-		if err := m.UnmarshalBinary(b); err != nil {
-			t.Fatal(err)
+}
+
+// TestStringAt: a string put in an interface by stringAt is that
+// string to everything that reads an interface (type switches,
+// comparison, hashing as a map key, fmt, reflect), allocates nothing,
+// and keeps its storage alive through a collection.
+func TestStringAt(t *testing.T) {
+	st := new(received)
+	d := decoder{st: st}
+	text := strings.Repeat("x", 3) + "yz"
+	var v any
+	if n := testing.AllocsPerRun(100, func() { st.nstrs = 0; v = d.boxed(text) }); n != 0 {
+		t.Errorf("boxed: %v allocations", n)
+	}
+	if p := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]; p != unsafe.Pointer(&st.strs[0]) {
+		t.Fatalf("boxed's data word is %p, not the first of received's strings at %p", p, &st.strs[0])
+	}
+	st, d.st = nil, nil // v alone keeps received
+	runtime.GC()
+	s, ok := v.(string)
+	if !ok || s != "xxxyz" || v != any("xxxyz") || fmt.Sprint(v) != "xxxyz" ||
+		reflect.TypeOf(v) != reflect.TypeOf("") || reflect.ValueOf(v).String() != "xxxyz" ||
+		!reflect.DeepEqual(v, any("xxxyz")) {
+		t.Errorf("boxed(%q) reads as %T %#v", "xxxyz", v, v)
+	}
+	if m := map[any]int{"xxxyz": 1}; m[v] != 1 {
+		t.Error("boxed: not the same map key as the string")
+	}
+	// Past received's strings, and without storage, as any(s).
+	full := decoder{st: &received{nstrs: uint8(len(received{}.strs))}}
+	for _, d := range []*decoder{&full, {}} {
+		if v := d.boxed("k"); v != any("k") {
+			t.Errorf("boxed: %#v", v)
 		}
-	})
-	fast := testing.AllocsPerRun(100, func() { receive() })
-	if fast >= plain {
-		t.Errorf("Receive's decoding: %v allocations, UnmarshalBinary's %v", fast, plain)
 	}
 }
 

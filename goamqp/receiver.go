@@ -2,9 +2,11 @@ package amqp
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 
+	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/client"
 )
 
@@ -96,33 +98,75 @@ func (r *Receiver) receive(ctx context.Context) (*Message, error) {
 var undecoded = &client.ReceiveOptions{Undecoded: true}
 
 // message makes the Message of a delivery, settled with d's methods.
-//
-// The Message's bytes are a copy of its own (d's are reused once it is
-// settled); its binaries are views into that copy, and the Message, its
-// header and properties, its delivery tag and what they point to are
-// one allocation.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
-	st := new(received)
-	m := &st.m
-	m.Format = d.MessageFormat
-	m.DeliveryTag = append(st.tag[:0:len(st.tag)], d.DeliveryTag...)
-	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
-	payload := d.Payload()
-	buf := make([]byte, len(payload))
-	copy(buf, payload)
-	dec := getDecoder()
-	dec.st, dec.views = st, true
-	err := m.unmarshal(dec, buf)
-	dec.free()
+	m, err := decodeReceived(d.Payload(), d.DeliveryTag, d.MessageFormat)
 	if err != nil || d.Settled {
 		deliveries.Put(d)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
+		return m, err
 	}
 	m.rcv, m.dlv = r, d
 	return m, nil
+}
+
+// decodeReceived decodes a received message, encoded as payload, with
+// its delivery tag and message format.
+//
+// The Message's bytes are a copy of its own (payload is the Delivery's,
+// reused once it is settled); its binaries and strings are views into
+// that copy, and the Message, its header and properties, its delivery
+// tag and what they point to are one allocation (a smaller one when the
+// body comes first).
+//
+// A message of one data section alone (NewMessage's) is not decoded:
+// its bytes are the section's binary, copied.
+func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
+	var rm *receivedMsg
+	var st *received
+	if bodyFirst(payload) {
+		rm = new(receivedMsg) // a third of received's size
+	} else {
+		st = new(received)
+		rm = &st.receivedMsg
+	}
+	m := &rm.m
+	m.Format = format
+	m.DeliveryTag = append(rm.tag[:0:len(rm.tag)], tag...)
+	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
+	if p := dataOnly(payload); len(p) > 0 {
+		buf := make([]byte, len(p))
+		copy(buf, p)
+		rm.data[0] = buf
+		m.Data = rm.data[:]
+		return m, nil
+	}
+	buf := make([]byte, len(payload))
+	copy(buf, payload)
+	dec := getDecoder()
+	defer dec.free()
+	dec.st, dec.data, dec.views = st, &rm.data, true
+	if err := m.unmarshal(dec, buf); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// dataOnly returns the binary of a message that is one data section
+// alone, as encoded in data (with a smallulong descriptor), or nil.
+func dataOnly(data []byte) []byte {
+	if len(data) < 5 || data[0] != byte(amqpsax.CodeDescribed) || data[1] != byte(amqpsax.CodeSmallUlong) || data[2] != codeData {
+		return nil
+	}
+	switch amqpsax.Code(data[3]) {
+	case amqpsax.CodeVbin8:
+		if int(data[4]) == len(data)-5 {
+			return data[5:]
+		}
+	case amqpsax.CodeVbin32:
+		if len(data) >= 8 && uint64(binary.BigEndian.Uint32(data[4:8])) == uint64(len(data)-8) {
+			return data[8:]
+		}
+	}
+	return nil
 }
 
 // Prefetched returns the next message that is stored in the Receiver's

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/amqpsax/amqpsax"
 	"github.com/amqpsax/amqpsax/stream"
@@ -24,13 +25,17 @@ type decoder struct {
 	// other readers do): the strings and symbols in src[:strEnd], the
 	// sections before the body, are slices of one copy of those bytes
 	// (strs, made at the first string read there) rather than a copy
-	// each; st is storage for what the Message points to, allocated
-	// with it (Receive's); views makes binaries views into the input
-	// (Receive's, whose input is the Message's own) rather than copies.
+	// each; st is storage for what the Message points to, and data for
+	// its first data section's slice, allocated with it (Receive's;
+	// either may be nil); views makes binaries and strings views into
+	// the input (Receive's, whose input is the Message's own, never
+	// written: a binary's view ends with it, so no append reaches a
+	// string's bytes) rather than copies.
 	src    []byte
 	strEnd int
 	strs   string
 	st     *received
+	data   *[1][]byte
 	views  bool
 }
 
@@ -47,7 +52,7 @@ func getDecoder() *decoder { return decoders.Get().(*decoder) }
 // puts it back in the pool.
 func (d *decoder) free() {
 	d.C.Reset(nil)
-	d.src, d.strEnd, d.strs, d.st, d.views = nil, 0, "", nil, false
+	d.src, d.strEnd, d.strs, d.st, d.data, d.views = nil, 0, "", nil, nil, false
 	decoders.Put(d)
 }
 
@@ -112,10 +117,14 @@ func (d *decoder) Str() (string, error) {
 	return "", d.fault("string or symbol")
 }
 
-// str returns the text of the current string or symbol: a slice of
-// d.strs when it lies in src[:strEnd], else a copy of its own.
+// str returns the text of the current string or symbol: with d.views
+// its bytes in the input, else a slice of d.strs when it lies in
+// src[:strEnd], else a copy of its own.
 func (d *decoder) str() string {
 	b := d.C.Bytes()
+	if d.views {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
 	at := d.C.Offset() + len(d.C.Raw()) - len(b) // the text ends the value's bytes
 	if len(b) == 0 || at < 0 || at+len(b) > d.strEnd {
 		return string(b)
@@ -124,6 +133,46 @@ func (d *decoder) str() string {
 		d.strs = string(d.src[:d.strEnd])
 	}
 	return d.strs[at : at+len(b)]
+}
+
+// stringPtr returns a pointer to s: to a place in d.st's strings while
+// one is free, else to one of its own.
+func (d *decoder) stringPtr(s string) *string {
+	if st := d.st; st != nil && int(st.nstrs) < len(st.strs) {
+		p := &st.strs[st.nstrs]
+		st.nstrs++
+		*p = s
+		return p
+	}
+	p := new(string)
+	*p = s
+	return p
+}
+
+// boxed returns s in an interface, as any(s) does, but with its header
+// in a place of d.st's strings while one is free (stringAt) rather than
+// in an allocation of its own.
+func (d *decoder) boxed(s string) any {
+	if st := d.st; st != nil && int(st.nstrs) < len(st.strs) {
+		p := &st.strs[st.nstrs]
+		st.nstrs++
+		*p = s
+		return stringAt(p)
+	}
+	return s
+}
+
+// stringAt returns the string *p in an interface whose data word is p
+// itself, where any(*p) would copy the string's header to an allocation
+// of its own. *p must not change afterwards: the interface's value is
+// *p. This relies on the gc toolchain's layout of an interface (a type
+// word, then a word pointing to the value when the type is not
+// pointer-shaped, as a string is not), which reflect's packEface shares;
+// TestStringAt checks it.
+func stringAt(p *string) any {
+	v := any("") // a constant: the type word, no allocation
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = unsafe.Pointer(p)
+	return v
 }
 
 // maxKeys bounds the annotation keys kept in keys, and maxKeyLen their
@@ -152,7 +201,7 @@ func (d *decoder) key() any {
 		}
 	}
 	if len(b) > maxKeyLen || (m != nil && len(*m) >= maxKeys) {
-		return d.str()
+		return d.boxed(d.str())
 	}
 	s := string(b) // its own copy: kept for good, not a slice of d.strs
 	keysMu.Lock()
@@ -248,7 +297,7 @@ func (d *decoder) Any() (any, error) {
 	case amqpsax.KindBinary:
 		return d.Binary()
 	case amqpsax.KindString, amqpsax.KindSymbol:
-		return d.str(), nil
+		return d.boxed(d.str()), nil
 	case amqpsax.KindList:
 		return d.List()
 	case amqpsax.KindMap:
