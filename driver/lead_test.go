@@ -254,6 +254,21 @@ func hourPair(t *testing.T) (h *oneSender, cli, srv *Driver, send func(*engine.C
 	return h, cli, srv, send
 }
 
+// sendAndRead has cli send (DoNow) and waits for the outcome with read
+// (ReadUntil or ReadUntilRested) on this goroutine, again while another
+// goroutine holds the Conn for a moment (the loop).
+func sendAndRead(t *testing.T, h *oneSender, cli *Driver, send func(*engine.Conn), read func(context.Context, func() bool) bool) {
+	t.Helper()
+	waitFree(t, cli)
+	if !cli.DoNow(send) {
+		t.Fatal("DoNow on a running Driver returned false")
+	}
+	for !read(context.Background(), func() bool { return len(h.settled) > 0 }) {
+		runtime.Gosched()
+	}
+	waitSettled(t, h)
+}
+
 // A run of round trips, each a request and a ReadUntil on the same
 // goroutine, takes the read side as it rests every time after the
 // first, and sets neither a read deadline nor the rest's timer again:
@@ -269,14 +284,7 @@ func TestDriverReadUntilSetsNoTimerPerRequest(t *testing.T) {
 	c0 := statsOf(cli)
 	const n = 100
 	for range n {
-		waitFree(t, cli)
-		if !cli.DoNow(send) {
-			t.Fatal("DoNow on a running Driver returned false")
-		}
-		for !cli.ReadUntil(context.Background(), func() bool { return len(h.settled) > 0 }) {
-			runtime.Gosched() // the Conn was held for a moment (the loop): again
-		}
-		waitSettled(t, h)
+		sendAndRead(t, h, cli, send, cli.ReadUntil)
 	}
 	c1 := statsOf(cli)
 	if got := c1.retaken - c0.retaken; got < n-1 {
@@ -320,24 +328,10 @@ func TestDriverReadUntilRested(t *testing.T) {
 		t.Fatalf("with the reader reading, ReadUntilRested took the read side: %+v -> %+v", c0, c1)
 	}
 	// A round trip by ReadUntil leaves the read side resting.
-	waitFree(t, cli)
-	if !cli.DoNow(send) {
-		t.Fatal("DoNow on a running Driver returned false")
-	}
-	for !cli.ReadUntil(context.Background(), settled) {
-		runtime.Gosched()
-	}
-	waitSettled(t, h)
+	sendAndRead(t, h, cli, send, cli.ReadUntil)
 	c1 := statsOf(cli)
 	for range 10 {
-		waitFree(t, cli)
-		if !cli.DoNow(send) {
-			t.Fatal("DoNow on a running Driver returned false")
-		}
-		for !cli.ReadUntilRested(context.Background(), settled) {
-			runtime.Gosched()
-		}
-		waitSettled(t, h)
+		sendAndRead(t, h, cli, send, cli.ReadUntilRested)
 	}
 	c2 := statsOf(cli)
 	if got := c2.retaken - c1.retaken; got != 10 {
