@@ -75,32 +75,31 @@ for i in $(seq 1 "$count"); do
 	printf '.'
 done
 echo
-if [ -n "${PROFILE:-}" ]; then
-	mkdir -p "$PROFILE"
+# each_case ENV DIR KIND: each binary (copied to DIR) runs each benchmark
+# once more with ENV=DIR/KIND-IMPL-BENCH-MSG.out, which speed_test.go
+# writes the timed part's profile or trace to.
+each_case() {
+	mkdir -p "$2"
 	for impl in go-amqp goamqp; do
-		cp "$work/$impl.test" "$PROFILE/"
+		cp "$work/$impl.test" "$2/"
 		for b in Send64 ReceiveAccept; do
 			for m in data full; do
-				(cd "$here" && SPEED_CPUPROFILE="$PROFILE/cpu-$impl-$b-$m.out" "$work/$impl.test" -test.run '^$' \
+				(cd "$here" && env "$1=$2/$3-$impl-$b-$m.out" "$work/$impl.test" -test.run '^$' \
 					-test.bench "^Benchmark$b\$/^msg=$m\$" -test.benchtime "$benchtime") >/dev/null
 			done
 		done
+	done
+}
+if [ -n "${PROFILE:-}" ]; then
+	each_case SPEED_CPUPROFILE "$PROFILE" cpu
+	for impl in go-amqp goamqp; do
 		(cd "$here" && "$work/$impl.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" \
 			-test.memprofile "$PROFILE/mem-$impl.out" -test.memprofilerate 1) >/dev/null
 	done
 	echo "profiles in $PROFILE"
 fi
 if [ -n "${TRACE:-}" ]; then
-	mkdir -p "$TRACE"
-	for impl in go-amqp goamqp; do
-		cp "$work/$impl.test" "$TRACE/"
-		for b in Send64 ReceiveAccept; do
-			for m in data full; do
-				(cd "$here" && SPEED_TRACE="$TRACE/trace-$impl-$b-$m.out" "$work/$impl.test" -test.run '^$' \
-					-test.bench "^Benchmark$b\$/^msg=$m\$" -test.benchtime "$benchtime") >/dev/null
-			done
-		done
-	done
+	each_case SPEED_TRACE "$TRACE" trace
 	echo "traces in $TRACE"
 fi
 if [ -n "${RESULTS:-}" ]; then
