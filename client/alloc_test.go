@@ -236,3 +236,68 @@ func TestReceiveUndecoded(t *testing.T) {
 	})
 	require.Zero(t, n, "allocations per undecoded ReceiveInto and Accept")
 }
+
+// TestTakePayload: the bytes TakePayload hands over are the caller's:
+// ReceiveInto's next deliveries into the same Delivery, with the
+// receiver's buffers going round, never write them (each delivery's
+// bytes differ, so a buffer reused would show); Undecoded ones are the
+// queued buffer itself, gone from the Delivery; decoded ones likewise or
+// a copy; and a Delivery that gave its bytes away receives again.
+func TestTakePayload(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := client.Dial(ctx, serveEngine(t, engine.Config{}, &numbered{}), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: 10})
+	require.NoError(t, err)
+
+	raw := &client.ReceiveOptions{Undecoded: true}
+	var into client.Delivery
+	var taken, want [][]byte
+	for i := range 60 {
+		var p []byte
+		switch i % 3 {
+		case 0: // handed over
+			require.NoError(t, rcv.ReceiveInto(ctx, &into, raw))
+			p = into.TakePayload()
+			require.Empty(t, into.Payload(), "handed over as they are: gone from the Delivery")
+			require.Empty(t, into.TakePayload(), "handed over once")
+		case 1: // the Delivery's bytes left with it, to be reused
+			require.NoError(t, rcv.ReceiveInto(ctx, &into, raw))
+			require.Equal(t, numberedPayload(i), into.Payload())
+			require.NoError(t, into.Accept(ctx))
+			continue
+		case 2: // decoded (and refused: a string is not a message)
+			require.Error(t, rcv.ReceiveInto(ctx, &into, nil))
+			p = into.TakePayload()
+		}
+		require.Equal(t, numberedPayload(i), p)
+		taken, want = append(taken, p), append(want, numberedPayload(i))
+		require.NoError(t, into.Accept(ctx))
+		require.Equal(t, want, taken, "taken bytes, at delivery %d", i)
+	}
+	require.Len(t, taken, 40)
+}
+
+// numbered sends its i-th message (from 0) as numberedPayload(i).
+type numbered struct {
+	engine.NopHandler
+	n int
+}
+
+func (s *numbered) OnFlow(l *engine.Link) {
+	for l.IsSender() && l.Credit() > 0 {
+		if _, err := l.Send(nil, numberedPayload(s.n), false); err != nil {
+			return
+		}
+		s.n++
+	}
+}
+
+// numberedPayload is a str8 "msg-NN" (not a message: decoding refuses
+// it), NN being i's last two digits.
+func numberedPayload(i int) []byte {
+	return []byte{0xa1, 0x06, 'm', 's', 'g', '-', byte('0' + i/10%10), byte('0' + i%10)}
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -353,9 +354,16 @@ func (r *Receiver) delivered(d engine.Delivery) {
 		r.bufs[n-1] = nil
 		r.bufs = r.bufs[:n-1]
 	}
-	in := inDelivery{epoch: r.epoch, id: d.DeliveryID, format: d.MessageFormat, settled: d.Settled, resumed: resumed, tagLen: uint8(min(len(d.DeliveryTag), 32)),
+	r.mu.Unlock()
+	// The copy, and the allocation when no buffer came back (the bytes
+	// of a delivery were handed over: TakePayload), outside the lock:
+	// a Receive waiting for it would wait through a collection's mark
+	// assist too.
+	in := inDelivery{id: d.DeliveryID, format: d.MessageFormat, settled: d.Settled, resumed: resumed, tagLen: uint8(min(len(d.DeliveryTag), 32)),
 		buf: append(buf[:0], d.Payload...)}
 	copy(in.tag[:], d.DeliveryTag)
+	r.mu.Lock()
+	in.epoch = r.epoch
 	if r.head > 0 && r.head == len(r.q) {
 		r.q, r.head = r.q[:0], 0
 	}
@@ -517,15 +525,16 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 				default:
 				}
 			}
-			switch {
-			case kick && more:
-				// Deliveries are queued: the credit goes out with
-				// the connection's next run, batched with the
-				// dispositions given meanwhile.
-				r.kick()
-			case kick:
-				// The next Receive waits for a delivery the credit
-				// lets the peer send: out now.
+			if kick {
+				// Out now, with the dispositions given meanwhile,
+				// and on this goroutine when no other holds the
+				// connection: the credit is wanted before the half
+				// of the prefetch still queued is received (its
+				// round trip otherwise starts only when the
+				// connection's goroutine gets to run: hundreds of
+				// microseconds on a busy machine, enough for
+				// Receive to run dry), and a Receive with nothing
+				// queued waits for a delivery it lets come.
 				r.kickNow()
 			}
 			return nil
@@ -819,6 +828,25 @@ type Delivery struct {
 func (d *Delivery) fill(r *Receiver, in *inDelivery, tag []byte) {
 	d.r, d.epoch, d.DeliveryID, d.MessageFormat, d.Settled, d.Resumed, d.DeliveryTag = r, in.epoch, in.id, in.format, in.settled, in.resumed, tag
 	d.payload = d.payload[:0]
+}
+
+// TakePayload is Payload, with the bytes handed over: they are the
+// caller's to keep and change, and nothing of the receiver's writes them
+// again. After a ReceiveInto with ReceiveOptions.Undecoded these are the
+// bytes as they were queued, with no copy, and d's next ReceiveInto
+// takes a buffer of the receiver's in their place; otherwise they are a
+// copy of Payload's. It lets a layer that decodes the bytes itself keep
+// views into them (strings, binaries) past the delivery's reuse.
+func (d *Delivery) TakePayload() []byte {
+	if b := d.Message.Bytes(); b != nil {
+		return bytes.Clone(b)
+	}
+	p := d.payload
+	if !d.ownPayload {
+		return bytes.Clone(p)
+	}
+	d.payload, d.ownPayload = nil, false
+	return p
 }
 
 // Payload returns the message as encoded (for a message that did not

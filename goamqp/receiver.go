@@ -98,8 +98,18 @@ func (r *Receiver) receive(ctx context.Context) (*Message, error) {
 var undecoded = &client.ReceiveOptions{Undecoded: true}
 
 // message makes the Message of a delivery, settled with d's methods.
+//
+// A message of one data section alone has its binary copied, so that
+// its bytes are that binary's length (NewMessage's 1 KiB body is a
+// 1 KiB allocation) and d's buffer is reused. Any other message keeps
+// the bytes it came in (TakePayload: no copy), and its binaries and
+// strings are views into them.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
-	m, err := decodeReceived(d.Payload(), d.DeliveryTag, d.MessageFormat)
+	payload := d.Payload()
+	if len(dataOnly(payload)) == 0 {
+		payload = d.TakePayload()
+	}
+	m, err := decodeReceived(payload, d.DeliveryTag, d.MessageFormat)
 	if err != nil || d.Settled {
 		deliveries.Put(d)
 		return m, err
@@ -111,14 +121,13 @@ func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 // decodeReceived decodes a received message, encoded as payload, with
 // its delivery tag and message format.
 //
-// The Message's bytes are a copy of its own (payload is the Delivery's,
-// reused once it is settled); its binaries and strings are views into
-// that copy, and the Message, its header and properties, its delivery
-// tag and what they point to are one allocation (a smaller one when the
-// body comes first).
-//
 // A message of one data section alone (NewMessage's) is not decoded:
-// its bytes are the section's binary, copied.
+// its bytes are a copy of the section's binary, and payload is not kept.
+// Any other message keeps payload as its bytes, not copied: its binaries
+// and strings are views into payload, which the caller hands over. The
+// Message, its header and properties, its delivery tag and what they
+// point to are one allocation (a smaller one when the body comes
+// first).
 func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
 	var rm *receivedMsg
 	var st *received
@@ -139,12 +148,10 @@ func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
 		m.Data = rm.data[:]
 		return m, nil
 	}
-	buf := make([]byte, len(payload))
-	copy(buf, payload)
 	dec := getDecoder()
 	defer dec.free()
 	dec.st, dec.data, dec.views = st, &rm.data, true
-	if err := m.unmarshal(dec, buf); err != nil {
+	if err := m.unmarshal(dec, payload); err != nil {
 		return nil, err
 	}
 	return m, nil
