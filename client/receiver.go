@@ -22,6 +22,16 @@ type ReceiverOptions struct {
 	// means 1; -1 means manual credit: the sender gets only what
 	// IssueCredit grants.
 	Credit int32
+	// EagerCredit grants the prefetch's credit again once half of it is
+	// used (and Receive has taken enough for a quarter of it more), with
+	// deliveries still on their way, as go-amqp does, rather than once
+	// the sender has used it all: the sender never waits a round trip
+	// with nothing to send, so a stream of deliveries comes faster. Each
+	// flow then crosses transfers in flight, which a sender that counts
+	// credit by the flow's delivery-count (part 2 §2.6.7) takes right;
+	// RabbitMQ 3.10 does not (it sends past the credit, and the link
+	// detaches with amqp:link:transfer-limit-exceeded).
+	EagerCredit bool
 	// RequestedSenderSettleMode asks the sender for a settle mode:
 	// SenderSettleModeSettled for deliveries sent settled (at most
 	// once: nothing to accept).
@@ -108,16 +118,18 @@ type ReceiveOptions struct {
 // Receiver is a receiving link (part 2 §2.6). Its methods are safe to call
 // from any goroutine; concurrent Receives each get a different delivery.
 type Receiver struct {
-	linkCore               // its mu guards what follows, up to the connection's goroutine's
-	prefetch uint32        // the prefetch; 0: manual credit
-	notify   chan struct{} // cap 1: a delivery has been queued
+	linkCore                 // its mu guards what follows, up to the connection's goroutine's
+	prefetch uint32          // the prefetch; 0: manual credit
+	creditor engine.Creditor // its policy (ReceiverOptions.EagerCredit)
+	notify   chan struct{}   // cap 1: a delivery has been queued
 
 	epoch    uint32       // attaches since the first: a Delivery of another cannot be settled
 	lostErr  error        // why the previous attach was lost
 	q        []inDelivery // deliveries not yet received, from head on
 	head     int
 	bufs     [][]byte // payload buffers to reuse
-	starved  bool     // a top-up waits for Receive to take deliveries
+	starved  bool     // a top-up waits for Receive to take deliveries:
+	starveAt uint32   // down to this many waiting
 	disp     []dispReq
 	issue    uint32 // IssueCredit's credit, not yet granted
 	drainReq bool
@@ -197,6 +209,7 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 	case o.Credit > 0:
 		r.prefetch = uint32(o.Credit)
 	}
+	r.creditor = engine.Creditor{Credit: r.prefetch, WhenDrained: !o.EagerCredit}
 	if o.DynamicAddress && source != "" {
 		return nil, errors.New("client: ReceiverOptions.DynamicAddress needs an empty source address")
 	}
@@ -377,14 +390,15 @@ func (r *Receiver) delivered(d engine.Delivery) {
 }
 
 // topUp grants credit again, up to the prefetch less the deliveries
-// waiting, once the sender has used up what it had and Receive has taken
-// at least half the prefetch. Credit is granted only while none is
-// outstanding (engine.Creditor, WhenDrained), so that no transfer is in
-// flight when the flow goes out: topping up while transfers cross the
-// flow is where peers disagree on the credit left (RabbitMQ 3.10 then
-// sends beyond it, and the engine detaches with
-// amqp:link:transfer-limit-exceeded). It costs one round trip per
-// prefetch's worth of deliveries. It runs on the connection's goroutine.
+// waiting, by the receiver's engine.Creditor. By default that is once the
+// sender has used up what it had and Receive has taken at least half the
+// prefetch: credit is granted only while none is outstanding
+// (WhenDrained), so that no transfer is in flight when the flow goes
+// out: topping up while transfers cross the flow is where peers disagree
+// on the credit left (RabbitMQ 3.10 then sends beyond it, and the engine
+// detaches with amqp:link:transfer-limit-exceeded). It costs one round
+// trip per prefetch's worth of deliveries, which EagerCredit spares. It
+// runs on the connection's goroutine.
 func (r *Receiver) topUp() {
 	l := r.l
 	if r.prefetch == 0 || l == nil || r.draining {
@@ -393,16 +407,28 @@ func (r *Receiver) topUp() {
 	r.mu.Lock()
 	waiting := uint32(len(r.q) - r.head)
 	cur := l.Credit()
-	starve := false
-	if want := (engine.Creditor{Credit: r.prefetch, WhenDrained: true}).Grant(cur, waiting); want > 0 {
+	if want := r.creditor.Grant(cur, waiting); want > 0 {
+		r.starved = false
 		r.mu.Unlock()
 		l.Flow(want)
 		return
 	}
-	if cur < (r.prefetch+1)/2 {
-		starve = true // Receive tops up once it has taken enough
+	// With less than half the credit left, a grant may come of Receive
+	// taking deliveries, with none arriving: Receive kicks once no more
+	// than starveAt wait, the most for which the policy grants (found by
+	// halving: fewer waiting never grant less).
+	r.starved = false
+	if cur < (r.prefetch+1)/2 && waiting > 0 && r.creditor.Grant(cur, 0) > 0 {
+		lo, hi := uint32(0), waiting // Grant(cur, lo) > 0, Grant(cur, hi) == 0
+		for hi-lo > 1 {
+			if mid := lo + (hi-lo)/2; r.creditor.Grant(cur, mid) > 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		r.starved, r.starveAt = true, lo
 	}
-	r.starved = starve
 	r.mu.Unlock()
 }
 
@@ -514,7 +540,7 @@ func (r *Receiver) next(ctx context.Context, in *inDelivery) error {
 			}
 			more := r.head < len(r.q)
 			kick := false
-			if r.starved && uint32(len(r.q)-r.head) <= r.prefetch/2 {
+			if r.starved && uint32(len(r.q)-r.head) <= r.starveAt {
 				r.starved = false
 				kick = true
 			}

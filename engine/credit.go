@@ -18,7 +18,8 @@ type Creditor struct {
 	// under way (RabbitMQ 3.10 sends beyond it, and the engine detaches
 	// with amqp:link:transfer-limit-exceeded) is never given the chance.
 	// It costs a round trip per grant. Without it, credit is topped up
-	// once half is used.
+	// once half is used, by at least a quarter of Credit (no flow for
+	// a delivery or two while the application holds the rest).
 	WhenDrained bool
 }
 
@@ -37,7 +38,7 @@ func (k Creditor) Grant(credit, held uint32) uint32 {
 		}
 		return 0
 	}
-	if credit <= k.Credit/2 && want > credit {
+	if credit <= k.Credit/2 && want >= credit+(k.Credit+3)/4 {
 		return want
 	}
 	return 0

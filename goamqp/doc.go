@@ -85,8 +85,11 @@
 // them to those four), or a body of more than one kind (Value and Data
 // both set). Receive takes such messages from peers that send them.
 //
-// A Receiver's Credit is granted again once Receive has taken half of it
-// (client's prefetch), where go-amqp waits for messages to be settled.
+// A Receiver's Credit is granted again once half of it is used and
+// Receive has taken enough for a quarter of it more (client's prefetch
+// with EagerCredit), with messages still on their way, as go-amqp does;
+// go-amqp counts messages settled where this package counts messages
+// received.
 //
 // A received Message is decoded once, into go-amqp's types (client hands
 // over its bytes undecoded); a sent one is encoded once, as go-amqp
@@ -94,7 +97,8 @@
 // goes to client as its slices, for client to write). Send allocates
 // nothing. A received
 // Message, its header and properties and what they point to are one
-// allocation, and its bytes a second: its data sections, binaries and
+// allocation, and its bytes (the buffer client received them in, handed
+// over: Delivery.TakePayload) a second: its data sections, binaries and
 // strings are views into them (never written: a binary's capacity ends
 // with it), so keeping any of them keeps the message's bytes; annotation
 // keys seen before cost nothing, and so do the first eight strings that
@@ -104,7 +108,8 @@
 // header, an annotation, a message-id, a content type, a creation time,
 // an application property and a data section costs 6 allocations
 // (go-amqp's Receive and AcceptMessage, 34); one with a data section
-// alone, 2 (go-amqp's, 15).
+// alone, 2 (go-amqp's, 15): the Message, and a copy of its body of the
+// body's size (client's buffer is reused).
 //
 // # What does not work yet
 //

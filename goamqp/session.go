@@ -195,6 +195,9 @@ func (s *Session) NewReceiver(ctx context.Context, source string, opts *Receiver
 		SourceExpiryTimeout: o.SourceExpiryTimeout,
 		Properties:          o.Properties,
 		DesiredCapabilities: o.DesiredCapabilities,
+		// go-amqp tops its credit up as deliveries are settled, with
+		// transfers still on their way; so does this package.
+		EagerCredit: true,
 	}
 	switch o.SourceExpiryPolicy {
 	case "", ExpiryPolicySessionEnd:
