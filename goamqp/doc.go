@@ -101,7 +101,7 @@
 // over: Delivery.TakePayload) a second: its data sections, binaries and
 // strings are views into them (never written: a binary's capacity ends
 // with it), so keeping any of them keeps the message's bytes; annotation
-// keys seen before cost nothing, and so do the first eight strings that
+// keys seen before cost nothing, and so do the first five strings that
 // need a place of their own (a property's *string, or a string in an
 // interface: a message-id, a map's value). Then come the maps and the
 // other values Go puts in an interface, as in go-amqp: a message with a

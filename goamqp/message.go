@@ -259,7 +259,7 @@ type received struct {
 	receivedMsg
 	header   MessageHeader
 	props    MessageProperties
-	strs     [8]string // in the order read; once full, a string costs an allocation
+	strs     [5]string // in the order read; once full, a string costs an allocation
 	times    [2]time.Time
 	groupSeq uint32
 	nstrs    uint8 // strs in use

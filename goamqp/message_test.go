@@ -397,3 +397,12 @@ func TestSendEncoded(t *testing.T) {
 		}
 	}
 }
+
+// TestReceivedSize: a received Message's storage is at most 512 bytes,
+// the largest object with pointers the runtime allocates without a
+// header of type information (cheaper to allocate, and smaller).
+func TestReceivedSize(t *testing.T) {
+	if n := unsafe.Sizeof(received{}); n > 512 {
+		t.Errorf("received is %d bytes", n)
+	}
+}
