@@ -349,10 +349,10 @@ func TestCreditorGrant(t *testing.T) {
 		{Creditor{Credit: 10}, 6, 0, 0},
 		{Creditor{Credit: 10}, 5, 0, 10}, // half used: top up
 		{Creditor{Credit: 10}, 0, 0, 10},
-		{Creditor{Credit: 10}, 2, 4, 6},  // what the application holds counts
-		{Creditor{Credit: 10}, 5, 6, 0},  // less wanted than outstanding
-		{Creditor{Credit: 10}, 4, 5, 0},  // a grant of less than a quarter more: wait
-		{Creditor{Credit: 10}, 4, 3, 7},  // a quarter more
+		{Creditor{Credit: 10}, 2, 4, 6}, // what the application holds counts
+		{Creditor{Credit: 10}, 5, 6, 0}, // less wanted than outstanding
+		{Creditor{Credit: 10}, 4, 5, 0}, // a grant of less than a quarter more: wait
+		{Creditor{Credit: 10}, 4, 3, 7}, // a quarter more
 		{Creditor{Credit: 256}, 127, 128, 0},
 		{Creditor{Credit: 256}, 100, 92, 164},
 		{Creditor{Credit: 10}, 0, 10, 0}, // all held
