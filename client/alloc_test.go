@@ -187,6 +187,20 @@ func TestSendAsyncBurstAllocs(t *testing.T) {
 	require.Less(t, n/burst, 0.01, "allocations per message")
 }
 
+// receiverFrom dials a server whose handler is h and returns a receiver
+// from its "source" with the credit given, closed at the test's end.
+func receiverFrom(t *testing.T, ctx context.Context, h engine.Handler, credit int32) *client.Receiver {
+	t.Helper()
+	c, err := client.Dial(ctx, serveEngine(t, engine.Config{}, h), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	s, err := c.NewSession(ctx, nil)
+	require.NoError(t, err)
+	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: credit})
+	require.NoError(t, err)
+	return rcv
+}
+
 // TestReceiveUndecoded: with ReceiveOptions.Undecoded, Receive and
 // ReceiveInto hand over the bytes as sent, neither decoded nor checked
 // (these are a string, not a message: decoding refuses them), the
@@ -194,13 +208,7 @@ func TestSendAsyncBurstAllocs(t *testing.T) {
 func TestReceiveUndecoded(t *testing.T) {
 	ctx := testCtx(t)
 	payload := []byte{0xa1, 0x03, 'o', 'n', 'e'}
-	c, err := client.Dial(ctx, serveEngine(t, engine.Config{}, &source{payload: payload}), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	s, err := c.NewSession(ctx, nil)
-	require.NoError(t, err)
-	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: 100})
-	require.NoError(t, err)
+	rcv := receiverFrom(t, ctx, &source{payload: payload}, 100)
 
 	d, err := rcv.Receive(ctx, nil)
 	require.Error(t, err, "decoded: not a message")
@@ -245,13 +253,7 @@ func TestReceiveUndecoded(t *testing.T) {
 // a copy; and a Delivery that gave its bytes away receives again.
 func TestTakePayload(t *testing.T) {
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, serveEngine(t, engine.Config{}, &numbered{}), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	s, err := c.NewSession(ctx, nil)
-	require.NoError(t, err)
-	rcv, err := s.NewReceiver(ctx, "source", &client.ReceiverOptions{Credit: 10})
-	require.NoError(t, err)
+	rcv := receiverFrom(t, ctx, &numbered{}, 10)
 
 	raw := &client.ReceiveOptions{Undecoded: true}
 	var into client.Delivery
