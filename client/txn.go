@@ -119,6 +119,13 @@ func (s *Session) NewTransaction(ctx context.Context) (*Transaction, error) {
 		t := &Transaction{ctl: ctl, g: ctl.g, declared: make(chan struct{}), done: make(chan struct{})}
 		t.dischargeFn = func(*engine.Conn) { ctl.discharge(t) }
 		_, err = s.c.call(ctx, ctl.g, func(*engine.Conn) error { return ctl.declare(t) })
+		if err != nil && ctx.Err() != nil {
+			// call stops waiting when ctx ends, whether or not the
+			// declare has gone out (or still goes, queued): one
+			// declared after all is rolled back, as below.
+			t.abandon()
+			return nil, ctxErr(ctx)
+		}
 		if err == nil {
 			select {
 			case <-t.declared:
