@@ -127,14 +127,17 @@ type Receiver struct {
 	lostErr  error        // why the previous attach was lost
 	q        []inDelivery // deliveries not yet received, from head on
 	head     int
-	bufs     [][]byte // payload buffers to reuse
-	starved  bool     // a top-up waits for Receive to take deliveries:
-	starveAt uint32   // down to this many waiting
-	disp     []dispReq
-	issue    uint32 // IssueCredit's credit, not yet granted
-	drainReq bool
-	drained  chan struct{} // closed when the sender has answered a drain
-	draining bool          // the connection's goroutine asked for a drain
+	bufs     [][]byte  // payload buffers to reuse
+	starved  bool      // a top-up waits for Receive to take deliveries:
+	starveAt uint32    // down to this many waiting
+	disp     []dispReq // dispositions queued for the connection's goroutine
+	// the storage of the dispositions run writes, when it is done:
+	// dispositions queued meanwhile go to the other one
+	dispSpare []dispReq
+	issue     uint32 // IssueCredit's credit, not yet granted
+	drainReq  bool
+	drained   chan struct{} // closed when the sender has answered a drain
+	draining  bool          // the connection's goroutine asked for a drain
 
 	granted frame.Map // the filter-set of the peer's source (a copy)
 	// the properties of the sender's latest flow that carried any
@@ -607,8 +610,7 @@ func (r *Receiver) run(ec *engine.Conn) {
 		return // lost: attached again later
 	}
 	r.mu.Lock()
-	disp := r.disp
-	r.disp = nil
+	disp := r.takeDispLocked()
 	issue := r.issue
 	r.issue = 0
 	drain := r.drainReq
@@ -630,9 +632,7 @@ func (r *Receiver) run(ec *engine.Conn) {
 		disp[i] = dispReq{}
 	}
 	r.mu.Lock()
-	if r.disp == nil {
-		r.disp = disp[:0] // reuse the storage
-	}
+	r.dispSpare = disp[:0]
 	r.mu.Unlock()
 	if issue > 0 {
 		l.Flow(l.Credit() + issue)
@@ -646,6 +646,16 @@ func (r *Receiver) run(ec *engine.Conn) {
 		}
 	}
 	r.topUp()
+}
+
+// takeDispLocked returns the queued dispositions, for run to write
+// without r.mu held. Those queued meanwhile go to the spare storage, so
+// that a stream of Accepts beside the writes of the ones before them
+// allocates nothing: run gives the storage it took back as the spare.
+func (r *Receiver) takeDispLocked() []dispReq {
+	disp := r.disp
+	r.disp, r.dispSpare = r.dispSpare[:0], nil
+	return disp
 }
 
 // flowed runs on the connection's goroutine at the sender's flow.
