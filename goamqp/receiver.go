@@ -106,10 +106,11 @@ var undecoded = &client.ReceiveOptions{Undecoded: true}
 // strings are views into them.
 func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 	payload := d.Payload()
-	if len(dataOnly(payload)) == 0 {
+	body := dataOnly(payload)
+	if len(body) == 0 {
 		payload = d.TakePayload()
 	}
-	m, err := decodeReceived(payload, d.DeliveryTag, d.MessageFormat)
+	m, err := decodeBody(payload, body, d.DeliveryTag, d.MessageFormat)
 	if err != nil || d.Settled {
 		deliveries.Put(d)
 		return m, err
@@ -129,6 +130,12 @@ func (r *Receiver) message(d *client.Delivery) (*Message, error) {
 // point to are one allocation (a smaller one when the body comes
 // first).
 func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
+	return decodeBody(payload, dataOnly(payload), tag, format)
+}
+
+// decodeBody is decodeReceived with dataOnly(payload), which the caller
+// has found, as body.
+func decodeBody(payload, body, tag []byte, format uint32) (*Message, error) {
 	var rm *receivedMsg
 	var st *received
 	if bodyFirst(payload) {
@@ -141,9 +148,9 @@ func decodeReceived(payload, tag []byte, format uint32) (*Message, error) {
 	m.Format = format
 	m.DeliveryTag = append(rm.tag[:0:len(rm.tag)], tag...)
 	m.DeliveryTag = m.DeliveryTag[:len(m.DeliveryTag):len(m.DeliveryTag)]
-	if p := dataOnly(payload); len(p) > 0 {
-		buf := make([]byte, len(p))
-		copy(buf, p)
+	if len(body) > 0 {
+		buf := make([]byte, len(body))
+		copy(buf, body)
 		rm.data[0] = buf
 		m.Data = rm.data[:]
 		return m, nil
